@@ -1,0 +1,4 @@
+module dev.rdmarpc.cuda {
+
+    exports dev.rdmarpc.cuda;
+}

@@ -1,0 +1,4 @@
+module dev.rdmarpc.ibverbs {
+
+    exports dev.rdmarpc.ibverbs;
+}

@@ -1,0 +1,4 @@
+module dev.rdmarpc.rdmacm {
+    requires transitive dev.rdmarpc.ibverbs;
+    exports dev.rdmarpc.rdmacm;
+}
