@@ -7717,6 +7717,168 @@ public class ibverbs_h {
            throw new AssertionError("should not reach here", ex$);
         }
     }
+    private static final int IBV_FLOW_ACTION_ESP_KEYMAT_AES_GCM = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_FLOW_ACTION_ESP_KEYMAT_AES_GCM 0
+     * }
+     */
+    public static int IBV_FLOW_ACTION_ESP_KEYMAT_AES_GCM() {
+        return IBV_FLOW_ACTION_ESP_KEYMAT_AES_GCM;
+    }
+    private static final int IBV_FLOW_ACTION_IV_ALGO_SEQ = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_FLOW_ACTION_IV_ALGO_SEQ 0
+     * }
+     */
+    public static int IBV_FLOW_ACTION_IV_ALGO_SEQ() {
+        return IBV_FLOW_ACTION_IV_ALGO_SEQ;
+    }
+    private static final int IBV_FLOW_ACTION_ESP_REPLAY_NONE = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_FLOW_ACTION_ESP_REPLAY_NONE 0
+     * }
+     */
+    public static int IBV_FLOW_ACTION_ESP_REPLAY_NONE() {
+        return IBV_FLOW_ACTION_ESP_REPLAY_NONE;
+    }
+    private static final int IBV_FLOW_ACTION_ESP_REPLAY_BMP = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_FLOW_ACTION_ESP_REPLAY_BMP 1
+     * }
+     */
+    public static int IBV_FLOW_ACTION_ESP_REPLAY_BMP() {
+        return IBV_FLOW_ACTION_ESP_REPLAY_BMP;
+    }
+    private static final int IBV_FLOW_ACTION_ESP_FLAGS_INLINE_CRYPTO = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_FLOW_ACTION_ESP_FLAGS_INLINE_CRYPTO 0
+     * }
+     */
+    public static int IBV_FLOW_ACTION_ESP_FLAGS_INLINE_CRYPTO() {
+        return IBV_FLOW_ACTION_ESP_FLAGS_INLINE_CRYPTO;
+    }
+    private static final int IBV_FLOW_ACTION_ESP_FLAGS_FULL_OFFLOAD = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_FLOW_ACTION_ESP_FLAGS_FULL_OFFLOAD 1
+     * }
+     */
+    public static int IBV_FLOW_ACTION_ESP_FLAGS_FULL_OFFLOAD() {
+        return IBV_FLOW_ACTION_ESP_FLAGS_FULL_OFFLOAD;
+    }
+    private static final int IBV_FLOW_ACTION_ESP_FLAGS_TUNNEL = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_FLOW_ACTION_ESP_FLAGS_TUNNEL 0
+     * }
+     */
+    public static int IBV_FLOW_ACTION_ESP_FLAGS_TUNNEL() {
+        return IBV_FLOW_ACTION_ESP_FLAGS_TUNNEL;
+    }
+    private static final int IBV_FLOW_ACTION_ESP_FLAGS_TRANSPORT = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_FLOW_ACTION_ESP_FLAGS_TRANSPORT 2
+     * }
+     */
+    public static int IBV_FLOW_ACTION_ESP_FLAGS_TRANSPORT() {
+        return IBV_FLOW_ACTION_ESP_FLAGS_TRANSPORT;
+    }
+    private static final int IBV_FLOW_ACTION_ESP_FLAGS_DECRYPT = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_FLOW_ACTION_ESP_FLAGS_DECRYPT 0
+     * }
+     */
+    public static int IBV_FLOW_ACTION_ESP_FLAGS_DECRYPT() {
+        return IBV_FLOW_ACTION_ESP_FLAGS_DECRYPT;
+    }
+    private static final int IBV_FLOW_ACTION_ESP_FLAGS_ENCRYPT = (int)4L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_FLOW_ACTION_ESP_FLAGS_ENCRYPT 4
+     * }
+     */
+    public static int IBV_FLOW_ACTION_ESP_FLAGS_ENCRYPT() {
+        return IBV_FLOW_ACTION_ESP_FLAGS_ENCRYPT;
+    }
+    private static final int IBV_FLOW_ACTION_ESP_FLAGS_ESN_NEW_WINDOW = (int)8L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_FLOW_ACTION_ESP_FLAGS_ESN_NEW_WINDOW 8
+     * }
+     */
+    public static int IBV_FLOW_ACTION_ESP_FLAGS_ESN_NEW_WINDOW() {
+        return IBV_FLOW_ACTION_ESP_FLAGS_ESN_NEW_WINDOW;
+    }
+    private static final int IBV_ADVISE_MR_ADVICE_PREFETCH = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_ADVISE_MR_ADVICE_PREFETCH 0
+     * }
+     */
+    public static int IBV_ADVISE_MR_ADVICE_PREFETCH() {
+        return IBV_ADVISE_MR_ADVICE_PREFETCH;
+    }
+    private static final int IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE 1
+     * }
+     */
+    public static int IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE() {
+        return IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE;
+    }
+    private static final int IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT 2
+     * }
+     */
+    public static int IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT() {
+        return IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT;
+    }
+    private static final int IBV_ADVISE_MR_FLAG_FLUSH = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_ADVISE_MR_FLAG_FLUSH 1
+     * }
+     */
+    public static int IBV_ADVISE_MR_FLAG_FLUSH() {
+        return IBV_ADVISE_MR_FLAG_FLUSH;
+    }
+    private static final int IBV_QPF_GRH_REQUIRED = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_QPF_GRH_REQUIRED 1
+     * }
+     */
+    public static int IBV_QPF_GRH_REQUIRED() {
+        return IBV_QPF_GRH_REQUIRED;
+    }
+    private static final int IBV_ACCESS_OPTIONAL_RANGE = (int)1072693248L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_ACCESS_OPTIONAL_RANGE 1072693248
+     * }
+     */
+    public static int IBV_ACCESS_OPTIONAL_RANGE() {
+        return IBV_ACCESS_OPTIONAL_RANGE;
+    }
+    private static final int IBV_ACCESS_OPTIONAL_FIRST = (int)1048576L;
+    /**
+     * {@snippet lang=c :
+     * #define IBV_ACCESS_OPTIONAL_FIRST 1048576
+     * }
+     */
+    public static int IBV_ACCESS_OPTIONAL_FIRST() {
+        return IBV_ACCESS_OPTIONAL_FIRST;
+    }
     private static final MemorySegment __VERBS_ABI_IS_EXTENDED = MemorySegment.ofAddress(-1L);
     /**
      * {@snippet lang=c :
