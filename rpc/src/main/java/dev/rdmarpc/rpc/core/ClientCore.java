@@ -399,7 +399,6 @@ public final class ClientCore implements FrameHandler {
     @Override
     public void onFrame(Connection c, MemorySegment buf, long offset, int length) {
         if (FrameHeader.type(buf, offset) != FrameDescriptor.TYPE_RESPONSE) {
-            metrics.protocolErrors.increment();
             LOG.log(System.Logger.Level.WARNING, "closing connection to {0}: server sent a request frame", c.remoteAddress());
             c.close(new ProtocolException("server sent a request frame"));
             return;

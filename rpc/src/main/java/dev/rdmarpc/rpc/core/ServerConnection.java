@@ -49,7 +49,6 @@ final class ServerConnection implements FrameHandler, RawCall {
         Counters m = core.metrics;
         m.bytesReceived.add(length);
         if (FrameHeader.type(frame, offset) != FrameDescriptor.TYPE_REQUEST) {
-            m.protocolErrors.increment();
             LOG.log(System.Logger.Level.WARNING, "closing connection from {0}: client sent a response frame", peer);
             c.close(new ProtocolException("client sent a response frame"));
             return;
