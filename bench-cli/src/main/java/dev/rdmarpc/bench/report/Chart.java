@@ -88,9 +88,9 @@ public final class Chart {
             int bottom = HEIGHT - 150;
             int panelWidth = (WIDTH - 80 - 60) / 2;
             panel(g, report, sizes, concs, 40 + 70, top, panelWidth - 70, bottom - top,
-                    "Throughput, Gb/s (request bytes)", CellResult::gbps, "higher is better");
+                    "Throughput, Gb/s (request bytes)", CellResult::gbps, "higher is better", Chart::number);
             panel(g, report, sizes, concs, 40 + panelWidth + 60 + 70, top, panelWidth - 70, bottom - top,
-                    "P99 latency, \u00b5s", CellResult::p99Us, "lower is better");
+                    "P99 latency", CellResult::p99Us, "lower is better", Chart::micros);
             legend(g, report, sizes, 40, HEIGHT - 80);
         } finally {
             g.dispose();
@@ -99,7 +99,8 @@ public final class Chart {
     }
 
     private static void panel(Graphics2D g, Report report, List<Integer> sizes, List<Integer> concs, int x, int y,
-            int w, int h, String title, ToDoubleFunction<CellResult> metric, String hint) {
+            int w, int h, String title, ToDoubleFunction<CellResult> metric, String hint,
+            java.util.function.DoubleFunction<String> label) {
         g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 18));
         g.setColor(Color.BLACK);
         g.drawString(title, x, y - 14);
@@ -149,9 +150,9 @@ public final class Chart {
                 g.setColor(m == 1 ? GRID : MINOR_GRID);
                 g.drawLine(x, yy, x + w, yy);
                 if (m == 1 || decadeHi - decadeLo <= 2) {
-                    String label = number(v);
+                    String text = label.apply(v);
                     g.setColor(m == 1 ? AXIS : new Color(0x888888));
-                    g.drawString(label, x - 8 - fm.stringWidth(label), yy + fm.getAscent() / 2 - 2);
+                    g.drawString(text, x - 8 - fm.stringWidth(text), yy + fm.getAscent() / 2 - 2);
                 }
             }
         }
@@ -160,8 +161,8 @@ public final class Chart {
             g.setColor(GRID);
             g.drawLine(xx, y, xx, y + h);
             g.setColor(AXIS);
-            String label = Integer.toString(c);
-            g.drawString(label, xx - fm.stringWidth(label) / 2, y + h + 20);
+            String tick = Integer.toString(c);
+            g.drawString(tick, xx - fm.stringWidth(tick) / 2, y + h + 20);
         }
         g.setColor(AXIS);
         g.setStroke(new BasicStroke(1.2f));
@@ -286,6 +287,17 @@ public final class Chart {
             set.add(key.applyAsInt(r));
         }
         return new ArrayList<>(set);
+    }
+
+    /** Latency axis labels: 50 \u00b5s, 1 ms, 2 s. */
+    private static String micros(double us) {
+        if (us >= 1e6) {
+            return trim(us / 1e6) + " s";
+        }
+        if (us >= 1e3) {
+            return trim(us / 1e3) + " ms";
+        }
+        return trim(us) + " \u00b5s";
     }
 
     private static String number(double v) {

@@ -3,7 +3,6 @@ package dev.rdmarpc.bench.stack;
 import dev.rdmarpc.bench.BenchException;
 import dev.rdmarpc.bench.load.EchoStack;
 import java.io.IOException;
-import java.net.MalformedURLException;
 import java.net.URISyntaxException;
 import java.net.URL;
 import java.net.URLClassLoader;
@@ -29,6 +28,7 @@ public final class BaselineLoader {
     /** Directory name, beside the bench jar, that holds the baseline's jars. */
     public static final String GRPC_LIB = "grpc-lib";
     private static final String GRPC_STACK = "dev.rdmarpc.bench.grpc.GrpcEchoStack";
+    private static final String NO_NATIVE = "io.grpc.netty.shaded.io.netty.transport.noNative";
 
     private BaselineLoader() {
     }
@@ -47,6 +47,11 @@ public final class BaselineLoader {
         }
         if (jars.isEmpty()) {
             throw new BenchException("The gRPC baseline is not installed: " + dir + " holds no jars.");
+        }
+        // The baseline runs on Netty's NIO transport: keep gRPC's shaded Netty from probing for its native
+        // epoll library (a JNI load, which the JDK warns about for code without native access).
+        if (System.getProperty(NO_NATIVE) == null) {
+            System.setProperty(NO_NATIVE, "true");
         }
         URLClassLoader loader = new URLClassLoader("grpc-baseline", jars.toArray(URL[]::new),
                 BaselineLoader.class.getClassLoader());
@@ -71,9 +76,5 @@ public final class BaselineLoader {
             throw new BenchException("Cannot tell where the bench jar is (" + source.getLocation() + "), so cannot find "
                     + GRPC_LIB + "/.", e);
         }
-    }
-
-    static URL url(Path p) throws MalformedURLException {
-        return p.toUri().toURL();
     }
 }
