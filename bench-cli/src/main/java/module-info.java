@@ -9,6 +9,8 @@ module dev.rdmarpc.bench {
     requires jmh.core;
     requires java.desktop;
     requires java.management;
+    // JMH's runner uses sun.misc.Unsafe; as an automatic module it reads jdk.unsupported only if it is resolved.
+    requires jdk.unsupported;
 
     // The stack SPI, implemented by the gRPC baseline that a separate class loader defines outside the module graph.
     exports dev.rdmarpc.bench.load;

@@ -33,7 +33,17 @@ public final class BenchCli implements Runnable {
 
     /** Runs the CLI with these arguments and returns the exit status. */
     public static int execute(String... args) {
-        return commandLine().execute(args.length == 0 ? new String[] {"local"} : args);
+        try {
+            return commandLine().execute(args.length == 0 ? new String[] {"local"} : args);
+        } catch (Throwable t) {
+            // An Error escaping a command (picocli's handler sees Exceptions only): still one line.
+            System.err.println("bench-cli: unexpected failure: " + t
+                    + (Arrays.asList(args).contains("--stacktrace") ? "" : " (rerun with --stacktrace for details)"));
+            if (Arrays.asList(args).contains("--stacktrace")) {
+                t.printStackTrace();
+            }
+            return 1;
+        }
     }
 
     /** The configured command line: case-insensitive enums, one-sentence errors. */

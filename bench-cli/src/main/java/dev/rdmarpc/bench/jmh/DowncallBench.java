@@ -16,10 +16,11 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The cost of one FFM downcall: {@code getpid()} from libc through {@link Linker}, the cheapest real
- * native call there is, next to the same call marked {@link Linker.Option#critical critical} (no thread
- * state transition) and to {@link ProcessHandle#pid()} (a cached value, the floor). No RDMA device is
- * needed; an empty completion-queue poll is the device variant, for when the verbs layer exists.
+ * The cost of one FFM downcall into libc through {@link Linker}: {@code abs(int)} (pure user space, so the
+ * figure is FFM's own overhead), the same marked {@link Linker.Option#critical critical} (no thread state
+ * transition), and {@code getpid()} (a real system call, to show what a syscall adds on this machine),
+ * with {@link ProcessHandle#pid()} (a cached value, no native call) for scale. No RDMA device is needed;
+ * an empty completion-queue poll is the device variant, for when the verbs layer exists.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -28,27 +29,39 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
 public class DowncallBench {
+    private static final MethodHandle ABS;
+    private static final MethodHandle ABS_CRITICAL;
     private static final MethodHandle GETPID;
-    private static final MethodHandle GETPID_CRITICAL;
 
     static {
         Linker linker = Linker.nativeLinker();
-        var getpid = linker.defaultLookup().find("getpid").orElseThrow();
-        FunctionDescriptor fd = FunctionDescriptor.of(ValueLayout.JAVA_INT);
-        GETPID = linker.downcallHandle(getpid, fd);
-        GETPID_CRITICAL = linker.downcallHandle(getpid, fd, Linker.Option.critical(false));
+        var abs = linker.defaultLookup().find("abs").orElseThrow();
+        FunctionDescriptor intToInt = FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT);
+        ABS = linker.downcallHandle(abs, intToInt);
+        ABS_CRITICAL = linker.downcallHandle(abs, intToInt, Linker.Option.critical(false));
+        GETPID = linker.downcallHandle(linker.defaultLookup().find("getpid").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT));
     }
 
-    /** One ordinary downcall. */
+    /** Argument read from a field, so that the call cannot be folded. */
+    int value = -42;
+
+    /** One ordinary downcall of a trivial function. */
+    @Benchmark
+    public int abs() throws Throwable {
+        return (int) ABS.invokeExact(value);
+    }
+
+    /** One critical downcall: no thread-state transition, the floor of FFM's overhead. */
+    @Benchmark
+    public int absCritical() throws Throwable {
+        return (int) ABS_CRITICAL.invokeExact(value);
+    }
+
+    /** One ordinary downcall that makes a system call. */
     @Benchmark
     public int getpid() throws Throwable {
         return (int) GETPID.invokeExact();
-    }
-
-    /** One critical downcall: no safepoint transition, the floor of FFM's overhead. */
-    @Benchmark
-    public int getpidCritical() throws Throwable {
-        return (int) GETPID_CRITICAL.invokeExact();
     }
 
     /** No native call at all: the JDK's cached pid, for scale. */
