@@ -1,12 +1,19 @@
 package dev.rdmarpc.rpc;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.core.ClientCore;
+import dev.rdmarpc.rpc.core.Counters;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A client: one connection to one server, multiplexing many outstanding calls matched by request
@@ -41,8 +48,20 @@ import java.util.concurrent.CompletableFuture;
  * <p>Thread-safe; the creator closes it.
  */
 public final class RpcClient implements AutoCloseable {
-    private RpcClient() {
-        throw new UnsupportedOperationException("implementation follows the API commit");
+    /** Unsent bytes on the connection above which new calls are refused as overloaded. */
+    static final long SEND_HIGH_WATER_MARK = 8L << 20;
+
+    private final Transport transport;
+    private final boolean ownsTransport;
+    private final ClientCore core;
+    private final Counters metrics;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private RpcClient(Transport transport, boolean ownsTransport, ClientCore core, Counters metrics) {
+        this.transport = transport;
+        this.ownsTransport = ownsTransport;
+        this.core = core;
+        this.metrics = metrics;
     }
 
     /**
@@ -72,7 +91,7 @@ public final class RpcClient implements AutoCloseable {
      * @throws RpcException with the status of the failure
      */
     public <Q, R> R call(Method<Q, R> method, Q request) {
-        throw new UnsupportedOperationException();
+        return call(method, request, CallOptions.DEFAULT);
     }
 
     /**
@@ -87,7 +106,7 @@ public final class RpcClient implements AutoCloseable {
      * @throws RpcException with the status of the failure
      */
     public <Q, R> R call(Method<Q, R> method, Q request, Duration timeout) {
-        throw new UnsupportedOperationException();
+        return call(method, request, CallOptions.DEFAULT.withTimeout(timeout));
     }
 
     /**
@@ -102,7 +121,8 @@ public final class RpcClient implements AutoCloseable {
      * @throws RpcException with the status of the failure
      */
     public <Q, R> R call(Method<Q, R> method, Q request, CallOptions options) {
-        throw new UnsupportedOperationException();
+        ClientCore.PendingCall p = core.start(method, request, options.attachment(), options.timeoutNanos(), true, false);
+        return ClientCore.await(p, core.effectiveTimeout(options.timeoutNanos()));
     }
 
     /**
@@ -117,7 +137,8 @@ public final class RpcClient implements AutoCloseable {
      * @throws RpcException with the status of the failure
      */
     public <Q, R> Reply<R> exchange(Method<Q, R> method, Q request, CallOptions options) {
-        throw new UnsupportedOperationException();
+        ClientCore.PendingCall p = core.start(method, request, options.attachment(), options.timeoutNanos(), true, true);
+        return ClientCore.await(p, core.effectiveTimeout(options.timeoutNanos()));
     }
 
     /**
@@ -130,7 +151,7 @@ public final class RpcClient implements AutoCloseable {
      * @return a future completed with the response or an {@link RpcException}
      */
     public <Q, R> CompletableFuture<R> callAsync(Method<Q, R> method, Q request) {
-        throw new UnsupportedOperationException();
+        return callAsync(method, request, CallOptions.DEFAULT);
     }
 
     /**
@@ -144,7 +165,10 @@ public final class RpcClient implements AutoCloseable {
      * @return a future completed with the response or an {@link RpcException}
      */
     public <Q, R> CompletableFuture<R> callAsync(Method<Q, R> method, Q request, CallOptions options) {
-        throw new UnsupportedOperationException();
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        CompletableFuture<R> f = (CompletableFuture) core.start(method, request, options.attachment(),
+                options.timeoutNanos(), false, false);
+        return f;
     }
 
     /**
@@ -159,7 +183,10 @@ public final class RpcClient implements AutoCloseable {
      * @return a future completed with the reply or an {@link RpcException}
      */
     public <Q, R> CompletableFuture<Reply<R>> exchangeAsync(Method<Q, R> method, Q request, CallOptions options) {
-        throw new UnsupportedOperationException();
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        CompletableFuture<Reply<R>> f = (CompletableFuture) core.start(method, request, options.attachment(),
+                options.timeoutNanos(), false, true);
+        return f;
     }
 
     /**
@@ -179,7 +206,7 @@ public final class RpcClient implements AutoCloseable {
      *                      {@link Status#RESOURCE_EXHAUSTED} when no buffer is free
      */
     public boolean send(Method<?, ?> method, MemorySegment payload, ResponseListener listener, long tag) {
-        throw new UnsupportedOperationException();
+        return core.send(method, payload, MemorySegment.NULL, 0, listener, tag);
     }
 
     /**
@@ -198,32 +225,32 @@ public final class RpcClient implements AutoCloseable {
      */
     public boolean send(Method<?, ?> method, MemorySegment payload, MemorySegment attachment, long timeoutNanos,
                         ResponseListener listener, long tag) {
-        throw new UnsupportedOperationException();
+        return core.send(method, payload, attachment, timeoutNanos, listener, tag);
     }
 
     /** @return the server's address */
     public InetSocketAddress remoteAddress() {
-        throw new UnsupportedOperationException();
+        return core.remoteAddress();
     }
 
     /** @return true until the connection closes */
     public boolean isOpen() {
-        throw new UnsupportedOperationException();
+        return core.isOpen();
     }
 
     /** @return calls awaiting a response now */
     public int outstanding() {
-        throw new UnsupportedOperationException();
+        return core.outstanding();
     }
 
     /** @return the client's counters */
     public RpcMetrics metrics() {
-        throw new UnsupportedOperationException();
+        return metrics;
     }
 
     /** @return the buffer pool of the client's transport */
     public BufferPool bufferPool() {
-        throw new UnsupportedOperationException();
+        return transport.bufferPool();
     }
 
     /**
@@ -232,11 +259,43 @@ public final class RpcClient implements AutoCloseable {
      */
     @Override
     public void close() {
-        throw new UnsupportedOperationException();
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        core.close();
+        if (ownsTransport) {
+            transport.close();
+        }
+    }
+
+    /** Connects {@code core} through {@code t}; UNAVAILABLE when that fails. */
+    static Connection connectCore(Transport t, ClientCore core, InetSocketAddress address, int maxFrameLength,
+                                  Duration timeout) {
+        try {
+            Connection c = t.connect(address, maxFrameLength, core, timeout);
+            core.attach(c);
+            return c;
+        } catch (IOException e) {
+            throw new RpcException(Status.UNAVAILABLE, "cannot connect to " + address + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RpcClient[" + core.connection() + "]";
     }
 
     /** Settings of a client; {@link #connect()} validates them and connects. Not thread-safe. */
     public static final class Builder {
+        private InetSocketAddress address;
+        private Duration connectTimeout = Duration.ofSeconds(5);
+        private Duration defaultTimeout = Duration.ofSeconds(30);
+        private int maxOutstanding = 1024;
+        private int maxFrameLength = FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH;
+        private int ioThreads = 1;
+        private BufferPool.Config bufferPool = new BufferPool.Config();
+        private Transport transport;
+
         private Builder() {
         }
 
@@ -245,7 +304,8 @@ public final class RpcClient implements AutoCloseable {
          * @return this
          */
         public Builder address(InetSocketAddress address) {
-            throw new UnsupportedOperationException();
+            this.address = Objects.requireNonNull(address, "address");
+            return this;
         }
 
         /**
@@ -253,7 +313,8 @@ public final class RpcClient implements AutoCloseable {
          * @return this
          */
         public Builder connectTimeout(Duration timeout) {
-            throw new UnsupportedOperationException();
+            this.connectTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
         }
 
         /**
@@ -261,7 +322,8 @@ public final class RpcClient implements AutoCloseable {
          * @return this
          */
         public Builder defaultTimeout(Duration timeout) {
-            throw new UnsupportedOperationException();
+            this.defaultTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
         }
 
         /**
@@ -269,7 +331,8 @@ public final class RpcClient implements AutoCloseable {
          * @return this
          */
         public Builder maxOutstanding(int n) {
-            throw new UnsupportedOperationException();
+            this.maxOutstanding = n;
+            return this;
         }
 
         /**
@@ -278,7 +341,8 @@ public final class RpcClient implements AutoCloseable {
          * @return this
          */
         public Builder maxFrameLength(int bytes) {
-            throw new UnsupportedOperationException();
+            this.maxFrameLength = bytes;
+            return this;
         }
 
         /**
@@ -287,7 +351,8 @@ public final class RpcClient implements AutoCloseable {
          * @return this
          */
         public Builder ioThreads(int n) {
-            throw new UnsupportedOperationException();
+            this.ioThreads = n;
+            return this;
         }
 
         /**
@@ -296,7 +361,8 @@ public final class RpcClient implements AutoCloseable {
          * @return this
          */
         public Builder bufferPool(BufferPool.Config config) {
-            throw new UnsupportedOperationException();
+            this.bufferPool = Objects.requireNonNull(config, "config");
+            return this;
         }
 
         /**
@@ -305,7 +371,8 @@ public final class RpcClient implements AutoCloseable {
          * @return this
          */
         public Builder transport(Transport transport) {
-            throw new UnsupportedOperationException();
+            this.transport = Objects.requireNonNull(transport, "transport");
+            return this;
         }
 
         /**
@@ -315,7 +382,29 @@ public final class RpcClient implements AutoCloseable {
          * @throws RpcException {@link Status#UNAVAILABLE} when the server cannot be reached
          */
         public RpcClient connect() {
-            throw new UnsupportedOperationException();
+            if (address == null) {
+                throw new IllegalArgumentException("address is required");
+            }
+            Settings.checkPositive("connectTimeout", connectTimeout);
+            Settings.checkPositive("defaultTimeout", defaultTimeout);
+            Settings.checkMaxFrame(maxFrameLength);
+            boolean owns = transport == null;
+            Transport t = owns
+                    ? TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).bufferPool(bufferPool)
+                            .threadNamePrefix("rdmarpc-client"))
+                    : transport;
+            try {
+                Counters metrics = new Counters();
+                ClientCore core = new ClientCore(metrics, maxOutstanding, maxFrameLength, defaultTimeout.toNanos(),
+                        SEND_HIGH_WATER_MARK, t.name());
+                Connection c = connectCore(t, core, address, maxFrameLength, connectTimeout);
+                return new RpcClient(t, owns, core, metrics);
+            } catch (RuntimeException e) {
+                if (owns) {
+                    t.close();
+                }
+                throw e;
+            }
         }
     }
 }

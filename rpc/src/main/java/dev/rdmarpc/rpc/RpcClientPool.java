@@ -1,10 +1,22 @@
 package dev.rdmarpc.rpc;
 
+import dev.rdmarpc.rpc.core.ClientCore;
+import dev.rdmarpc.rpc.core.Counters;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A pool of client connections to any number of endpoints, sharing one transport (one set of I/O
@@ -31,8 +43,190 @@ import java.util.concurrent.CompletableFuture;
  * <p>Thread-safe; the creator closes it.
  */
 public final class RpcClientPool implements AutoCloseable {
-    private RpcClientPool() {
-        throw new UnsupportedOperationException("implementation follows the API commit");
+    private static final System.Logger LOG = System.getLogger(RpcClientPool.class.getName());
+
+    private final Transport transport;
+    private final boolean ownsTransport;
+    private final Counters metrics = new Counters();
+    private final int maxConnections;
+    private final int maxOutstanding;
+    private final long idleTimeoutNanos;
+    private final long backoffNanos;
+    private final Duration connectTimeout;
+    private final long defaultTimeoutNanos;
+    private final int maxFrameLength;
+    private final ConcurrentHashMap<InetSocketAddress, Endpoint> endpoints = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService reaper;
+    private volatile boolean closed;
+
+    private RpcClientPool(Builder b, Transport transport, boolean owns) {
+        this.transport = transport;
+        this.ownsTransport = owns;
+        this.maxConnections = b.maxConnections;
+        this.maxOutstanding = b.maxOutstanding;
+        this.idleTimeoutNanos = b.idleTimeout.toNanos();
+        this.backoffNanos = b.reconnectBackoff.toNanos();
+        this.connectTimeout = b.connectTimeout;
+        this.defaultTimeoutNanos = b.defaultTimeout.toNanos();
+        this.maxFrameLength = b.maxFrameLength;
+        this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "rdmarpc-pool-reaper");
+            t.setDaemon(true);
+            return t;
+        });
+        long period = Math.max(TimeUnit.MILLISECONDS.toNanos(10), idleTimeoutNanos / 4);
+        reaper.scheduleWithFixedDelay(this::closeIdle, period, period, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * The connections of one endpoint: a copy-on-write array changed by compare-and-set (so an I/O
+     * thread removing a closed connection never waits); the lock only serializes connecting.
+     */
+    private final class Endpoint {
+        final InetSocketAddress address;
+        final ReentrantLock lock = new ReentrantLock();
+        final AtomicReference<ClientCore[]> connections = new AtomicReference<>(new ClientCore[0]);
+        long lastFailureNanos;
+        String lastFailure;
+        boolean failedOnce;
+
+        Endpoint(InetSocketAddress address) {
+            this.address = address;
+        }
+
+        /** The least loaded open connection, opening one when all are busy and the limit allows. */
+        ClientCore pick() {
+            ClientCore best = leastLoaded();
+            if (best != null && (best.outstandingHint() < maxOutstanding / 2 || connections.get().length >= maxConnections)) {
+                return best;
+            }
+            lock.lock();
+            try {
+                best = leastLoaded();
+                if (best != null && (best.outstandingHint() < maxOutstanding / 2 || connections.get().length >= maxConnections)) {
+                    return best;
+                }
+                if (closed) {
+                    throw new RpcException(Status.CONNECTION_CLOSED, "client pool is closed");
+                }
+                long now = System.nanoTime();
+                if (failedOnce && now - lastFailureNanos < backoffNanos) {
+                    if (best != null) {
+                        return best;
+                    }
+                    throw new RpcException(Status.UNAVAILABLE, "cannot connect to " + address + " (retrying after "
+                            + TimeUnit.NANOSECONDS.toMillis(backoffNanos) + " ms): " + lastFailure);
+                }
+                ClientCore core = new ClientCore(metrics, maxOutstanding, maxFrameLength, defaultTimeoutNanos,
+                        RpcClient.SEND_HIGH_WATER_MARK, transport.name());
+                try {
+                    RpcClient.connectCore(transport, core, address, maxFrameLength, connectTimeout);
+                } catch (RpcException e) {
+                    failedOnce = true;
+                    lastFailureNanos = now;
+                    lastFailure = e.getMessage();
+                    if (best != null) {
+                        return best;
+                    }
+                    throw e;
+                }
+                failedOnce = false;
+                core.onClosed(() -> remove(core));
+                ClientCore[] old;
+                ClientCore[] next;
+                do {
+                    old = connections.get();
+                    next = Arrays.copyOf(old, old.length + 1);
+                    next[old.length] = core;
+                } while (!connections.compareAndSet(old, next));
+                if (!core.isOpen()) { // closed before the listener was installed
+                    remove(core);
+                }
+                return core;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        private ClientCore leastLoaded() {
+            ClientCore best = null;
+            int bestLoad = Integer.MAX_VALUE;
+            for (ClientCore c : connections.get()) {
+                int load = c.outstandingHint();
+                if (load < bestLoad && c.isOpen()) {
+                    best = c;
+                    bestLoad = load;
+                }
+            }
+            return best;
+        }
+
+        void remove(ClientCore core) {
+            while (true) {
+                ClientCore[] old = connections.get();
+                int i = Arrays.asList(old).indexOf(core);
+                if (i < 0) {
+                    return;
+                }
+                ClientCore[] next = new ClientCore[old.length - 1];
+                System.arraycopy(old, 0, next, 0, i);
+                System.arraycopy(old, i + 1, next, i, old.length - i - 1);
+                if (connections.compareAndSet(old, next)) {
+                    return;
+                }
+            }
+        }
+
+        void closeIdle(long now) {
+            for (ClientCore c : connections.get()) {
+                if (c.outstandingHint() == 0 && now - c.lastActivityNanos() > idleTimeoutNanos) {
+                    remove(c);
+                    LOG.log(System.Logger.Level.DEBUG, "closing idle connection to {0}", address);
+                    c.close();
+                }
+            }
+        }
+
+        void closeAll() {
+            for (ClientCore c : connections.get()) {
+                c.close();
+            }
+        }
+    }
+
+    private Endpoint endpoint(InetSocketAddress address) {
+        Objects.requireNonNull(address, "endpoint");
+        if (closed) {
+            throw new RpcException(Status.CONNECTION_CLOSED, "client pool is closed");
+        }
+        return endpoints.computeIfAbsent(address, Endpoint::new);
+    }
+
+    private void closeIdle() {
+        long now = System.nanoTime();
+        for (Endpoint e : endpoints.values()) {
+            try {
+                e.closeIdle(now);
+            } catch (RuntimeException ex) {
+                LOG.log(System.Logger.Level.WARNING, "closing idle connections failed", ex);
+            }
+        }
+    }
+
+    /** Runs {@code attempt} on a picked connection, once more on another if it closed under us. */
+    private <T> T withConnection(InetSocketAddress address, java.util.function.Function<ClientCore, T> attempt) {
+        Endpoint e = endpoint(address);
+        for (int tries = 0; ; tries++) {
+            ClientCore c = e.pick();
+            try {
+                return attempt.apply(c);
+            } catch (RpcException ex) {
+                if (ex.status() != Status.CONNECTION_CLOSED || tries >= 1 || closed) {
+                    throw ex;
+                }
+                e.remove(c);
+            }
+        }
     }
 
     /** @return a builder with the defaults */
@@ -52,7 +246,7 @@ public final class RpcClientPool implements AutoCloseable {
      * @throws RpcException with the status of the failure
      */
     public <Q, R> R call(InetSocketAddress endpoint, Method<Q, R> method, Q request) {
-        throw new UnsupportedOperationException();
+        return call(endpoint, method, request, CallOptions.DEFAULT);
     }
 
     /**
@@ -68,7 +262,10 @@ public final class RpcClientPool implements AutoCloseable {
      * @throws RpcException with the status of the failure
      */
     public <Q, R> R call(InetSocketAddress endpoint, Method<Q, R> method, Q request, CallOptions options) {
-        throw new UnsupportedOperationException();
+        ClientCore.PendingCall p = withConnection(endpoint,
+                c -> c.start(method, request, options.attachment(), options.timeoutNanos(), true, false));
+        long timeout = options.timeoutNanos() > 0 ? options.timeoutNanos() : defaultTimeoutNanos;
+        return ClientCore.await(p, timeout);
     }
 
     /**
@@ -82,7 +279,7 @@ public final class RpcClientPool implements AutoCloseable {
      * @return a future completed with the response or an {@link RpcException}
      */
     public <Q, R> CompletableFuture<R> callAsync(InetSocketAddress endpoint, Method<Q, R> method, Q request) {
-        throw new UnsupportedOperationException();
+        return callAsync(endpoint, method, request, CallOptions.DEFAULT);
     }
 
     /**
@@ -98,7 +295,10 @@ public final class RpcClientPool implements AutoCloseable {
      */
     public <Q, R> CompletableFuture<R> callAsync(InetSocketAddress endpoint, Method<Q, R> method, Q request,
                                                  CallOptions options) {
-        throw new UnsupportedOperationException();
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        CompletableFuture<R> f = (CompletableFuture) withConnection(endpoint,
+                c -> c.start(method, request, options.attachment(), options.timeoutNanos(), false, false));
+        return f;
     }
 
     /**
@@ -116,7 +316,7 @@ public final class RpcClientPool implements AutoCloseable {
      */
     public boolean send(InetSocketAddress endpoint, Method<?, ?> method, MemorySegment payload,
                         ResponseListener listener, long tag) {
-        throw new UnsupportedOperationException();
+        return withConnection(endpoint, c -> c.send(method, payload, MemorySegment.NULL, 0, listener, tag));
     }
 
     /**
@@ -124,22 +324,52 @@ public final class RpcClientPool implements AutoCloseable {
      * @return open connections to it now
      */
     public int connections(InetSocketAddress endpoint) {
-        throw new UnsupportedOperationException();
+        Endpoint e = endpoints.get(endpoint);
+        if (e == null) {
+            return 0;
+        }
+        int n = 0;
+        for (ClientCore c : e.connections.get()) {
+            if (c.isOpen()) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** @return the pool's counters (all its connections, past and present) */
     public RpcMetrics metrics() {
-        throw new UnsupportedOperationException();
+        return metrics;
     }
 
     /** Closes every connection (pending calls fail with CONNECTION_CLOSED) and the owned transport. */
     @Override
     public void close() {
-        throw new UnsupportedOperationException();
+        if (closed) {
+            return;
+        }
+        closed = true;
+        reaper.shutdownNow();
+        for (Endpoint e : endpoints.values()) {
+            e.closeAll();
+        }
+        if (ownsTransport) {
+            transport.close();
+        }
     }
 
     /** Settings of a pool; {@link #build()} validates them. Not thread-safe. */
     public static final class Builder {
+        private int maxConnections = 4;
+        private int maxOutstanding = 1024;
+        private Duration idleTimeout = Duration.ofSeconds(60);
+        private Duration reconnectBackoff = Duration.ofMillis(100);
+        private Duration connectTimeout = Duration.ofSeconds(5);
+        private Duration defaultTimeout = Duration.ofSeconds(30);
+        private int maxFrameLength = FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH;
+        private int ioThreads = 1;
+        private Transport transport;
+
         private Builder() {
         }
 
@@ -148,7 +378,8 @@ public final class RpcClientPool implements AutoCloseable {
          * @return this
          */
         public Builder maxConnectionsPerEndpoint(int n) {
-            throw new UnsupportedOperationException();
+            this.maxConnections = n;
+            return this;
         }
 
         /**
@@ -156,7 +387,8 @@ public final class RpcClientPool implements AutoCloseable {
          * @return this
          */
         public Builder maxOutstandingPerConnection(int n) {
-            throw new UnsupportedOperationException();
+            this.maxOutstanding = n;
+            return this;
         }
 
         /**
@@ -164,7 +396,8 @@ public final class RpcClientPool implements AutoCloseable {
          * @return this
          */
         public Builder idleTimeout(Duration timeout) {
-            throw new UnsupportedOperationException();
+            this.idleTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
         }
 
         /**
@@ -172,7 +405,8 @@ public final class RpcClientPool implements AutoCloseable {
          * @return this
          */
         public Builder reconnectBackoff(Duration backoff) {
-            throw new UnsupportedOperationException();
+            this.reconnectBackoff = Objects.requireNonNull(backoff, "backoff");
+            return this;
         }
 
         /**
@@ -180,7 +414,8 @@ public final class RpcClientPool implements AutoCloseable {
          * @return this
          */
         public Builder connectTimeout(Duration timeout) {
-            throw new UnsupportedOperationException();
+            this.connectTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
         }
 
         /**
@@ -188,7 +423,8 @@ public final class RpcClientPool implements AutoCloseable {
          * @return this
          */
         public Builder defaultTimeout(Duration timeout) {
-            throw new UnsupportedOperationException();
+            this.defaultTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
         }
 
         /**
@@ -196,7 +432,8 @@ public final class RpcClientPool implements AutoCloseable {
          * @return this
          */
         public Builder maxFrameLength(int bytes) {
-            throw new UnsupportedOperationException();
+            this.maxFrameLength = bytes;
+            return this;
         }
 
         /**
@@ -204,7 +441,8 @@ public final class RpcClientPool implements AutoCloseable {
          * @return this
          */
         public Builder ioThreads(int n) {
-            throw new UnsupportedOperationException();
+            this.ioThreads = n;
+            return this;
         }
 
         /**
@@ -212,7 +450,8 @@ public final class RpcClientPool implements AutoCloseable {
          * @return this
          */
         public Builder transport(Transport transport) {
-            throw new UnsupportedOperationException();
+            this.transport = Objects.requireNonNull(transport, "transport");
+            return this;
         }
 
         /**
@@ -220,7 +459,25 @@ public final class RpcClientPool implements AutoCloseable {
          * @throws IllegalArgumentException for an invalid setting
          */
         public RpcClientPool build() {
-            throw new UnsupportedOperationException();
+            if (maxConnections < 1) {
+                throw new IllegalArgumentException("maxConnectionsPerEndpoint must be positive: " + maxConnections);
+            }
+            if (maxOutstanding < 1 || maxOutstanding > ClientCore.MAX_OUTSTANDING) {
+                throw new IllegalArgumentException("maxOutstandingPerConnection must be in [1, "
+                        + ClientCore.MAX_OUTSTANDING + "]: " + maxOutstanding);
+            }
+            Settings.checkPositive("idleTimeout", idleTimeout);
+            if (reconnectBackoff.isNegative()) {
+                throw new IllegalArgumentException("reconnectBackoff must not be negative: " + reconnectBackoff);
+            }
+            Settings.checkPositive("connectTimeout", connectTimeout);
+            Settings.checkPositive("defaultTimeout", defaultTimeout);
+            Settings.checkMaxFrame(maxFrameLength);
+            boolean owns = transport == null;
+            Transport t = owns
+                    ? TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).threadNamePrefix("rdmarpc-pool"))
+                    : transport;
+            return new RpcClientPool(this, t, owns);
         }
     }
 }

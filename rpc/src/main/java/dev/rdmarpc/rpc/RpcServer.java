@@ -1,10 +1,18 @@
 package dev.rdmarpc.rpc;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.core.MethodRegistry;
+import dev.rdmarpc.rpc.core.ServerCore;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Objects;
 
 /**
  * An RPC server: a set of registered methods served on one listening address.
@@ -29,8 +37,24 @@ import java.time.Duration;
  * it) the transport. Thread-safe.
  */
 public final class RpcServer implements AutoCloseable {
-    private RpcServer() {
-        throw new UnsupportedOperationException("implementation follows the API commit");
+    private static final System.Logger LOG = System.getLogger(RpcServer.class.getName());
+
+    private final Transport transport;
+    private final boolean ownsTransport;
+    private final ServerCore core;
+    private final ServerEndpoint endpoint;
+    private final Duration drainTimeout;
+    private final Object shutdownLock = new Object();
+    private volatile boolean running = true;
+    private Boolean drained;
+
+    private RpcServer(Transport transport, boolean ownsTransport, ServerCore core, ServerEndpoint endpoint,
+                      Duration drainTimeout) {
+        this.transport = transport;
+        this.ownsTransport = ownsTransport;
+        this.core = core;
+        this.endpoint = endpoint;
+        this.drainTimeout = drainTimeout;
     }
 
     /** @return a builder with the defaults */
@@ -40,22 +64,22 @@ public final class RpcServer implements AutoCloseable {
 
     /** @return the bound address, with the real port when port 0 was asked for */
     public InetSocketAddress address() {
-        throw new UnsupportedOperationException();
+        return endpoint.address();
     }
 
     /** @return the server's counters */
     public RpcMetrics metrics() {
-        throw new UnsupportedOperationException();
+        return core.metrics();
     }
 
     /** @return the buffer pool of the server's transport (its counters, its high-water mark) */
     public BufferPool bufferPool() {
-        throw new UnsupportedOperationException();
+        return transport.bufferPool();
     }
 
     /** @return true until shutdown starts */
     public boolean isRunning() {
-        throw new UnsupportedOperationException();
+        return running;
     }
 
     /**
@@ -67,13 +91,37 @@ public final class RpcServer implements AutoCloseable {
      * @return true when every call in flight finished in time
      */
     public boolean shutdown(Duration drainTimeout) {
-        throw new UnsupportedOperationException();
+        synchronized (shutdownLock) {
+            if (drained != null) {
+                return drained;
+            }
+            running = false;
+            core.beginShutdown();
+            endpoint.close();
+            boolean ok = core.awaitDrained(drainTimeout.toNanos());
+            if (!ok) {
+                LOG.log(System.Logger.Level.WARNING, "RPC server on {0}: calls still in flight after {1}; closing anyway",
+                        endpoint.address(), drainTimeout);
+            }
+            core.closeConnections();
+            if (ownsTransport) {
+                transport.close();
+            }
+            LOG.log(System.Logger.Level.INFO, "RPC server on {0} stopped", endpoint.address());
+            drained = ok;
+            return ok;
+        }
     }
 
     /** {@link #shutdown(Duration)} with the builder's {@link Builder#drainTimeout}. */
     @Override
     public void close() {
-        throw new UnsupportedOperationException();
+        shutdown(drainTimeout);
+    }
+
+    @Override
+    public String toString() {
+        return "RpcServer[" + endpoint.address() + ", " + transport.name() + (running ? "" : ", stopped") + "]";
     }
 
     /**
@@ -81,6 +129,15 @@ public final class RpcServer implements AutoCloseable {
      * thread-safe; use one builder per server.
      */
     public static final class Builder {
+        private InetSocketAddress bind = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+        private int ioThreads = Runtime.getRuntime().availableProcessors();
+        private int maxFrameLength = FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH;
+        private int maxInFlight = 10_000;
+        private Duration drainTimeout = Duration.ofSeconds(5);
+        private BufferPool.Config bufferPool = new BufferPool.Config();
+        private Transport transport;
+        private final MethodRegistry registry = new MethodRegistry();
+
         private Builder() {
         }
 
@@ -89,7 +146,8 @@ public final class RpcServer implements AutoCloseable {
          * @return this
          */
         public Builder bind(InetSocketAddress address) {
-            throw new UnsupportedOperationException();
+            this.bind = Objects.requireNonNull(address, "address");
+            return this;
         }
 
         /**
@@ -98,7 +156,8 @@ public final class RpcServer implements AutoCloseable {
          * @return this
          */
         public Builder ioThreads(int n) {
-            throw new UnsupportedOperationException();
+            this.ioThreads = n;
+            return this;
         }
 
         /**
@@ -108,7 +167,8 @@ public final class RpcServer implements AutoCloseable {
          * @return this
          */
         public Builder maxFrameLength(int bytes) {
-            throw new UnsupportedOperationException();
+            this.maxFrameLength = bytes;
+            return this;
         }
 
         /**
@@ -117,7 +177,8 @@ public final class RpcServer implements AutoCloseable {
          * @return this
          */
         public Builder maxInFlight(int n) {
-            throw new UnsupportedOperationException();
+            this.maxInFlight = n;
+            return this;
         }
 
         /**
@@ -125,7 +186,8 @@ public final class RpcServer implements AutoCloseable {
          * @return this
          */
         public Builder drainTimeout(Duration timeout) {
-            throw new UnsupportedOperationException();
+            this.drainTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
         }
 
         /**
@@ -134,7 +196,8 @@ public final class RpcServer implements AutoCloseable {
          * @return this
          */
         public Builder bufferPool(BufferPool.Config config) {
-            throw new UnsupportedOperationException();
+            this.bufferPool = Objects.requireNonNull(config, "config");
+            return this;
         }
 
         /**
@@ -143,7 +206,8 @@ public final class RpcServer implements AutoCloseable {
          * @return this
          */
         public Builder transport(Transport transport) {
-            throw new UnsupportedOperationException();
+            this.transport = Objects.requireNonNull(transport, "transport");
+            return this;
         }
 
         /**
@@ -157,7 +221,9 @@ public final class RpcServer implements AutoCloseable {
          * @throws IllegalArgumentException when a method with the same id is already registered
          */
         public <Q, R> Builder register(Method<Q, R> method, Handler<Q, R> handler) {
-            throw new UnsupportedOperationException();
+            registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.INLINE,
+                    Objects.requireNonNull(handler, "handler"), null));
+            return this;
         }
 
         /**
@@ -171,7 +237,9 @@ public final class RpcServer implements AutoCloseable {
          * @throws IllegalArgumentException when a method with the same id is already registered
          */
         public <Q, R> Builder registerBlocking(Method<Q, R> method, Handler<Q, R> handler) {
-            throw new UnsupportedOperationException();
+            registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.BLOCKING,
+                    Objects.requireNonNull(handler, "handler"), null));
+            return this;
         }
 
         /**
@@ -184,7 +252,9 @@ public final class RpcServer implements AutoCloseable {
          * @throws IllegalArgumentException when a method with the same id is already registered
          */
         public Builder registerRaw(Method<?, ?> method, RawHandler handler) {
-            throw new UnsupportedOperationException();
+            registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.RAW, null,
+                    Objects.requireNonNull(handler, "handler")));
+            return this;
         }
 
         /**
@@ -195,7 +265,38 @@ public final class RpcServer implements AutoCloseable {
          * @throws IllegalArgumentException     for an invalid setting
          */
         public RpcServer start() {
-            throw new UnsupportedOperationException();
+            if (maxFrameLength < FrameDescriptor.HEADER_LENGTH || maxFrameLength > FrameDescriptor.MAX_FRAME_LENGTH_LIMIT) {
+                throw new IllegalArgumentException("maxFrameLength must be in [" + FrameDescriptor.HEADER_LENGTH + ", "
+                        + FrameDescriptor.MAX_FRAME_LENGTH_LIMIT + "]: " + maxFrameLength);
+            }
+            if (maxInFlight < 1) {
+                throw new IllegalArgumentException("maxInFlight must be positive: " + maxInFlight);
+            }
+            if (drainTimeout.isNegative()) {
+                throw new IllegalArgumentException("drainTimeout must not be negative: " + drainTimeout);
+            }
+            boolean owns = transport == null;
+            Transport t = owns
+                    ? TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).bufferPool(bufferPool)
+                            .threadNamePrefix("rdmarpc-server"))
+                    : transport;
+            try {
+                ServerCore core = new ServerCore(registry, maxFrameLength, maxInFlight, t.bufferPool(), t.name());
+                ServerEndpoint endpoint = t.listen(bind, maxFrameLength, core);
+                LOG.log(System.Logger.Level.INFO, "RPC server listening on {0} ({1}, {2} methods)", endpoint.address(),
+                        t.name(), registry.size());
+                return new RpcServer(t, owns, core, endpoint, drainTimeout);
+            } catch (IOException e) {
+                if (owns) {
+                    t.close();
+                }
+                throw new UncheckedIOException("could not listen on " + bind, e);
+            } catch (RuntimeException e) {
+                if (owns) {
+                    t.close();
+                }
+                throw e;
+            }
         }
     }
 }

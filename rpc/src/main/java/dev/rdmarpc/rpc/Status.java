@@ -27,7 +27,9 @@ public enum Status {
     /** The server is shutting down and takes no new calls. */
     SHUTTING_DOWN(9, true),
     /** The endpoint could not be reached (connect failed or timed out). */
-    UNAVAILABLE(10, false);
+    UNAVAILABLE(10, false),
+    /** The calling thread was interrupted while it waited. */
+    CANCELLED(11, false);
 
     private static final Status[] BY_CODE;
 

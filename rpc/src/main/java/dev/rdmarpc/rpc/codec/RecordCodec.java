@@ -12,25 +12,31 @@ final class RecordCodec<R extends Record> implements Codec<R> {
     private static final int NULL = -1;
 
     private final Class<R> type;
-    private final Field[] fields;
-    private final MethodHandle constructor;
-    private final boolean view;
+    // Set once by of(), before the codec is published; a record may contain itself (a list, a tree).
+    private Field[] fields;
+    private MethodHandle constructor;
+    private boolean view;
 
-    private RecordCodec(Class<R> type, Field[] fields, MethodHandle constructor) {
+    private RecordCodec(Class<R> type) {
         this.type = type;
-        this.fields = fields;
-        this.constructor = constructor;
-        boolean v = false;
-        for (Field f : fields) {
-            v |= f.kind == Kind.SEGMENT || (f.kind == Kind.RECORD && f.nested.decodesToView());
-        }
-        this.view = v;
     }
 
     static <R extends Record> RecordCodec<R> of(MethodHandles.Lookup lookup, Class<R> type) {
+        return of(lookup, type, new java.util.HashMap<>());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <R extends Record> RecordCodec<R> of(MethodHandles.Lookup lookup, Class<R> type,
+                                                        java.util.Map<Class<?>, RecordCodec<?>> building) {
         if (!type.isRecord()) {
             throw new IllegalArgumentException(type + " is not a record");
         }
+        RecordCodec<?> known = building.get(type);
+        if (known != null) {
+            return (RecordCodec<R>) known;
+        }
+        RecordCodec<R> codec = new RecordCodec<>(type);
+        building.put(type, codec);
         RecordComponent[] rc = type.getRecordComponents();
         Field[] fields = new Field[rc.length];
         Class<?>[] ctorTypes = new Class<?>[rc.length];
@@ -39,12 +45,18 @@ final class RecordCodec<R extends Record> implements Codec<R> {
                 Class<?> t = rc[i].getType();
                 ctorTypes[i] = t;
                 MethodHandle getter = lookup.unreflect(rc[i].getAccessor()).asType(MethodType.methodType(Object.class, Record.class));
-                fields[i] = new Field(rc[i].getName(), kindOf(t), getter, t, lookup);
+                fields[i] = new Field(rc[i].getName(), kindOf(t), getter, t, lookup, building);
             }
-            MethodHandle ctor = lookup.findConstructor(type, MethodType.methodType(void.class, ctorTypes))
+            codec.constructor = lookup.findConstructor(type, MethodType.methodType(void.class, ctorTypes))
                     .asSpreader(Object[].class, rc.length)
                     .asType(MethodType.methodType(Object.class, Object[].class));
-            return new RecordCodec<>(type, fields, ctor);
+            codec.fields = fields;
+            boolean v = false;
+            for (Field f : fields) {
+                v |= f.kind == Kind.SEGMENT || (f.kind == Kind.RECORD && f.nested != codec && f.nested.decodesToView());
+            }
+            codec.view = v;
+            return codec;
         } catch (IllegalAccessException | NoSuchMethodException e) {
             throw new IllegalArgumentException("record " + type.getName()
                     + " is not accessible; pass a Lookup with access (Codecs.record(MethodHandles.lookup(), type))", e);
@@ -135,12 +147,13 @@ final class RecordCodec<R extends Record> implements Codec<R> {
         final RecordCodec<?> nested;
 
         @SuppressWarnings({"unchecked", "rawtypes"})
-        Field(String name, Kind kind, MethodHandle getter, Class<?> type, MethodHandles.Lookup lookup) {
+        Field(String name, Kind kind, MethodHandle getter, Class<?> type, MethodHandles.Lookup lookup,
+              java.util.Map<Class<?>, RecordCodec<?>> building) {
             this.name = name;
             this.kind = kind;
             this.getter = getter;
             this.enumConstants = kind == Kind.ENUM ? type.getEnumConstants() : null;
-            this.nested = kind == Kind.RECORD ? RecordCodec.of(lookup, (Class) type) : null;
+            this.nested = kind == Kind.RECORD ? RecordCodec.of(lookup, (Class) type, building) : null;
         }
 
         long size(Object v) {

@@ -6,24 +6,64 @@ import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The TCP {@link Transport}: {@link Config#ioThreads} NIO event loops, each owning its connections.
  * Create one with {@link #create(Config)}; the creator closes it.
  */
 public final class TcpTransport implements Transport {
+    private static final System.Logger LOG = System.getLogger(TcpTransport.class.getName());
+
     private final Config config;
+    private final BufferPool pool;
+    private final EventLoop[] loops;
+    private final AtomicInteger next = new AtomicInteger();
+    private final Set<TcpListener> listeners = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     private TcpTransport(Config config) {
         this.config = config;
-        throw new UnsupportedOperationException("TCP transport: implementation follows the API commit");
+        this.pool = BufferPool.create(config.bufferPool());
+        this.loops = new EventLoop[config.ioThreads()];
+        int started = 0;
+        try {
+            for (int i = 0; i < loops.length; i++) {
+                loops[i] = new EventLoop(this, config.threadNamePrefix() + "-" + i, config.tickInterval().toNanos());
+            }
+            for (EventLoop l : loops) {
+                l.start();
+                started++;
+            }
+        } catch (IOException e) {
+            for (int i = 0; i < started; i++) {
+                loops[i].shutdown();
+            }
+            pool.close();
+            throw new UncheckedIOException("could not open a selector", e);
+        }
     }
 
     /**
+     * Creates a transport and starts its event loops (non-daemon threads).
+     *
      * @param config settings, validated here
      * @return a started transport the caller owns
      */
@@ -43,22 +83,155 @@ public final class TcpTransport implements Transport {
 
     @Override
     public BufferPool bufferPool() {
-        throw new UnsupportedOperationException();
+        return pool;
+    }
+
+    EventLoop nextLoop() {
+        return loops[Math.floorMod(next.getAndIncrement(), loops.length)];
+    }
+
+    void configure(SocketChannel ch) throws IOException {
+        ch.configureBlocking(false);
+        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+        if (config.socketSendBuffer() > 0) {
+            ch.setOption(StandardSocketOptions.SO_SNDBUF, config.socketSendBuffer());
+        }
+        if (config.socketReceiveBuffer() > 0) {
+            ch.setOption(StandardSocketOptions.SO_RCVBUF, config.socketReceiveBuffer());
+        }
+    }
+
+    void removed(TcpListener l) {
+        listeners.remove(l);
+    }
+
+    private void ensureOpen() throws IOException {
+        if (closed.get()) {
+            throw new IOException("transport is closed");
+        }
     }
 
     @Override
     public ServerEndpoint listen(InetSocketAddress address, int maxFrameLength, Acceptor acceptor) throws IOException {
-        throw new UnsupportedOperationException();
+        Objects.requireNonNull(address, "address");
+        Objects.requireNonNull(acceptor, "acceptor");
+        checkMaxFrame(maxFrameLength);
+        ensureOpen();
+        ServerSocketChannel ch = ServerSocketChannel.open();
+        try {
+            ch.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            ch.bind(address, 1024);
+            ch.configureBlocking(false);
+            EventLoop loop = nextLoop();
+            TcpListener l = new TcpListener(this, loop, ch, maxFrameLength, acceptor);
+            await(loop, () -> {
+                l.register();
+                return null;
+            }, Duration.ofSeconds(5));
+            listeners.add(l);
+            LOG.log(System.Logger.Level.DEBUG, "listening on {0}", l.address());
+            return l;
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
     }
 
     @Override
     public Connection connect(InetSocketAddress address, int maxFrameLength, FrameHandler handler, Duration timeout)
             throws IOException {
-        throw new UnsupportedOperationException();
+        Objects.requireNonNull(address, "address");
+        Objects.requireNonNull(handler, "handler");
+        checkMaxFrame(maxFrameLength);
+        ensureOpen();
+        SocketChannel ch = SocketChannel.open();
+        try {
+            long millis = Math.max(1, timeout.toMillis());
+            ch.socket().connect(address, (int) Math.min(Integer.MAX_VALUE, millis));
+            configure(ch);
+            EventLoop loop = nextLoop();
+            TcpConnection c = new TcpConnection(loop, ch, maxFrameLength, config.writeHighWaterMark());
+            await(loop, () -> {
+                c.register(handler);
+                return null;
+            }, timeout.plusSeconds(1));
+            return c;
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
     }
 
+    private interface IoTask {
+        Void run() throws IOException;
+    }
+
+    private static void await(EventLoop loop, IoTask task, Duration timeout) throws IOException {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        loop.execute(() -> {
+            try {
+                task.run();
+                done.complete(null);
+            } catch (Throwable t) {
+                done.completeExceptionally(t);
+            }
+        });
+        try {
+            done.get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while registering with the event loop");
+        } catch (TimeoutException e) {
+            throw new IOException("event loop did not register the channel in time", e);
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof IOException io) {
+                throw io;
+            }
+            if (c instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new IOException(c);
+        }
+    }
+
+    private static void checkMaxFrame(int maxFrameLength) {
+        if (maxFrameLength < FrameDescriptor.HEADER_LENGTH || maxFrameLength > FrameDescriptor.MAX_FRAME_LENGTH_LIMIT) {
+            throw new IllegalArgumentException("maxFrameLength must be in [" + FrameDescriptor.HEADER_LENGTH + ", "
+                    + FrameDescriptor.MAX_FRAME_LENGTH_LIMIT + "]: " + maxFrameLength);
+        }
+    }
+
+    /**
+     * Closes every listener and connection, stops the event loops (waiting up to 5 s for them) and
+     * closes the buffer pool. Idempotent.
+     */
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        for (TcpListener l : listeners) {
+            l.close();
+        }
+        for (EventLoop l : loops) {
+            l.shutdown();
+        }
+        boolean joined = true;
+        for (EventLoop l : loops) {
+            try {
+                l.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                joined = false;
+            }
+        }
+        if (joined) {
+            pool.close();
+        } else {
+            LOG.log(System.Logger.Level.WARNING, "TCP transport closed while interrupted; buffer pool left to the event loops");
+        }
     }
 
     /** @return the (validated) settings */
