@@ -9,6 +9,7 @@ module dev.rdmarpc.bench {
     requires jmh.core;
     requires java.desktop;
     requires java.management;
+    requires java.logging;
     // JMH's runner uses sun.misc.Unsafe; as an automatic module it reads jdk.unsupported only if it is resolved.
     requires jdk.unsupported;
 

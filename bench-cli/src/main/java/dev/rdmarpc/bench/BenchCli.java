@@ -22,12 +22,18 @@ import picocli.CommandLine.ScopeType;
             JmhCommand.class, CommandLine.HelpCommand.class},
         footer = {"", "Exit status: 0 done, 1 the run or some calls failed, 2 bad options."})
 public final class BenchCli implements Runnable {
+    /**
+     * The library's lifecycle messages (server started, stopped) would interleave with the progress line
+     * and the table; the bench keeps warnings and errors only. Held so that JUL cannot drop the setting.
+     */
+    private static final java.util.logging.Logger LIBRARY_LOG = java.util.logging.Logger.getLogger("dev.rdmarpc");
 
     @Option(names = "--stacktrace", hidden = true, scope = ScopeType.INHERIT,
             description = "Print the stack trace of an unexpected failure.")
     boolean stacktrace;
 
     public static void main(String[] args) {
+        LIBRARY_LOG.setLevel(java.util.logging.Level.WARNING);
         System.exit(execute(args));
     }
 

@@ -44,6 +44,11 @@ final class MatrixOptions {
             description = "Warm-up per cell, not measured: 500ms, 5s, 1m... (default: ${DEFAULT-VALUE}).")
     Duration warmup;
 
+    @Option(names = "--initial-warmup", defaultValue = "3s", paramLabel = "TIME", converter = Converters.Time.class,
+            description = "Unmeasured load on each stack before its first cell, while the JIT compiles the call path "
+                    + "(default: ${DEFAULT-VALUE}).")
+    Duration initialWarmup;
+
     @Option(names = "--duration", defaultValue = "2s", paramLabel = "TIME", converter = Converters.Time.class,
             description = "Measured time per cell: 500ms, 5s, 1m... (default: ${DEFAULT-VALUE}).")
     Duration duration;
@@ -52,7 +57,7 @@ final class MatrixOptions {
             description = "Response size (default: the request size, a true echo).")
     Long responseSize;
 
-    @Option(names = "--max-in-flight", defaultValue = "256M", paramLabel = "SIZE", converter = Converters.Size.class,
+    @Option(names = "--max-in-flight", defaultValue = "64M", paramLabel = "SIZE", converter = Converters.Size.class,
             description = "Cap on request plus response bytes in flight per stack; cells above it run fewer callers "
                     + "and are marked (default: ${DEFAULT-VALUE}).")
     long maxInFlight;
@@ -120,7 +125,7 @@ final class MatrixOptions {
             s.add((int) v);
         }
         return new MatrixPlan(s, concurrency, responseSize == null ? -1 : responseSize.intValue(), pipeline,
-                connections, warmup, duration, maxInFlight);
+                connections, warmup, duration, maxInFlight, initialWarmup);
     }
 
     StackOptions stackOptions(MatrixPlan plan) {

@@ -51,15 +51,33 @@ final class ProgressLine implements MatrixRunner.CellListener {
             lastCalls = calls;
             lastNanos = now;
         }
-        long remaining = (long) (total - index - 1) * cellNanos + (phase == ProgressListener.Phase.WARMUP
-                ? length - elapsed + (cellNanos - length) : length - elapsed);
-        String line = String.format(Locale.ROOT, "[%d/%d] %s  %s %.1f/%.1fs  %s calls/s  ~%ds left",
-                index + 1, total, label, phase == ProgressListener.Phase.WARMUP ? "warm-up" : "measure",
-                elapsed / 1e9, length / 1e9, compact(rate), Math.max(0, remaining / 1_000_000_000L));
+        String line;
+        if (index < 0) {
+            line = String.format(Locale.ROOT, "%s  %.1f/%.1fs  %s calls/s", label, elapsed / 1e9, length / 1e9, compact(rate));
+        } else {
+            long remaining = (long) (total - index - 1) * cellNanos + (phase == ProgressListener.Phase.WARMUP
+                    ? length - elapsed + (cellNanos - length) : length - elapsed);
+            line = String.format(Locale.ROOT, "[%d/%d] %s  %s %.1f/%.1fs  %s calls/s  ~%ds left",
+                    index + 1, total, label, phase == ProgressListener.Phase.WARMUP ? "warm-up" : "measure",
+                    elapsed / 1e9, length / 1e9, compact(rate), Math.max(0, remaining / 1_000_000_000L));
+        }
         int pad = Math.max(0, width - line.length());
         width = line.length();
         err.print("\r" + line + " ".repeat(pad));
         err.flush();
+    }
+
+    @Override
+    public ProgressListener initialWarmup(String stack, CellSpec cell) {
+        this.label = stack + " initial warm-up (" + Units.formatSize(cell.requestBytes()) + " x" + cell.concurrency() + ")";
+        this.index = -1;
+        this.lastCalls = 0;
+        this.lastNanos = System.nanoTime();
+        this.rate = 0;
+        if (!terminal) {
+            return ProgressListener.NONE;
+        }
+        return this::tick;
     }
 
     @Override

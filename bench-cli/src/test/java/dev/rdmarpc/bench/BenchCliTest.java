@@ -57,11 +57,12 @@ class BenchCliTest {
         assertEquals(Duration.ofSeconds(2), c.matrix.duration);
         assertEquals(4, c.matrix.connections);
         assertEquals(1, c.matrix.pipeline);
-        assertEquals(256L << 20, c.matrix.maxInFlight);
+        assertEquals(64L << 20, c.matrix.maxInFlight);
+        assertEquals(Duration.ofSeconds(3), c.matrix.initialWarmup);
         assertNull(c.matrix.responseSize);
         assertNull(c.matrix.baseline);
         assertEquals(OutputOptions.Format.table, c.output.format);
-        // 30 cells of 3 s: the default run stays well under two minutes.
+        // 3 s initial warm-up, then 30 cells of 3 s: the default run stays well under two minutes.
         assertTrue(c.matrix.plan().estimatedTime().compareTo(Duration.ofSeconds(100)) < 0);
     }
 

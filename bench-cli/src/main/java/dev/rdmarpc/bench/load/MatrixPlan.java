@@ -17,13 +17,35 @@ import java.util.List;
  * @param measure          measured interval per cell
  * @param maxInFlightBytes cap on request plus response bytes in flight; lowers the number of callers of
  *                         a cell that would exceed it (8M x 256 callers would otherwise hold 4 GiB)
+ * @param initialWarmup    unmeasured load on each stack before its first cell, so that the first cells
+ *                         are not measured while the JIT is still compiling the call path
  */
 public record MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int responseBytes, int pipeline,
-        int connections, Duration warmup, Duration measure, long maxInFlightBytes) {
+        int connections, Duration warmup, Duration measure, long maxInFlightBytes, Duration initialWarmup) {
 
     public MatrixPlan {
         sizes = List.copyOf(sizes);
         concurrencies = List.copyOf(concurrencies);
+        if (sizes.isEmpty() || concurrencies.isEmpty()) {
+            throw new IllegalArgumentException("need at least one size and one concurrency");
+        }
+    }
+
+    /** A plan without an initial warm-up. */
+    public MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int responseBytes, int pipeline,
+            int connections, Duration warmup, Duration measure, long maxInFlightBytes) {
+        this(sizes, concurrencies, responseBytes, pipeline, connections, warmup, measure, maxInFlightBytes, Duration.ZERO);
+    }
+
+    /**
+     * The unmeasured cell run before the first: the first size at the largest concurrency (capped as any
+     * cell), for {@link #initialWarmup}.
+     */
+    public CellSpec initialWarmupCell() {
+        List<CellSpec> first = new MatrixPlan(List.of(sizes.get(0)), List.of(concurrencies.stream()
+                .max(Integer::compare).orElseThrow()), responseBytes, pipeline, connections, initialWarmup,
+                Duration.ZERO, maxInFlightBytes).cells();
+        return first.get(0);
     }
 
     /** The cells in run order. */
@@ -50,8 +72,8 @@ public record MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int r
         return max;
     }
 
-    /** Wall time of the cells themselves, set-up not included. */
+    /** Wall time of the cells of one stack, initial warm-up included, set-up and draining not. */
     public Duration estimatedTime() {
-        return warmup.plus(measure).multipliedBy((long) sizes.size() * concurrencies.size());
+        return warmup.plus(measure).multipliedBy((long) sizes.size() * concurrencies.size()).plus(initialWarmup);
     }
 }

@@ -34,6 +34,11 @@ public final class MatrixRunner {
         default void cellDone(CellResult result) {
         }
 
+        /** The unmeasured initial warm-up of a stack starts; the returned listener hears its ticks. */
+        default ProgressListener initialWarmup(String stack, CellSpec cell) {
+            return ProgressListener.NONE;
+        }
+
         /** A listener that ignores everything. */
         CellListener NONE = (stack, index, total, cell) -> ProgressListener.NONE;
     }
@@ -68,6 +73,16 @@ public final class MatrixRunner {
             List<List<CellResult>> results = new ArrayList<>();
             for (int t = 0; t < targets.size(); t++) {
                 results.add(new ArrayList<>(cells.size()));
+            }
+            if (!plan.initialWarmup().isZero()) {
+                CellSpec warm = plan.initialWarmupCell();
+                for (int t = 0; t < targets.size(); t++) {
+                    String name = targets.get(t).stack().name();
+                    CellResult r = ClosedLoop.run(name, connections.get(t), warm, listener.initialWarmup(name, warm));
+                    if (r.errors() > 0) {
+                        throw new IllegalStateException(name + " failed during the initial warm-up: " + r.firstError());
+                    }
+                }
             }
             int total = cells.size() * targets.size();
             int index = 0;

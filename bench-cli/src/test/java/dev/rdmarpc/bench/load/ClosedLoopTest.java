@@ -74,6 +74,35 @@ class ClosedLoopTest {
     }
 
     @Test
+    void initialWarmupRunsOncePerStackBeforeTheFirstCell() throws Exception {
+        ExecutorEchoStack a = new ExecutorEchoStack();
+        MatrixPlan plan = new MatrixPlan(List.of(8 << 20, 64), List.of(1, 64), -1, 1, 2, Duration.ZERO,
+                Duration.ofMillis(50), 64L << 20, Duration.ofMillis(200));
+        CellSpec warm = plan.initialWarmupCell();
+        assertEquals(8 << 20, warm.requestBytes());
+        assertEquals(4, warm.callers(), "the warm-up cell is capped like any other");
+        StringBuilder events = new StringBuilder();
+        MatrixRunner.CellListener listener = new MatrixRunner.CellListener() {
+            @Override
+            public ProgressListener cellStarting(String stack, int index, int total, CellSpec cell) {
+                events.append("cell").append(index).append(' ');
+                return ProgressListener.NONE;
+            }
+
+            @Override
+            public ProgressListener initialWarmup(String stack, CellSpec cell) {
+                events.append("warmup ");
+                return ProgressListener.NONE;
+            }
+        };
+        List<List<CellResult>> all = MatrixRunner.run(List.of(new MatrixRunner.Target(a, NOWHERE,
+                new StackOptions(1, 8 << 20, null, -1))), plan, listener);
+        assertEquals("warmup cell0 cell1 cell2 cell3 ", events.toString());
+        assertEquals(4, all.get(0).size());
+        assertEquals(Duration.ofMillis(400), plan.estimatedTime());
+    }
+
+    @Test
     void failuresAreCountedAndRetireTheCaller() throws Exception {
         ExecutorEchoStack stack = new ExecutorEchoStack();
         stack.failEvery = 50;
