@@ -121,7 +121,7 @@ public final class RpcClient implements AutoCloseable {
      * @throws RpcException with the status of the failure
      */
     public <Q, R> R call(Method<Q, R> method, Q request, CallOptions options) {
-        ClientCore.PendingCall p = core.start(method, request, options.attachment(), options.timeoutNanos(), true, false);
+        ClientCore.PendingCall p = core.start(method, request, options.attachment(), options.responseAttachment(), options.timeoutNanos(), true, false);
         return ClientCore.await(p, core.effectiveTimeout(options.timeoutNanos()));
     }
 
@@ -137,7 +137,7 @@ public final class RpcClient implements AutoCloseable {
      * @throws RpcException with the status of the failure
      */
     public <Q, R> Reply<R> exchange(Method<Q, R> method, Q request, CallOptions options) {
-        ClientCore.PendingCall p = core.start(method, request, options.attachment(), options.timeoutNanos(), true, true);
+        ClientCore.PendingCall p = core.start(method, request, options.attachment(), options.responseAttachment(), options.timeoutNanos(), true, true);
         return ClientCore.await(p, core.effectiveTimeout(options.timeoutNanos()));
     }
 
@@ -166,7 +166,7 @@ public final class RpcClient implements AutoCloseable {
      */
     public <Q, R> CompletableFuture<R> callAsync(Method<Q, R> method, Q request, CallOptions options) {
         @SuppressWarnings({"unchecked", "rawtypes"})
-        CompletableFuture<R> f = (CompletableFuture) core.start(method, request, options.attachment(),
+        CompletableFuture<R> f = (CompletableFuture) core.start(method, request, options.attachment(), options.responseAttachment(),
                 options.timeoutNanos(), false, false);
         return f;
     }
@@ -184,7 +184,7 @@ public final class RpcClient implements AutoCloseable {
      */
     public <Q, R> CompletableFuture<Reply<R>> exchangeAsync(Method<Q, R> method, Q request, CallOptions options) {
         @SuppressWarnings({"unchecked", "rawtypes"})
-        CompletableFuture<Reply<R>> f = (CompletableFuture) core.start(method, request, options.attachment(),
+        CompletableFuture<Reply<R>> f = (CompletableFuture) core.start(method, request, options.attachment(), options.responseAttachment(),
                 options.timeoutNanos(), false, true);
         return f;
     }

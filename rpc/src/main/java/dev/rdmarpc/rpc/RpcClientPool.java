@@ -263,7 +263,7 @@ public final class RpcClientPool implements AutoCloseable {
      */
     public <Q, R> R call(InetSocketAddress endpoint, Method<Q, R> method, Q request, CallOptions options) {
         ClientCore.PendingCall p = withConnection(endpoint,
-                c -> c.start(method, request, options.attachment(), options.timeoutNanos(), true, false));
+                c -> c.start(method, request, options.attachment(), options.responseAttachment(), options.timeoutNanos(), true, false));
         long timeout = options.timeoutNanos() > 0 ? options.timeoutNanos() : defaultTimeoutNanos;
         return ClientCore.await(p, timeout);
     }
@@ -297,7 +297,7 @@ public final class RpcClientPool implements AutoCloseable {
                                                  CallOptions options) {
         @SuppressWarnings({"unchecked", "rawtypes"})
         CompletableFuture<R> f = (CompletableFuture) withConnection(endpoint,
-                c -> c.start(method, request, options.attachment(), options.timeoutNanos(), false, false));
+                c -> c.start(method, request, options.attachment(), options.responseAttachment(), options.timeoutNanos(), false, false));
         return f;
     }
 

@@ -233,8 +233,21 @@ public final class ClientCore implements FrameHandler {
      */
     public <Q, R> PendingCall start(Method<Q, R> method, Q request, Attachment attachment, long timeoutNanos,
                                     boolean wait, boolean wantReply) {
-        if (attachment.location() != Attachment.Location.HOST) {
-            throw new IllegalArgumentException("this transport carries host-memory attachments only");
+        return start(method, request, attachment, null, timeoutNanos, wait, wantReply);
+    }
+
+    /**
+     * A typed call completing a future, whose response attachment lands in {@code responseTarget}.
+     *
+     * @param attachment     the request attachment, host or device memory
+     * @param responseTarget where the response attachment goes, or null for a heap copy
+     */
+    public <Q, R> PendingCall start(Method<Q, R> method, Q request, Attachment attachment, Attachment responseTarget,
+                                    long timeoutNanos, boolean wait, boolean wantReply) {
+        boolean device = attachment.location() == Attachment.Location.DEVICE;
+        DeviceAttachments.validate(attachment);
+        if (responseTarget != null) {
+            DeviceAttachments.validate(responseTarget);
         }
         Codec<Q> codec = method.requestCodec();
         int plen = codec.encodedSize(request);
@@ -246,7 +259,7 @@ public final class ClientCore implements FrameHandler {
             throw new IllegalStateException("a blocking call on the client's own I/O thread would wait for itself;"
                     + " use callAsync or send there");
         }
-        PendingCall call = new PendingCall(method, wantReply);
+        PendingCall call = new PendingCall(method, wantReply, responseTarget);
         long timeout = timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos;
         long waitDeadline = System.nanoTime() + timeout;
         if (!wait && c.pendingBytes() > sendHighWaterMark) {
@@ -269,11 +282,12 @@ public final class ClientCore implements FrameHandler {
             }
             return call;
         }
+        MemorySegment buf;
         try {
-            MemorySegment buf = c.claimBuffer();
+            buf = c.claimBuffer();
             FrameHeader.write(buf, off, FrameDescriptor.TYPE_REQUEST, id, method.id(), FrameDescriptor.STATUS_OK, plen, alen);
             codec.encode(request, buf, off + FrameDescriptor.HEADER_LENGTH);
-            if (alen > 0) {
+            if (alen > 0 && !device) {
                 MemorySegment.copy(attachment.segment(), 0, buf, off + FrameDescriptor.HEADER_LENGTH + plen, alen);
             }
         } catch (Throwable t) {
@@ -281,7 +295,16 @@ public final class ClientCore implements FrameHandler {
             release(id);
             throw t;
         }
-        c.commit();
+        if (device) {
+            try {
+                DeviceAttachments.fillAndCommit(c, buf, off, off + FrameDescriptor.HEADER_LENGTH + plen, attachment);
+            } catch (Throwable t) {
+                release(id);
+                throw t;
+            }
+        } else {
+            c.commit();
+        }
         metrics.calls.increment();
         metrics.bytesSent.add(frame);
         return call;
@@ -622,10 +645,12 @@ public final class ClientCore implements FrameHandler {
     public static final class PendingCall extends CompletableFuture<Object> {
         private final Method<?, ?> method;
         private final boolean reply;
+        private final Attachment responseTarget;
 
-        PendingCall(Method<?, ?> method, boolean reply) {
+        PendingCall(Method<?, ?> method, boolean reply, Attachment responseTarget) {
             this.method = method;
             this.reply = reply;
+            this.responseTarget = responseTarget;
         }
 
         void completeFrom(MemorySegment buf, long offset, Counters metrics) {
@@ -649,13 +674,27 @@ public final class ClientCore implements FrameHandler {
                         "response of " + method.name() + " could not be decoded: " + e.getMessage(), e));
                 return;
             }
-            if (reply) {
-                Attachment att = Attachment.NONE;
-                if (alen > 0) {
-                    MemorySegment copy = MemorySegment.ofArray(new byte[alen]);
-                    MemorySegment.copy(buf, poff + plen, copy, 0, alen);
-                    att = Attachment.of(copy);
+            Attachment att = Attachment.NONE;
+            if (alen > 0 && responseTarget != null) {
+                if (alen > responseTarget.length()) {
+                    metrics.errors.increment();
+                    completeExceptionally(new RpcException(Status.PAYLOAD_TOO_LARGE, "response attachment of " + alen
+                            + " bytes does not fit the provided " + responseTarget));
+                    return;
                 }
+                try {
+                    att = DeviceAttachments.land(buf, poff + plen, alen, responseTarget);
+                } catch (RuntimeException e) { // a driver failure copying to the GPU: the caller sees it as is
+                    metrics.errors.increment();
+                    completeExceptionally(e);
+                    return;
+                }
+            } else if (alen > 0 && reply) {
+                MemorySegment copy = MemorySegment.ofArray(new byte[alen]);
+                MemorySegment.copy(buf, poff + plen, copy, 0, alen);
+                att = Attachment.of(copy);
+            }
+            if (reply) {
                 complete(new Reply<>(value, att));
             } else {
                 complete(value);

@@ -31,16 +31,21 @@ final class ResponseWriter {
         if (at < 0) {
             return claimFailed(c, m, requestId, methodId, at);
         }
+        boolean device = att.location() == Attachment.Location.DEVICE;
+        MemorySegment buf;
         try {
-            MemorySegment buf = c.claimBuffer();
+            buf = c.claimBuffer();
             FrameHeader.write(buf, at, FrameDescriptor.TYPE_RESPONSE, requestId, methodId, FrameDescriptor.STATUS_OK, len, alen);
             MemorySegment.copy(src, off, buf, at + FrameDescriptor.HEADER_LENGTH, len);
-            if (alen > 0) {
+            if (alen > 0 && !device) {
                 MemorySegment.copy(att.segment(), 0, buf, at + FrameDescriptor.HEADER_LENGTH + len, alen);
             }
         } catch (Throwable t) {
             c.abort();
             throw t;
+        }
+        if (device) {
+            return commitDevice(c, m, requestId, methodId, buf, at, at + FrameDescriptor.HEADER_LENGTH + len, att, frame);
         }
         c.commit();
         m.bytesSent.add(frame);
@@ -66,18 +71,39 @@ final class ResponseWriter {
         if (at < 0) {
             return claimFailed(c, m, requestId, methodId, at);
         }
+        boolean device = att.location() == Attachment.Location.DEVICE;
+        MemorySegment buf;
         try {
-            MemorySegment buf = c.claimBuffer();
+            buf = c.claimBuffer();
             FrameHeader.write(buf, at, FrameDescriptor.TYPE_RESPONSE, requestId, methodId, FrameDescriptor.STATUS_OK, len, alen);
             codec.encode(value, buf, at + FrameDescriptor.HEADER_LENGTH);
-            if (alen > 0) {
+            if (alen > 0 && !device) {
                 MemorySegment.copy(att.segment(), 0, buf, at + FrameDescriptor.HEADER_LENGTH + len, alen);
             }
         } catch (RuntimeException e) {
             c.abort();
             return writeError(c, m, requestId, methodId, Status.HANDLER_FAILED, "response could not be encoded: " + e);
         }
+        if (device) {
+            return commitDevice(c, m, requestId, methodId, buf, at, at + FrameDescriptor.HEADER_LENGTH + len, att, frame);
+        }
         c.commit();
+        m.bytesSent.add(frame);
+        return Status.OK;
+    }
+
+    /** Copies a GPU response attachment into the claimed frame and commits it (see {@link DeviceAttachments}). */
+    private static Status commitDevice(Connection c, Counters m, long requestId, int methodId, MemorySegment buf,
+                                       long at, long attOffset, Attachment att, long frame) {
+        try {
+            DeviceAttachments.fillAndCommit(c, buf, at, attOffset, att);
+        } catch (RuntimeException e) {
+            // Before a commit the claim was aborted and an error still fits; after a held commit the
+            // connection is closed and this finds it closed.
+            LOG.log(System.Logger.Level.WARNING, "GPU response attachment could not be sent", e);
+            return writeError(c, m, requestId, methodId, Status.HANDLER_FAILED,
+                    "response attachment could not be copied from GPU " + att.deviceId() + ": " + e.getMessage());
+        }
         m.bytesSent.add(frame);
         return Status.OK;
     }

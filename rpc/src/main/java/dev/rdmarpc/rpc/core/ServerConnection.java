@@ -203,9 +203,7 @@ final class ServerConnection implements FrameHandler, RawCall {
     @Override
     public void responseAttachment(Attachment attachment) {
         Objects.requireNonNull(attachment, "attachment");
-        if (attachment.location() != Attachment.Location.HOST) {
-            throw new IllegalArgumentException("this transport carries host-memory attachments only");
-        }
+        DeviceAttachments.validate(attachment);
         this.responseAttachment = attachment;
     }
 
@@ -367,9 +365,7 @@ final class ServerConnection implements FrameHandler, RawCall {
         @Override
         public void responseAttachment(Attachment attachment) {
             Objects.requireNonNull(attachment, "attachment");
-            if (attachment.location() != Attachment.Location.HOST) {
-                throw new IllegalArgumentException("this transport carries host-memory attachments only");
-            }
+            DeviceAttachments.validate(attachment);
             this.response = attachment;
         }
     }

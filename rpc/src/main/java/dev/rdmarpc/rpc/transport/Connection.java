@@ -42,6 +42,49 @@ public interface Connection {
     /** Gives the claimed space back unsent and releases the send lock. */
     void abort();
 
+    /**
+     * Commits the claimed frame while only its first {@code readyLength} bytes are written, so that a
+     * producer can fill the rest (a GPU attachment being copied to host memory) outside the send
+     * lock while the transport already sends what is ready. Frames committed later queue behind it.
+     * The producer keeps writing into {@link #claimBuffer()} (fetched before this call) at the
+     * claimed offset and reports progress with {@link #releaseHeld} until the whole frame is
+     * released, or gives up with {@link #abandonHeld} when the fill fails (a frame cannot be taken
+     * back once committed, so that closes the connection).
+     *
+     * <p>Optional: a transport that cannot hold a frame, or not now (one held frame at a time), returns
+     * -1 and leaves the claim open; the producer then fills the frame and calls {@link #commit()} or
+     * {@link #abort()} as usual. Never call this on the connection's I/O thread.
+     *
+     * @param readyLength bytes from the frame's start that are written, in [0, frame length]
+     * @return a token for {@link #releaseHeld}, or -1 (nothing committed, the claim is still open)
+     */
+    default long commitHeld(int readyLength) {
+        return -1;
+    }
+
+    /**
+     * Reports that the first {@code readyLength} bytes of the frame held by {@code token} are written;
+     * at the frame's length the hold ends. Counts never decrease. Any thread; a token that is no
+     * longer held is ignored.
+     *
+     * @param token       from {@link #commitHeld}
+     * @param readyLength bytes from the frame's start that are written
+     */
+    default void releaseHeld(long token, int readyLength) {
+    }
+
+    /**
+     * The held frame of {@code token} cannot be completed: the connection is closed without sending
+     * the rest of it (the peer never sees a frame with unwritten bytes), and its space is freed. Any
+     * thread; a token that is no longer held only closes the connection.
+     *
+     * @param token from {@link #commitHeld}
+     * @param cause why, handed to the connection's close
+     */
+    default void abandonHeld(long token, Throwable cause) {
+        close(cause);
+    }
+
     /** @return true while the connection is open */
     boolean isOpen();
 

@@ -23,7 +23,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * and hands every complete frame to the handler in place. A frame longer than a chunk is completed
  * in a large buffer. Send side: a bounded ring of pooled buffers; producers on any thread append
  * whole frames under {@link #sendLock} (claim/commit), the loop writes everything committed with
- * one (gathering) write per iteration, outside the lock.
+ * one (gathering) write per iteration, outside the lock. One frame at a time may be committed
+ * "held" ({@link #commitHeld}): the loop writes it only as far as its producer has released it and
+ * writes nothing after it until it is complete.
  */
 final class TcpConnection implements Connection {
     private static final System.Logger LOG = System.getLogger(TcpConnection.class.getName());
@@ -63,8 +65,18 @@ final class TcpConnection implements Connection {
     private int claimIndex = -1;
     private long claimEnd;
     private boolean claimNewBuffer;
+    private long claimStart;
     private boolean closed;
     private volatile boolean open = true;
+    // the held frame (commitHeld), guarded by sendLock: its ring index (-1: none), bounds, progress
+    private int heldIndex = -1;
+    private long heldStart;
+    private long heldReady;
+    private long heldEnd;
+    private long heldToken;
+    private long heldSeq;
+    private boolean heldAbandoned;
+    private PooledBuffer heldOrphan;
     private boolean closing;
 
     // ---- flush scratch, loop thread only
@@ -253,6 +265,7 @@ final class TcpConnection implements Connection {
             long limit = ringLimit[t];
             if (!b.isLarge() && b.capacity() - limit >= frameLength) {
                 claimIndex = t;
+                claimStart = limit;
                 claimEnd = limit + frameLength;
                 claimNewBuffer = false;
                 return limit;
@@ -272,6 +285,7 @@ final class TcpConnection implements Connection {
         ringLimit[t] = 0;
         ringCount++;
         claimIndex = t;
+        claimStart = 0;
         claimEnd = frameLength;
         claimNewBuffer = true;
         return 0;
@@ -312,6 +326,82 @@ final class TcpConnection implements Connection {
         sendLock.unlock();
     }
 
+    @Override
+    public long commitHeld(int readyLength) {
+        if (heldIndex >= 0 || loop.inLoop()) {
+            return -1; // one held frame at a time; the claim stays open for a plain commit
+        }
+        if (readyLength < 0 || claimStart + readyLength > claimEnd) {
+            abort();
+            throw new IllegalArgumentException("ready length " + readyLength + " outside the claimed frame");
+        }
+        heldIndex = claimIndex;
+        heldStart = claimStart;
+        heldReady = claimStart + readyLength;
+        heldEnd = claimEnd;
+        long token = ++heldSeq;
+        heldToken = token;
+        commit();
+        return token;
+    }
+
+    @Override
+    public void releaseHeld(long token, int readyLength) {
+        PooledBuffer orphan = null;
+        boolean schedule = false;
+        sendLock.lock();
+        try {
+            if (token != heldToken || token == 0) {
+                return;
+            }
+            long ready = heldStart + readyLength;
+            if (ready >= heldEnd) {
+                heldIndex = -1;
+                heldToken = 0;
+                orphan = heldOrphan; // the connection closed meanwhile: the buffer is free only now
+                heldOrphan = null;
+            } else if (ready > heldReady) {
+                heldReady = ready;
+            }
+            if (!closed && !flushScheduled) {
+                flushScheduled = true;
+                schedule = true;
+            }
+        } finally {
+            sendLock.unlock();
+        }
+        if (orphan != null) {
+            orphan.release();
+        }
+        if (schedule) {
+            loop.flushLater(this);
+        }
+    }
+
+    @Override
+    public void abandonHeld(long token, Throwable cause) {
+        PooledBuffer orphan = null;
+        sendLock.lock();
+        try {
+            if (token == heldToken && token != 0) {
+                heldToken = 0;
+                if (closed) {
+                    orphan = heldOrphan;
+                    heldOrphan = null;
+                    heldIndex = -1;
+                } else {
+                    heldAbandoned = true; // flush still stops at the ready bytes; closeNow frees the buffer
+                }
+            }
+        } finally {
+            sendLock.unlock();
+        }
+        if (orphan != null) {
+            orphan.release();
+        }
+        close(cause);
+    }
+
     /** Writes everything committed; on the loop thread. */
     void flush() {
         int n;
@@ -328,10 +418,18 @@ final class TcpConnection implements Connection {
                 ByteBuffer bb = ring[idx].byteBuffer();
                 int start = i == 0 ? (int) headFlushed : 0;
                 int end = (int) ringLimit[idx];
+                boolean held = idx == heldIndex;
+                if (held) {
+                    end = (int) Math.min(end, heldReady); // nothing past the held frame's ready bytes
+                }
                 bb.limit(end);
                 bb.position(start);
                 total += end - start;
                 iov[i] = bb;
+                if (held) {
+                    n = i + 1;
+                    break;
+                }
             }
         } finally {
             sendLock.unlock();
@@ -505,7 +603,11 @@ final class TcpConnection implements Connection {
             closed = true;
             for (int i = 0; i < ringCount; i++) {
                 int idx = (ringHead + i) & (SEND_RING - 1);
-                ring[idx].release();
+                if (idx == heldIndex && !heldAbandoned) {
+                    heldOrphan = ring[idx]; // its producer still writes into it; releaseHeld frees it
+                } else {
+                    ring[idx].release();
+                }
                 ring[idx] = null;
             }
             ringCount = 0;
