@@ -53,6 +53,11 @@ final class MatrixOptions {
             description = "Measured time per cell: 500ms, 5s, 1m... (default: ${DEFAULT-VALUE}).")
     Duration duration;
 
+    @Option(names = "--repeat", defaultValue = "1", paramLabel = "N", converter = Converters.Positive.class,
+            description = "Run the whole matrix N times, stacks and runs interleaved, and report per cell the median "
+                    + "of the runs (default: ${DEFAULT-VALUE}).")
+    int repeat;
+
     @Option(names = "--response-size", paramLabel = "SIZE", converter = Converters.Size.class,
             description = "Response size (default: the request size, a true echo).")
     Long responseSize;
@@ -125,7 +130,7 @@ final class MatrixOptions {
             s.add((int) v);
         }
         return new MatrixPlan(s, concurrency, responseSize == null ? -1 : responseSize.intValue(), pipeline,
-                connections, warmup, duration, maxInFlight, initialWarmup);
+                connections, warmup, duration, maxInFlight, initialWarmup, repeat);
     }
 
     StackOptions stackOptions(MatrixPlan plan) {

@@ -34,7 +34,7 @@ class LocalRunTest {
         assertEquals("4K", cells[0]);
         assertEquals("2", cells[1]);
         double qps = Double.parseDouble(cells[7]);
-        assertTrue(qps > 50, "QPS " + qps);
+        assertTrue(qps > 10, "QPS " + qps);
         assertTrue(Double.parseDouble(cells[2]) > 0, "throughput");
         assertTrue(r.out().contains("# rdmarpc-tcp: "), r.out());
     }
