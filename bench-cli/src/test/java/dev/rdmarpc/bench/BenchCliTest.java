@@ -104,6 +104,7 @@ class BenchCliTest {
         "local --sizes 2 --response-size 8 | --response-size needs requests of at least 4 bytes",
         "client --connect nowhere      | 'nowhere' is not HOST:PORT",
         "client --connect 127.0.0.1:70000 | port 70000 is out of range",
+        "client --connect 127.0.0.1:0   | port 0 is not a server's port",
         "server --max-message 0        | --max-message: 0B is out of range",
         "jmh -foo                      | JMH:",
     })
