@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
@@ -16,42 +17,53 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The buffer pool's acquire/release pair, the operation every frame sent or received goes through: a
- * chunk (64 KiB, the default) and a large buffer (1 MiB, above the chunk size). Both should allocate
- * nothing once the pool is warm.
+ * Acquire and release of pooled buffers: a chunk, a cached large buffer, and the chunk's cached
+ * {@code ByteBuffer} view. Expected with {@code -prof gc}: 0 B/op.
  */
-@State(Scope.Benchmark)
+@State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
-public class PoolBench {
+public class BufferPoolBench {
     private BufferPool pool;
 
-    @Setup
-    public void setUp() {
+    @Setup(Level.Trial)
+    public void setup() {
         pool = BufferPool.create();
+        pool.acquire(1 << 20).release(); // populate the large-buffer cache
     }
 
-    @TearDown
+    @TearDown(Level.Trial)
     public void tearDown() {
         pool.close();
     }
 
+    /** One chunk acquired and released. */
     @Benchmark
     public int acquireReleaseChunk() {
         PooledBuffer b = pool.acquire();
-        int capacity = b.capacity();
+        int c = b.capacity();
         b.release();
-        return capacity;
+        return c;
     }
 
+    /** A chunk and its cached NIO view, as the TCP transport reads into it. */
+    @Benchmark
+    public int acquireChunkWithByteBufferView() {
+        PooledBuffer b = pool.acquire();
+        int c = b.byteBuffer().capacity();
+        b.release();
+        return c;
+    }
+
+    /** A 1 MiB large buffer served from the pool's cache. */
     @Benchmark
     public int acquireReleaseLarge() {
         PooledBuffer b = pool.acquire(1 << 20);
-        int capacity = b.capacity();
+        int c = b.capacity();
         b.release();
-        return capacity;
+        return c;
     }
 }
