@@ -58,7 +58,11 @@ class BenchCliTest {
         assertEquals(4, c.matrix.connections);
         assertEquals(1, c.matrix.pipeline);
         assertEquals(64L << 20, c.matrix.maxInFlight);
-        assertEquals(Duration.ofSeconds(3), c.matrix.initialWarmup);
+        assertEquals(Duration.ofSeconds(3), c.matrix.initialWarmup());
+        assertEquals(Duration.ofSeconds(15), parseLocal("local", "--baseline", "grpc").matrix.initialWarmup(),
+                "gRPC-java needs a longer JIT warm-up");
+        assertEquals(Duration.ofSeconds(1),
+                parseLocal("local", "--baseline", "grpc", "--initial-warmup", "1s").matrix.initialWarmup());
         assertNull(c.matrix.responseSize);
         assertNull(c.matrix.baseline);
         assertEquals(OutputOptions.Format.table, c.output.format);
