@@ -139,7 +139,15 @@ class BenchCliTest {
         assertTrue(r.out().contains("libibverbs.so.1: "), r.out());
         assertTrue(r.out().contains("RDMA devices"), r.out());
         assertTrue(r.out().contains("GID for 127.0.0.1"), r.out());
-        assertTrue(r.out().contains("Not in this build yet"), r.out());
+        assertTrue(r.out().contains("Not in this command yet"), r.out());
+        // What the bindings say must match what the doctor prints.
+        assertTrue(r.out().contains("libibverbs.so.1: " + (dev.rdmarpc.ibverbs.Ibverbs.isAvailable() ? "loads" : "NOT AVAILABLE")),
+                r.out());
+        assertTrue(r.out().contains("libcuda.so.1: " + (dev.rdmarpc.cuda.Cuda.isAvailable() ? "loads" : "NOT AVAILABLE")),
+                r.out());
+        if (dev.rdmarpc.ibverbs.Ibverbs.isAvailable()) {
+            assertTrue(r.out().contains("libibverbs lists ") || r.out().contains("libibverbs cannot list devices: "), r.out());
+        }
     }
 
     @Test
