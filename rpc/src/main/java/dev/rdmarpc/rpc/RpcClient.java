@@ -295,6 +295,7 @@ public final class RpcClient implements AutoCloseable {
         private int ioThreads = 1;
         private BufferPool.Config bufferPool = new BufferPool.Config();
         private Transport transport;
+        private Duration idleSpin = TcpTransport.Config.DEFAULT_IDLE_SPIN;
 
         private Builder() {
         }
@@ -332,6 +333,17 @@ public final class RpcClient implements AutoCloseable {
          */
         public Builder maxOutstanding(int n) {
             this.maxOutstanding = n;
+            return this;
+        }
+
+        /**
+         * @param spin how long each event loop polls without sleeping after its last event, when the
+         *             client creates its transport (see {@link TcpTransport.Config#idleSpin}); default 0
+         *             (sleep at once); 20-100 us where each side has cores of its own. Ignored with {@link #transport(Transport)}.
+         * @return this
+         */
+        public Builder idleSpin(Duration spin) {
+            this.idleSpin = Objects.requireNonNull(spin, "spin");
             return this;
         }
 
@@ -391,7 +403,7 @@ public final class RpcClient implements AutoCloseable {
             boolean owns = transport == null;
             Transport t = owns
                     ? TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).bufferPool(bufferPool)
-                            .threadNamePrefix("rdmarpc-client"))
+                            .idleSpin(idleSpin).threadNamePrefix("rdmarpc-client"))
                     : transport;
             try {
                 Counters metrics = new Counters();

@@ -369,6 +369,7 @@ public final class RpcClientPool implements AutoCloseable {
         private int maxFrameLength = FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH;
         private int ioThreads = 1;
         private Transport transport;
+        private Duration idleSpin = TcpTransport.Config.DEFAULT_IDLE_SPIN;
 
         private Builder() {
         }
@@ -428,6 +429,17 @@ public final class RpcClientPool implements AutoCloseable {
         }
 
         /**
+         * @param spin how long each event loop polls without sleeping after its last event, when the
+         *             pool creates its transport (see {@link TcpTransport.Config#idleSpin}); default 0
+         *             (sleep at once); 20-100 us where each side has cores of its own. Ignored with {@link #transport(Transport)}.
+         * @return this
+         */
+        public Builder idleSpin(Duration spin) {
+            this.idleSpin = Objects.requireNonNull(spin, "spin");
+            return this;
+        }
+
+        /**
          * @param bytes the largest frame sent or accepted; default 16 MiB
          * @return this
          */
@@ -475,7 +487,8 @@ public final class RpcClientPool implements AutoCloseable {
             Settings.checkMaxFrame(maxFrameLength);
             boolean owns = transport == null;
             Transport t = owns
-                    ? TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).threadNamePrefix("rdmarpc-pool"))
+                    ? TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).idleSpin(idleSpin)
+                            .threadNamePrefix("rdmarpc-pool"))
                     : transport;
             return new RpcClientPool(this, t, owns);
         }
