@@ -3,6 +3,11 @@ package dev.rdmarpc.rdmacm;
 import dev.rdmarpc.ibverbs.raw.ibv_context;
 import dev.rdmarpc.ibverbs.raw.ibv_device;
 import dev.rdmarpc.ibverbs.raw.ibverbs_h;
+import dev.rdmarpc.ibverbs.verbs.Context;
+import dev.rdmarpc.ibverbs.verbs.ProtectionDomain;
+import dev.rdmarpc.ibverbs.verbs.QpType;
+import dev.rdmarpc.ibverbs.verbs.QueuePair;
+import dev.rdmarpc.ibverbs.verbs.QueuePairInit;
 import dev.rdmarpc.rdmacm.raw.rdma_addr;
 import dev.rdmarpc.rdmacm.raw.rdma_cm_id;
 import dev.rdmarpc.rdmacm.raw.rdma_conn_param;
@@ -13,6 +18,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -24,9 +30,9 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  * or handed out by a {@link CmEventType#CONNECT_REQUEST} event; its events come from that channel.
  *
  * <p>Client: {@link #resolveAddress} (wait for {@code ADDR_RESOLVED}), {@link #resolveRoute} (wait
- * for {@code ROUTE_RESOLVED}), create the queue pair, {@link #connect} (wait for
+ * for {@code ROUTE_RESOLVED}), {@link #createQueuePair}, {@link #connect} (wait for
  * {@code ESTABLISHED}). Server: {@link #bind}, {@link #listen}, and for each
- * {@code CONNECT_REQUEST}: create the queue pair on the new id, then {@link #accept} (wait for
+ * {@code CONNECT_REQUEST}: {@link #createQueuePair} on the new id, then {@link #accept} (wait for
  * {@code ESTABLISHED}) or {@link #reject}. Either side: {@link #disconnect} (both see
  * {@code DISCONNECTED}). The operations return when the request is made; the outcome is an event.
  *
@@ -55,7 +61,7 @@ public final class CmId implements AutoCloseable {
     private final MemorySegment id;
     private final AtomicBoolean closed = new AtomicBoolean();
     /** The queue pair on this id, or {@code null}; guarded by {@code this}. */
-    private AutoCloseable queuePair;
+    private QueuePair queuePair;
 
     CmId(EventChannel channel, MemorySegment id) {
         this.channel = channel;
@@ -185,6 +191,88 @@ public final class CmId implements AutoCloseable {
         return Byte.toUnsignedInt(rdma_cm_id.port_num(id));
     }
 
+    // ---------------------------------------------------------------- the queue pair
+
+    /**
+     * Creates the connection's RC queue pair on the device the id is bound to
+     * ({@code rdma_create_qp}); librdmacm moves it to INIT now, and {@link #connect}/{@link #accept}
+     * take it through RTR to RTS, so there are no state transitions to do by hand. The result is
+     * the verbs layer's {@link QueuePair}: post and poll on it as on any other.
+     *
+     * <p>{@code pd} and the completion queues in {@code init} must be made on the id's device:
+     * wrap the context librdmacm opened, {@code Context.wrap(id.verbsContext())}, which stays open
+     * as long as librdmacm is loaded (ids on one device share it, so one wrapper per device is
+     * enough). The queue pair depends on the domain and completion queues like any other, and this
+     * id depends on it: close the queue pair ({@code rdma_destroy_qp}) before the id.
+     *
+     * @param pd   the protection domain, on {@link #verbsContext()}
+     * @param init type RC, completion queues on the same device, queue sizes
+     * @throws IllegalStateException    when the id is not bound to a device yet (create the queue
+     *                                  pair after {@code ADDR_RESOLVED} / {@code ROUTE_RESOLVED} on a
+     *                                  client, or on the id of a {@code CONNECT_REQUEST}), or
+     *                                  already has a queue pair
+     * @throws IllegalArgumentException when {@code pd} is on another device, the type is not RC, or
+     *                                  {@code init} is invalid
+     * @throws RdmaCmException          naming {@code rdma_create_qp} and its errno
+     */
+    public QueuePair createQueuePair(ProtectionDomain pd, QueuePairInit init) {
+        Objects.requireNonNull(pd, "pd");
+        Objects.requireNonNull(init, "init");
+        if (init.type() != QpType.RC) {
+            throw new IllegalArgumentException("a CM id in the RDMA_PS_TCP port space carries an RC queue pair, not "
+                    + init.type());
+        }
+        synchronized (this) {
+            ensureOpen();
+            if (queuePair != null) {
+                throw new IllegalStateException(this + " already has a queue pair: " + queuePair);
+            }
+            MemorySegment verbs = rdma_cm_id.verbs(id);
+            if (verbs.address() == 0) {
+                throw new IllegalStateException(this + " is not bound to an RDMA device yet: create the queue pair"
+                        + " after ADDR_RESOLVED/ROUTE_RESOLVED, or on the id of a CONNECT_REQUEST");
+            }
+            Context context = pd.context();
+            if (context.segment().address() != verbs.address()) {
+                throw new IllegalArgumentException(pd + " is on " + context.name() + " (ibv_context 0x"
+                        + Long.toHexString(context.segment().address()) + "), but " + this + " is bound to "
+                        + deviceName() + " (ibv_context 0x" + Long.toHexString(verbs.address())
+                        + "); allocate it on Context.wrap(id.verbsContext())");
+            }
+            init.validate(pd);
+            MemorySegment qp;
+            try (Arena temp = Arena.ofConfined()) {
+                RdmaCmNative.rdma_create_qp(id, pd.segment(), init.toNative(temp));
+                qp = rdma_cm_id.qp(id);
+            }
+            QueuePair adopted;
+            try {
+                adopted = pd.adoptQueuePair(init, qp, this::destroyQueuePair);
+            } catch (RuntimeException | Error e) {
+                rdmacm_h.rdma_destroy_qp(id);
+                throw e;
+            }
+            queuePair = adopted;
+            RdmaCmCounters.QUEUE_PAIRS.incrementAndGet();
+            return adopted;
+        }
+    }
+
+    /** The queue pair made by {@link #createQueuePair} and not yet closed, or {@code null}. */
+    public synchronized QueuePair queuePair() {
+        return queuePair;
+    }
+
+    /** The destroyer of the adopted queue pair: runs once, from {@link QueuePair#close()}. */
+    private int destroyQueuePair(MemorySegment ibvQp) {
+        synchronized (this) {
+            rdmacm_h.rdma_destroy_qp(id); // ibv_destroy_qp, then id->qp = NULL
+            queuePair = null;
+        }
+        RdmaCmCounters.QUEUE_PAIRS.decrementAndGet();
+        return 0;
+    }
+
     // ---------------------------------------------------------------- connections
 
     /**
@@ -256,7 +344,11 @@ public final class CmId implements AutoCloseable {
 
     /** Allows binding to an address still in use ({@code RDMA_OPTION_ID_REUSEADDR}); before {@link #bind}. */
     public void setReuseAddress(boolean reuse) {
-        setIntOption(rdmacm_h.RDMA_OPTION_ID_REUSEADDR(), reuse ? 1 : 0, "RDMA_OPTION_ID_REUSEADDR");
+        ensureOpen();
+        try (Arena temp = Arena.ofConfined()) {
+            RdmaCmNative.rdma_set_option(id, rdmacm_h.RDMA_OPTION_ID(), rdmacm_h.RDMA_OPTION_ID_REUSEADDR(),
+                    temp.allocateFrom(JAVA_INT, reuse ? 1 : 0), 4);
+        }
     }
 
     /** The type of service of the connection's packets ({@code RDMA_OPTION_ID_TOS}, 0..255); before resolving the route. */
@@ -268,13 +360,6 @@ public final class CmId implements AutoCloseable {
         try (Arena temp = Arena.ofConfined()) {
             MemorySegment value = temp.allocateFrom(JAVA_BYTE, (byte) tos);
             RdmaCmNative.rdma_set_option(id, rdmacm_h.RDMA_OPTION_ID(), rdmacm_h.RDMA_OPTION_ID_TOS(), value, 1);
-        }
-    }
-
-    private void setIntOption(int name, int value, String what) {
-        ensureOpen();
-        try (Arena temp = Arena.ofConfined()) {
-            RdmaCmNative.rdma_set_option(id, rdmacm_h.RDMA_OPTION_ID(), name, temp.allocateFrom(JAVA_INT, value), 4);
         }
     }
 
@@ -362,7 +447,8 @@ public final class CmId implements AutoCloseable {
                 return;
             }
             if (queuePair != null) {
-                throw new IllegalStateException("CM id still has a queue pair; close it before the id");
+                throw new IllegalStateException(this + " still has a queue pair (" + queuePair
+                        + "); close it before the id");
             }
             closed.set(true);
         }
