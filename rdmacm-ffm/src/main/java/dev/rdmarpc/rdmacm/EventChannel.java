@@ -14,6 +14,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 /**
  * A connection-manager event channel ({@code struct rdma_event_channel}): the file descriptor on
@@ -69,8 +71,8 @@ public final class EventChannel implements AutoCloseable {
         this.arena = Arena.ofShared();
         this.eventOut = arena.allocate(ADDRESS);
         this.pollfd = arena.allocate(Libc.POLLFD);
-        pollfd.set(java.lang.foreign.ValueLayout.JAVA_INT, Libc.POLLFD_FD, fd);
-        pollfd.set(java.lang.foreign.ValueLayout.JAVA_SHORT, Libc.POLLFD_EVENTS, Libc.POLLIN);
+        pollfd.set(JAVA_INT, Libc.POLLFD_FD, fd);
+        pollfd.set(JAVA_SHORT, Libc.POLLFD_EVENTS, Libc.POLLIN);
     }
 
     /**
@@ -150,7 +152,8 @@ public final class EventChannel implements AutoCloseable {
      * Waits up to {@code timeout} for the next event, copies it into a {@link CmEvent} and
      * acknowledges it ({@code rdma_get_cm_event}, then {@code rdma_ack_cm_event}).
      *
-     * @param timeout how long to wait; {@link Duration#ZERO} only looks
+     * @param timeout how long to wait; {@link Duration#ZERO} only looks; one too long for a
+     *                {@code long} of nanoseconds (about 292 years) waits without limit
      * @return the event, or {@code null} when none arrived in time
      * @throws IllegalStateException when the channel is closed or another thread is polling it
      * @throws RdmaCmException       naming {@code rdma_get_cm_event} or {@code poll} and the errno
@@ -159,7 +162,12 @@ public final class EventChannel implements AutoCloseable {
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("negative timeout " + timeout);
         }
-        long timeoutNanos = timeout.compareTo(Duration.ofDays(365 * 100)) > 0 ? Long.MAX_VALUE / 2 : timeout.toNanos();
+        long timeoutNanos;
+        try {
+            timeoutNanos = timeout.toNanos();
+        } catch (ArithmeticException tooLong) {
+            timeoutNanos = -1;
+        }
         return poll(timeoutNanos);
     }
 
