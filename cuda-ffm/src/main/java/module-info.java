@@ -1,4 +1,10 @@
+/**
+ * The CUDA driver API through the FFM API: the jextract-generated bindings
+ * ({@code dev.rdmarpc.cuda.raw}, exported for raw use) and the hand-written pieces in
+ * {@code dev.rdmarpc.cuda}. Needs {@code --enable-native-access=dev.rdmarpc.cuda}; works without a
+ * GPU or driver until CUDA is actually used.
+ */
 module dev.rdmarpc.cuda {
-
     exports dev.rdmarpc.cuda;
+    exports dev.rdmarpc.cuda.raw;
 }

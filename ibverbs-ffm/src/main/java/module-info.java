@@ -1,4 +1,11 @@
+/**
+ * libibverbs through the FFM API: the jextract-generated bindings ({@code dev.rdmarpc.ibverbs.raw},
+ * exported for users of raw verbs) and the hand-written pieces beside them in
+ * {@code dev.rdmarpc.ibverbs}: lazy availability ({@link dev.rdmarpc.ibverbs.Ibverbs}), errno
+ * capture ({@link dev.rdmarpc.ibverbs.VerbsNative}) and the static inline data path of verbs.h
+ * ({@link dev.rdmarpc.ibverbs.VerbsInline}). Needs {@code --enable-native-access=dev.rdmarpc.ibverbs}.
+ */
 module dev.rdmarpc.ibverbs {
-
     exports dev.rdmarpc.ibverbs;
+    exports dev.rdmarpc.ibverbs.raw;
 }

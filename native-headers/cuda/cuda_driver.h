@@ -1,0 +1,2 @@
+/* jextract input for dev.rdmarpc.cuda.raw: the CUDA driver API (not the runtime API). */
+#include <cuda.h>

@@ -1,0 +1,2 @@
+/* jextract input for dev.rdmarpc.ibverbs.raw: the libibverbs public API of rdma-core. */
+#include <infiniband/verbs.h>
