@@ -103,10 +103,17 @@ public final class Context extends VerbsResource {
                         continue;
                     }
                     Context ctx = new Context(VerbsNative.ibv_open_device(device), true);
-                    if (wanted != null || ctx.hasActivePort()) {
+                    boolean keep = false;
+                    try {
+                        keep = wanted != null || ctx.hasActivePort();
+                    } finally {
+                        if (!keep) {
+                            ctx.close();
+                        }
+                    }
+                    if (keep) {
                         return ctx;
                     }
-                    ctx.close();
                 }
             } finally {
                 ibverbs_h.ibv_free_device_list(list);

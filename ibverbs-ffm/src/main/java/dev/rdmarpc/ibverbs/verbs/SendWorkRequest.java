@@ -52,7 +52,9 @@ public final class SendWorkRequest {
     /** Zeroes the entry (opcode RDMA_WRITE, no SGE, no flags), keeping its link to its SGEs. */
     public SendWorkRequest clear() {
         long sgList = wrs.get(ValueLayout.JAVA_LONG, wr + L.SG_LIST);
-        wrs.asSlice(wr, L.WR_SIZE).fill((byte) 0);
+        for (long off = 0; off < L.WR_SIZE; off += 8) { // sizeof(struct ibv_send_wr) is a multiple of 8
+            wrs.set(ValueLayout.JAVA_LONG, wr + off, 0L);
+        }
         wrs.set(ValueLayout.JAVA_LONG, wr + L.SG_LIST, sgList);
         return this;
     }
