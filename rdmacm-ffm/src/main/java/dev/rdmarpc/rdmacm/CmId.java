@@ -333,6 +333,12 @@ public final class CmId implements AutoCloseable {
      * Disconnects ({@code rdma_disconnect}): the queue pair moves to the error state (flushing its
      * posted work requests) and both sides see {@link CmEventType#DISCONNECTED}.
      *
+     * <p>On InfiniBand and RoCE this sends a disconnect request; the peer sees
+     * {@code DISCONNECTED} at once, and should answer with its own {@code disconnect()} (which
+     * sends the reply): the side that disconnected first sees its {@code DISCONNECTED} when that
+     * reply arrives, or only when the request times out. So: on a {@code DISCONNECTED} event for a
+     * connection you did not disconnect yourself, call {@code disconnect()}.
+     *
      * @throws RdmaCmException naming {@code rdma_disconnect} and its errno (EINVAL when not connected)
      */
     public void disconnect() {

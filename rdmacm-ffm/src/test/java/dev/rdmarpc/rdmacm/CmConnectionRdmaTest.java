@@ -10,7 +10,6 @@ import dev.rdmarpc.ibverbs.verbs.QpState;
 import dev.rdmarpc.ibverbs.verbs.QueuePair;
 import dev.rdmarpc.ibverbs.verbs.QueuePairInit;
 import dev.rdmarpc.ibverbs.verbs.ReceiveWorkRequests;
-import dev.rdmarpc.ibverbs.verbs.ResourceKind;
 import dev.rdmarpc.ibverbs.verbs.SendWorkRequests;
 import dev.rdmarpc.ibverbs.verbs.VerbsResources;
 import dev.rdmarpc.ibverbs.verbs.WcOpcode;
@@ -57,11 +56,12 @@ class CmConnectionRdmaTest {
     private static final long COMPLETION_WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     private static CmEvent next(EventChannel channel, CmEventType expected) {
+        long start = System.nanoTime();
         CmEvent event = channel.poll(EVENT_WAIT);
         if (event == null) {
             fail("no event within " + EVENT_WAIT + " on " + channel + "; expected " + expected.nativeName());
         }
-        System.out.println("event: " + event);
+        System.out.println("event after " + (System.nanoTime() - start) / 1_000_000 + " ms: " + event);
         return event.require(expected);
     }
 
@@ -91,6 +91,35 @@ class CmConnectionRdmaTest {
         return fail("no completion on " + cq + " within 30 s");
     }
 
+    /** Closes what was added, last first, also when the test fails; every resource closes once, so explicit closes are fine. */
+    private static final class Cleanup implements AutoCloseable {
+        private final java.util.ArrayDeque<AutoCloseable> stack = new java.util.ArrayDeque<>();
+
+        <T extends AutoCloseable> T add(T resource) {
+            stack.push(resource);
+            return resource;
+        }
+
+        @Override
+        public void close() throws Exception {
+            Exception failure = null;
+            while (!stack.isEmpty()) {
+                try {
+                    stack.pop().close();
+                } catch (Exception e) {
+                    if (failure == null) {
+                        failure = e;
+                    } else {
+                        failure.addSuppressed(e);
+                    }
+                }
+            }
+            if (failure != null) {
+                throw failure;
+            }
+        }
+    }
+
     private static long live() {
         return RdmaCmCounters.liveObjects();
     }
@@ -107,11 +136,12 @@ class CmConnectionRdmaTest {
         ConnectionParams clientParams = ConnectionParams.DEFAULT.withResponderResources(2).withInitiatorDepth(1)
                 .withRetryCount(5).withRnrRetryCount(6);
 
-        try (EventChannel serverChannel = EventChannel.open();
-             EventChannel clientChannel = EventChannel.open();
+        try (Cleanup cleanup = new Cleanup();
              Arena memory = Arena.ofShared()) {
+            EventChannel serverChannel = cleanup.add(EventChannel.open());
+            EventChannel clientChannel = cleanup.add(EventChannel.open());
             assertEquals(cmBefore + 2, live());
-            CmId listener = serverChannel.createId();
+            CmId listener = cleanup.add(serverChannel.createId());
             listener.bind(new InetSocketAddress(serverIp, 0));
             listener.listen(8);
             InetSocketAddress listening = listener.localAddress();
@@ -119,7 +149,7 @@ class CmConnectionRdmaTest {
             assertTrue(listening.getPort() > 0, "port 0 picks a port: " + listening);
             assertEquals(rdma.device1(), listener.deviceName(), "binding to the address binds to its device");
 
-            CmId client = clientChannel.createId();
+            CmId client = cleanup.add(clientChannel.createId());
             assertNull(client.deviceName(), "not bound yet");
             client.resolveAddress(new InetSocketAddress(clientIp, 0), listening, RESOLVE_TIMEOUT);
             assertSame(client, next(clientChannel, CmEventType.ADDR_RESOLVED).id());
@@ -130,11 +160,11 @@ class CmConnectionRdmaTest {
             assertEquals(listening, client.remoteAddress());
 
             // the client's queue pair, on the device librdmacm bound the id to
-            Context clientContext = Context.wrap(client.verbsContext());
-            ProtectionDomain clientPd = clientContext.allocateProtectionDomain();
-            CompletionQueue clientCq = clientContext.createCompletionQueue(16);
-            QueuePair clientQp = client.createQueuePair(clientPd,
-                    new QueuePairInit().completionQueue(clientCq).maxSendWr(4).maxRecvWr(4));
+            Context clientContext = cleanup.add(Context.wrap(client.verbsContext()));
+            ProtectionDomain clientPd = cleanup.add(clientContext.allocateProtectionDomain());
+            CompletionQueue clientCq = cleanup.add(clientContext.createCompletionQueue(16));
+            QueuePair clientQp = cleanup.add(client.createQueuePair(clientPd,
+                    new QueuePairInit().completionQueue(clientCq).maxSendWr(4).maxRecvWr(4)));
             assertSame(clientQp, client.queuePair());
             assertEquals(QpState.INIT, clientQp.state(), "rdma_create_qp leaves the queue pair in INIT");
             assertEquals("CmId[0x" + Long.toHexString(client.handle().address()) + "] still has a queue pair ("
@@ -144,7 +174,7 @@ class CmConnectionRdmaTest {
             client.connect(clientParams, hello);
 
             CmEvent request = next(serverChannel, CmEventType.CONNECT_REQUEST);
-            CmId connection = request.id();
+            CmId connection = cleanup.add(request.id());
             assertSame(listener, request.listenId());
             assertFalse(connection == listener);
             assertEquals(2, serverChannel.openIds(), "the request's id belongs to the poller");
@@ -158,13 +188,13 @@ class CmConnectionRdmaTest {
             assertEquals(rdma.device1(), connection.deviceName());
             assertEquals(new InetSocketAddress(clientIp, client.localAddress().getPort()), connection.remoteAddress());
 
-            Context serverContext = Context.wrap(connection.verbsContext());
-            ProtectionDomain serverPd = serverContext.allocateProtectionDomain();
-            CompletionQueue serverCq = serverContext.createCompletionQueue(16);
+            Context serverContext = cleanup.add(Context.wrap(connection.verbsContext()));
+            ProtectionDomain serverPd = cleanup.add(serverContext.allocateProtectionDomain());
+            CompletionQueue serverCq = cleanup.add(serverContext.createCompletionQueue(16));
             assertThrows(IllegalArgumentException.class, () -> connection.createQueuePair(clientPd,
                     new QueuePairInit().completionQueue(clientCq)), "a domain of the other device");
-            QueuePair serverQp = connection.createQueuePair(serverPd,
-                    new QueuePairInit().completionQueue(serverCq).maxSendWr(4).maxRecvWr(4));
+            QueuePair serverQp = cleanup.add(connection.createQueuePair(serverPd,
+                    new QueuePairInit().completionQueue(serverCq).maxSendWr(4).maxRecvWr(4)));
 
             MemorySegment receiveBuffer = memory.allocate(64);
             MemorySegment sendBuffer = memory.allocate(64);
@@ -181,11 +211,13 @@ class CmConnectionRdmaTest {
                 CmEvent established = next(clientChannel, CmEventType.ESTABLISHED);
                 assertSame(client, established.id());
                 assertPrivateData(welcome, CmId.MAX_ACCEPT_PRIVATE_DATA, established);
+                assertEquals(serverQp.qpNum(), established.params().qpNumber(), "the server's QP number");
                 assertSame(connection, next(serverChannel, CmEventType.ESTABLISHED).id());
                 assertEquals(QpState.RTS, clientQp.state());
                 assertEquals(QpState.RTS, serverQp.state());
 
                 sends.get(0).wrId(9).send(sendMr, 0, ping.length).signaled(true);
+                long sent = System.nanoTime();
                 assertEquals(0, clientQp.postSend(sends, 1));
                 assertEquals(1, pollOne(clientCq, wc));
                 assertTrue(wc.isSuccess(0), wc.describe(0));
@@ -196,12 +228,17 @@ class CmConnectionRdmaTest {
                 assertEquals(WcOpcode.RECV, wc.opcode(0));
                 assertEquals(ping.length, wc.byteLength(0));
                 assertArrayEquals(ping, receiveBuffer.asSlice(0, ping.length).toArray(JAVA_BYTE));
+                System.out.println("SEND/RECV completed after " + (System.nanoTime() - sent) / 1_000_000 + " ms");
             }
 
+            // the client disconnects; the server sees it and answers with its own disconnect, which
+            // completes the client's (on IB/RoCE: DREQ, then DREP)
             client.disconnect();
-            assertSame(client, next(clientChannel, CmEventType.DISCONNECTED).id());
-            assertSame(connection, next(serverChannel, CmEventType.DISCONNECTED).id());
             assertEquals(QpState.ERR, clientQp.state(), "disconnect moves the queue pair to ERR");
+            assertSame(connection, next(serverChannel, CmEventType.DISCONNECTED).id());
+            connection.disconnect();
+            assertSame(client, next(clientChannel, CmEventType.DISCONNECTED).id());
+            assertEquals(QpState.ERR, serverQp.state());
 
             // dependents first: the channel refuses while ids are open, an id while its QP is
             assertThrows(IllegalStateException.class, serverChannel::close);
@@ -333,6 +370,7 @@ class CmConnectionRdmaTest {
             assertEquals(before, live(), "after channel " + c);
         }
         // queue pairs on ids: the id refuses to close before its queue pair
+        long qpsBefore = RdmaCmCounters.liveQueuePairs();
         for (int c = 0; c < 20; c++) {
             try (EventChannel channel = EventChannel.open()) {
                 CmId id = channel.createId();
@@ -346,7 +384,7 @@ class CmConnectionRdmaTest {
                             .endsWith(" is not bound to an RDMA device yet: create the queue pair after"
                                     + " ADDR_RESOLVED/ROUTE_RESOLVED, or on the id of a CONNECT_REQUEST"));
                     QueuePair qp = id.createQueuePair(pd, new QueuePairInit().completionQueue(cq).maxSendWr(1).maxRecvWr(1));
-                    assertEquals(1, RdmaCmCounters.liveQueuePairs());
+                    assertEquals(qpsBefore + 1, RdmaCmCounters.liveQueuePairs());
                     assertThrows(IllegalStateException.class, id::close);
                     assertThrows(IllegalStateException.class, () -> id.createQueuePair(pd, new QueuePairInit().completionQueue(cq)));
                     qp.close();
@@ -355,9 +393,8 @@ class CmConnectionRdmaTest {
                 unbound.close();
             }
         }
-        assertEquals(0, RdmaCmCounters.liveQueuePairs());
+        assertEquals(qpsBefore, RdmaCmCounters.liveQueuePairs());
         assertEquals(before, live());
         assertEquals(verbsBefore, VerbsResources.liveTotal(), VerbsResources.snapshot().toString());
-        assertEquals(0, VerbsResources.live(ResourceKind.QUEUE_PAIR));
     }
 }
