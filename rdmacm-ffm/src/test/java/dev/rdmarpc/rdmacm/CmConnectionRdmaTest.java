@@ -52,7 +52,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CmConnectionRdmaTest {
     private static final Duration EVENT_WAIT = Duration.ofSeconds(30);
-    private static final Duration RESOLVE_TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration RESOLVE_TIMEOUT = Duration.ofSeconds(5);
     private static final long COMPLETION_WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     private static CmEvent next(EventChannel channel, CmEventType expected) {
