@@ -1,6 +1,6 @@
 package dev.rdmarpc.ibverbs.verbs;
 
-import org.junit.jupiter.api.Tag;
+import dev.rdmarpc.testsupport.RdmaTest;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -21,13 +21,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@link ProtectionDomain#register(MemorySegment, int)}'s documentation (under emulation they show how
  * the cost grows with the number of pages, not absolute times).
  */
-@Tag("rdma")
+@RdmaTest
 class RegistrationCostTest {
     private static final long PAGE = 4096;
 
     @Test
     void registrationCostGrowsWithThePages() {
-        RdmaDevices.require();
         long[] sizes = {4 << 10, 64 << 10, 1 << 20, 16 << 20};
         try (Context ctx = Context.open(RdmaDevices.DEV0); ProtectionDomain pd = ctx.allocateProtectionDomain()) {
             for (long size : sizes) {
@@ -58,7 +57,6 @@ class RegistrationCostTest {
 
     @Test
     void mappedFilesAndHugePagesRegisterToo() throws IOException {
-        RdmaDevices.require();
         Path file = Files.createTempFile(Path.of("target"), "mapped-mr", ".bin");
         try (Context ctx = Context.open(RdmaDevices.DEV0);
              ProtectionDomain pd = ctx.allocateProtectionDomain();
