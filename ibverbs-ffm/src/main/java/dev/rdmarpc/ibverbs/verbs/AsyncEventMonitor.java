@@ -32,20 +32,23 @@ public final class AsyncEventMonitor extends VerbsResource {
     private final Context context;
     private final AsyncEventListener listener;
     private final int wakeFd;
+    private final int asyncFd;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment wakeScratch;
     private final Thread thread;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile boolean stopping;
+    private volatile Throwable failure;
 
     AsyncEventMonitor(Context context, AsyncEventListener listener) {
         super(ResourceKind.ASYNC_EVENT_MONITOR, context);
         this.context = context;
         this.listener = listener;
         this.wakeScratch = arena.allocate(8);
+        this.asyncFd = context.asyncFd();
         int fd;
         try {
-            Posix.setNonBlocking(context.asyncFd());
+            Posix.setNonBlocking(asyncFd);
             fd = Posix.eventfd();
         } catch (RuntimeException e) {
             arena.close();
@@ -67,7 +70,6 @@ public final class AsyncEventMonitor extends VerbsResource {
             MemorySegment fds = local.allocate(Posix.POLLFD_BYTES * 2);
             MemorySegment event = ibv_async_event.allocate(local);
             MemorySegment scratch = local.allocate(8);
-            int asyncFd = context.asyncFd();
             while (!stopping) {
                 Posix.pollfd(fds, 0, asyncFd, Posix.POLLIN);
                 Posix.pollfd(fds, 1, wakeFd, Posix.POLLIN);
@@ -86,6 +88,7 @@ public final class AsyncEventMonitor extends VerbsResource {
                 }
             }
         } catch (Throwable t) {
+            failure = t;
             LOG.log(System.Logger.Level.ERROR, "async event monitor of " + context.name() + " failed", t);
         } finally {
             stopped.countDown();
@@ -124,6 +127,11 @@ public final class AsyncEventMonitor extends VerbsResource {
         } finally {
             ibverbs_h.ibv_ack_async_event(event);
         }
+    }
+
+    /** What stopped the thread other than {@link #close()} (logged too), or {@code null}. */
+    public Throwable failure() {
+        return failure;
     }
 
     /** Whether the thread is still running. */

@@ -142,7 +142,8 @@ public final class Context extends VerbsResource {
         if (ibvContext == null || ibvContext.address() == 0) {
             throw new IllegalArgumentException("ibv_context is NULL");
         }
-        return new Context(ibvContext.reinterpret(ibv_context.sizeof()), false);
+        // the native object's own lifetime applies, not the scope of the segment it was handed in
+        return new Context(MemorySegment.ofAddress(ibvContext.address()).reinterpret(ibv_context.sizeof()), false);
     }
 
     /** The device name ({@code rxe0}). */

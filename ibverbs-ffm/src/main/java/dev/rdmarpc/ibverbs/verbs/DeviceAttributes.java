@@ -6,7 +6,7 @@ package dev.rdmarpc.ibverbs.verbs;
  * @param firmwareVersion        {@code fw_ver}
  * @param nodeGuid               node GUID, as a big-endian number
  * @param systemImageGuid        system image GUID, as a big-endian number
- * @param maxMrSize              largest memory region, bytes
+ * @param maxMrSize              largest memory region, bytes (a {@code uint64_t}: -1 means 2^64 - 1, no limit)
  * @param pageSizeCap            supported page sizes (bit mask)
  * @param vendorId               IEEE vendor id
  * @param vendorPartId           vendor part id

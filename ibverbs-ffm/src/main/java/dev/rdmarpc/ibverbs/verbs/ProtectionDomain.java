@@ -128,7 +128,7 @@ public final class ProtectionDomain extends VerbsResource {
         SharedReceiveQueue srq = init.sharedReceiveQueue();
         acquire(this, send, recv == send ? null : recv, srq);
         try (Arena arena = Arena.ofConfined()) {
-            return new QueuePair(this, init, ibvQp, init.toNative(arena), destroyer);
+            return new QueuePair(this, init, MemorySegment.ofAddress(ibvQp.address()), init.toNative(arena), destroyer);
         } catch (RuntimeException | Error e) {
             release(this, send, recv == send ? null : recv, srq);
             throw e;

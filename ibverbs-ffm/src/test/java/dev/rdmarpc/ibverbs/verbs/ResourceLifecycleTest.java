@@ -38,7 +38,7 @@ class ResourceLifecycleTest {
 
     @BeforeEach
     void fakeContext() {
-        arena = Arena.ofConfined();
+        arena = Arena.ofShared(); // the monitor's thread reads the fake context too
         MemorySegment device = ibv_device.allocate(arena);
         ibv_device.name(device).setString(0, "fake0");
         fakeContext = ibv_context.allocate(arena);
@@ -135,7 +135,8 @@ class ResourceLifecycleTest {
         assertEquals(monitorsBefore + 1, VerbsResources.live(ResourceKind.ASYNC_EVENT_MONITOR));
         assertTrue(monitor.isRunning());
         assertThrows(IllegalStateException.class, ctx::close, "the monitor depends on the context");
-        Thread.sleep(50);
+        Thread.sleep(200);
+        assertTrue(monitor.isRunning(), "the monitor waits in poll(2) until closed: " + monitor.failure());
         long start = System.nanoTime();
         monitor.close();
         long millis = (System.nanoTime() - start) / 1_000_000;
