@@ -1,0 +1,302 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.buffer.PooledBuffer;
+import dev.rdmarpc.rpc.transport.Connection;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The send side of one connection without the device: frames committed by producers, cut into
+ * messages the size of the peer's receive buffers, and the window of messages in flight.
+ *
+ * <p>Frames are encoded in place (claim, commit) into pooled chunks that are already registered.
+ * While a chunk waits for the window (or for credits), later small frames are appended to it, so a
+ * full window turns a burst of small frames into few large messages (coalescing). A frame larger
+ * than one message gets a buffer of its own and leaves as several messages pointing into it: no
+ * copy on the sending side. Each message in flight holds one window slot until its completion; the
+ * slot of a buffer's last message releases the buffer.
+ *
+ * <p>Not thread-safe: the connection calls everything under its send lock.
+ */
+final class SendQueue {
+    /** Most committed messages-to-be queued behind the window. */
+    static final int ENTRIES = 256;
+    private static final int MASK = ENTRIES - 1;
+
+    private final BufferPool pool;
+    private final long highWaterMark;
+    private int maxMessage;
+
+    // entries: committed, not yet wholly handed to the device, FIFO
+    private final PooledBuffer[] entryBuffer = new PooledBuffer[ENTRIES];
+    private final int[] entryLength = new int[ENTRIES];
+    private final int[] entrySent = new int[ENTRIES];
+    private final boolean[] entrySealed = new boolean[ENTRIES];
+    private final int[] entryFrames = new int[ENTRIES];
+    private int head;
+    private int count;
+
+    // window slots: messages in flight
+    private final PooledBuffer[] slotRelease;
+    private final int[] slotBytes;
+    private final int[] freeSlots;
+    private int freeTop;
+
+    private long pendingBytes;
+    private boolean closed;
+
+    // the open claim
+    private int claimEntry = -1;
+    private int claimOffset;
+    private int claimLength;
+    private boolean claimNew;
+
+    // the last message taken
+    private PooledBuffer takenBuffer;
+    private int takenOffset;
+    private int takenLength;
+
+    /**
+     * @param pool          where buffers come from
+     * @param window        messages in flight at most
+     * @param maxMessage    the largest message (the peer's receive buffer size, at most the chunk size)
+     * @param highWaterMark committed-but-unsent bytes above which claims are back-pressured
+     */
+    SendQueue(BufferPool pool, int window, int maxMessage, long highWaterMark) {
+        if (window < 1 || maxMessage < 1 || maxMessage > pool.chunkSize()) {
+            throw new IllegalArgumentException("window " + window + ", maxMessage " + maxMessage + ", chunk " + pool.chunkSize());
+        }
+        this.pool = pool;
+        this.highWaterMark = highWaterMark;
+        this.maxMessage = maxMessage;
+        this.slotRelease = new PooledBuffer[window];
+        this.slotBytes = new int[window];
+        this.freeSlots = new int[window];
+        for (int i = 0; i < window; i++) {
+            freeSlots[i] = window - 1 - i;
+        }
+        this.freeTop = window;
+    }
+
+    /**
+     * Reserves room for one frame; see {@link Connection#claim}.
+     *
+     * @return the offset in {@link #claimBuffer()}, or {@link Connection#CLOSED},
+     *         {@link Connection#NO_BUFFER}, {@link Connection#BACK_PRESSURED}
+     */
+    long claim(int frameLength) {
+        if (claimEntry >= 0) {
+            throw new IllegalStateException("a claim is already open");
+        }
+        if (closed) {
+            return Connection.CLOSED;
+        }
+        if (pendingBytes > 0 && pendingBytes + frameLength > highWaterMark) {
+            return Connection.BACK_PRESSURED;
+        }
+        if (frameLength <= maxMessage && count > 0) {
+            int t = (head + count - 1) & MASK;
+            if (!entrySealed[t] && entryLength[t] + frameLength <= maxMessage) {
+                claimEntry = t;
+                claimOffset = entryLength[t];
+                claimLength = frameLength;
+                claimNew = false;
+                return claimOffset;
+            }
+        }
+        if (count == ENTRIES) {
+            return Connection.BACK_PRESSURED;
+        }
+        PooledBuffer b = frameLength <= pool.chunkSize() ? pool.acquire() : pool.acquire(frameLength);
+        if (b == null) {
+            return Connection.NO_BUFFER;
+        }
+        int t = (head + count) & MASK;
+        entryBuffer[t] = b;
+        entryLength[t] = 0;
+        entrySent[t] = 0;
+        entryFrames[t] = 0;
+        entrySealed[t] = frameLength > maxMessage;
+        count++;
+        claimEntry = t;
+        claimOffset = 0;
+        claimLength = frameLength;
+        claimNew = true;
+        return 0;
+    }
+
+    /** @return the memory of the open claim */
+    MemorySegment claimBuffer() {
+        return entryBuffer[claimEntry].segment();
+    }
+
+    /** Publishes the open claim. */
+    void commit() {
+        int t = claimEntry;
+        entryLength[t] = claimOffset + claimLength;
+        entryFrames[t]++;
+        pendingBytes += claimLength;
+        claimEntry = -1;
+    }
+
+    /** Drops the open claim; a buffer taken for it alone goes back to the pool. */
+    void abort() {
+        int t = claimEntry;
+        claimEntry = -1;
+        if (claimNew) {
+            PooledBuffer b = entryBuffer[t];
+            entryBuffer[t] = null;
+            count--;
+            b.release();
+        }
+    }
+
+    /** @return true when committed bytes wait for the window or for credits */
+    boolean hasQueued() {
+        return count > 0;
+    }
+
+    /** @return true when a message could be taken if credits allow (queued bytes and a free slot) */
+    boolean canTake() {
+        return count > 0 && freeTop > 0;
+    }
+
+    /** @return true when every window slot is in flight */
+    boolean windowFull() {
+        return freeTop == 0;
+    }
+
+    /** @return messages in flight */
+    int inFlight() {
+        return slotRelease.length - freeTop;
+    }
+
+    /**
+     * Takes the next message: up to {@code maxMessage} bytes of the oldest entry, in a free window
+     * slot. Its memory is then described by {@link #takenBuffer()}, {@link #takenOffset()},
+     * {@link #takenLength()}.
+     *
+     * @return the window slot (the work request id's low bits), or -1 when nothing is queued or the
+     *         window is full
+     */
+    int take() {
+        if (count == 0 || freeTop == 0) {
+            return -1;
+        }
+        int h = head;
+        int len = Math.min(maxMessage, entryLength[h] - entrySent[h]);
+        int slot = freeSlots[--freeTop];
+        takenBuffer = entryBuffer[h];
+        takenOffset = entrySent[h];
+        takenLength = len;
+        entrySent[h] += len;
+        entrySealed[h] = true;
+        if (entrySent[h] == entryLength[h]) {
+            slotRelease[slot] = entryBuffer[h];
+            entryBuffer[h] = null;
+            head = (h + 1) & MASK;
+            count--;
+        } else {
+            slotRelease[slot] = null;
+        }
+        slotBytes[slot] = len;
+        return slot;
+    }
+
+    /** @return the buffer of the last message taken */
+    PooledBuffer takenBuffer() {
+        return takenBuffer;
+    }
+
+    /** @return where the last message taken starts in its buffer */
+    int takenOffset() {
+        return takenOffset;
+    }
+
+    /** @return the length of the last message taken */
+    int takenLength() {
+        return takenLength;
+    }
+
+    /**
+     * The message of {@code slot} completed (or was flushed): frees the slot and, after a buffer's
+     * last message, the buffer.
+     *
+     * @param slot a slot returned by {@link #take()}
+     */
+    void completed(int slot) {
+        if (slot < 0 || slot >= slotRelease.length || isFree(slot)) {
+            throw new IllegalStateException("completion for window slot " + slot + " that is not in flight");
+        }
+        pendingBytes -= slotBytes[slot];
+        PooledBuffer b = slotRelease[slot];
+        slotRelease[slot] = null;
+        freeSlots[freeTop++] = slot;
+        if (b != null) {
+            b.release();
+        }
+    }
+
+    private boolean isFree(int slot) {
+        for (int i = 0; i < freeTop; i++) {
+            if (freeSlots[i] == slot) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return bytes committed and not yet completed */
+    long pendingBytes() {
+        return pendingBytes;
+    }
+
+    /**
+     * Refuses further claims and releases the queued buffers the device has not seen. A buffer partly
+     * in flight (a large frame's earlier messages) and the buffers of messages in flight stay until
+     * {@link #completed} or {@link #releaseInFlight}.
+     */
+    void close() {
+        closed = true;
+        int keep = count > 0 && entrySent[head] > 0 ? 1 : 0;
+        while (count > keep) {
+            int t = (head + count - 1) & MASK;
+            PooledBuffer b = entryBuffer[t];
+            entryBuffer[t] = null;
+            count--;
+            if (b != null) {
+                b.release();
+            }
+        }
+    }
+
+    /** Releases every buffer still held: only once the device can no longer read them (QP destroyed). */
+    void releaseInFlight() {
+        while (count > 0) {
+            PooledBuffer b = entryBuffer[head];
+            entryBuffer[head] = null;
+            head = (head + 1) & MASK;
+            count--;
+            if (b != null) {
+                b.release();
+            }
+        }
+        for (int slot = 0; slot < slotRelease.length; slot++) {
+            PooledBuffer b = slotRelease[slot];
+            if (b != null) {
+                slotRelease[slot] = null;
+                b.release();
+            }
+        }
+        freeTop = 0;
+        for (int i = 0; i < slotRelease.length; i++) {
+            freeSlots[freeTop++] = slotRelease.length - 1 - i;
+        }
+        pendingBytes = 0;
+    }
+
+    /** @return true once {@link #close()} ran */
+    boolean isClosed() {
+        return closed;
+    }
+}

@@ -1,0 +1,171 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.buffer.PooledBuffer;
+import dev.rdmarpc.rpc.transport.Connection;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Coalescing, fragmentation and the window of the send side, without a device. */
+class SendQueueTest {
+    private static final int CHUNK = 4096;
+    private final BufferPool pool = BufferPool.create(new BufferPool.Config().chunkSize(CHUNK).slabSize(16 * CHUNK)
+            .maxPooledBytes(64 * CHUNK).maxLargeBytes(1 << 20));
+
+    @AfterEach
+    void close() {
+        pool.close();
+    }
+
+    private static void put(SendQueue q, int length, byte fill) {
+        long at = q.claim(length);
+        assertTrue(at >= 0, "claim " + length + " -> " + at);
+        q.claimBuffer().asSlice(at, length).fill(fill);
+        q.commit();
+    }
+
+    @Test
+    void smallFramesQueuedBehindAFullWindowShareOneMessage() {
+        SendQueue q = new SendQueue(pool, 1, CHUNK, 1 << 20);
+        put(q, 100, (byte) 1);
+        int s0 = q.take();
+        assertEquals(0, s0);
+        assertEquals(100, q.takenLength());
+        assertTrue(q.windowFull());
+        for (int i = 0; i < 10; i++) {
+            put(q, 200, (byte) (2 + i));
+        }
+        assertEquals(-1, q.take(), "window full");
+        assertEquals(100 + 2000, q.pendingBytes());
+        q.completed(s0);
+        int s1 = q.take();
+        assertEquals(2000, q.takenLength(), "ten frames coalesced into one message");
+        MemorySegment seg = q.takenBuffer().segment();
+        for (int i = 0; i < 10; i++) {
+            assertEquals((byte) (2 + i), seg.get(ValueLayout.JAVA_BYTE, q.takenOffset() + i * 200L));
+        }
+        assertFalse(q.hasQueued());
+        q.completed(s1);
+        assertEquals(0, q.pendingBytes());
+        assertEquals(0, pool.chunksInUse(), "every chunk back in the pool");
+    }
+
+    @Test
+    void aTakenMessageIsSealedAgainstAppends() {
+        SendQueue q = new SendQueue(pool, 4, CHUNK, 1 << 20);
+        put(q, 100, (byte) 1);
+        int s0 = q.take();
+        put(q, 100, (byte) 2);
+        int s1 = q.take();
+        assertEquals(100, q.takenLength());
+        assertTrue(s0 != s1);
+        assertEquals(2, pool.chunksInUse(), "second frame got a chunk of its own");
+        q.completed(s1);
+        q.completed(s0);
+        assertEquals(0, pool.chunksInUse());
+    }
+
+    @Test
+    void largeFrameLeavesAsMessagesPointingIntoOneBuffer() {
+        int len = 3 * CHUNK + 10;
+        SendQueue q = new SendQueue(pool, 2, CHUNK, 1 << 20);
+        put(q, len, (byte) 7);
+        PooledBuffer large = null;
+        int[] lengths = new int[4];
+        int[] slots = new int[4];
+        for (int i = 0; i < 2; i++) {
+            slots[i] = q.take();
+            lengths[i] = q.takenLength();
+            large = large == null ? q.takenBuffer() : large;
+            assertSame(large, q.takenBuffer());
+            assertEquals(i * CHUNK, q.takenOffset());
+        }
+        assertEquals(-1, q.take());
+        q.completed(slots[0]);
+        assertEquals(1, pool.largeBuffersInUse(), "not released before its last message completes");
+        slots[2] = q.take();
+        lengths[2] = q.takenLength();
+        q.completed(slots[1]);
+        slots[3] = q.take();
+        lengths[3] = q.takenLength();
+        assertEquals(10, lengths[3]);
+        assertEquals(len, lengths[0] + lengths[1] + lengths[2] + lengths[3]);
+        assertFalse(q.hasQueued());
+        q.completed(slots[2]);
+        assertEquals(1, pool.largeBuffersInUse());
+        q.completed(slots[3]);
+        assertEquals(0, pool.largeBuffersInUse());
+        assertEquals(0, q.pendingBytes());
+    }
+
+    @Test
+    void framesBetweenChunkAndMessageSizeAreFragmentedToo() {
+        SendQueue q = new SendQueue(pool, 4, 1024, 1 << 20); // the peer's buffers are smaller than ours
+        put(q, 3000, (byte) 1);
+        int s0 = q.take();
+        assertEquals(1024, q.takenLength());
+        q.take();
+        q.take();
+        assertEquals(3000 - 2048, q.takenLength());
+        assertFalse(q.hasQueued());
+        q.completed(s0);
+    }
+
+    @Test
+    void abortGivesAFreshBufferBack() {
+        SendQueue q = new SendQueue(pool, 4, CHUNK, 1 << 20);
+        long at = q.claim(100);
+        assertEquals(0, at);
+        q.abort();
+        assertEquals(0, pool.chunksInUse());
+        assertFalse(q.hasQueued());
+        put(q, 100, (byte) 1);
+        long at2 = q.claim(50);
+        assertEquals(100, at2, "appended");
+        q.abort();
+        assertEquals(1, pool.chunksInUse(), "the shared chunk stays");
+        int s = q.take();
+        assertEquals(100, q.takenLength(), "the aborted bytes are not sent");
+        q.completed(s);
+    }
+
+    @Test
+    void backPressureAndExhaustionAreReturnCodes() {
+        SendQueue q = new SendQueue(pool, 1, CHUNK, 10_000);
+        put(q, 4000, (byte) 1);
+        put(q, 4000, (byte) 1);
+        assertEquals(Connection.BACK_PRESSURED, q.claim(4000));
+        SendQueue big = new SendQueue(pool, 1, CHUNK, 1L << 30);
+        long r;
+        int n = 0;
+        while ((r = big.claim(CHUNK)) >= 0) {
+            big.commit();
+            n++;
+        }
+        assertEquals(Connection.NO_BUFFER, r);
+        assertTrue(n > 0);
+        q.close();
+        big.close();
+        assertEquals(Connection.CLOSED, q.claim(10));
+        assertEquals(0, pool.chunksInUse(), "close releases what the device never saw");
+    }
+
+    @Test
+    void closeKeepsAPartlySentBufferUntilReleaseInFlight() {
+        SendQueue q = new SendQueue(pool, 1, CHUNK, 1 << 20);
+        put(q, 2 * CHUNK + 1, (byte) 1);
+        q.take();
+        q.close();
+        assertEquals(1, pool.largeBuffersInUse(), "the device may still read it");
+        q.releaseInFlight();
+        assertEquals(0, pool.largeBuffersInUse());
+        assertEquals(0, q.pendingBytes());
+    }
+}
