@@ -14,4 +14,5 @@ module dev.rdmarpc.rpc {
     exports dev.rdmarpc.rpc.protocol;
     exports dev.rdmarpc.rpc.transport;
     exports dev.rdmarpc.rpc.transport.tcp;
+    exports dev.rdmarpc.rpc.transport.rdma;
 }

@@ -36,11 +36,11 @@ final class SendQueue {
     private int head;
     private int count;
 
-    // window slots: messages in flight
+    // window slots: messages in flight, a ring (an RC send queue completes in order)
     private final PooledBuffer[] slotRelease;
     private final int[] slotBytes;
-    private final int[] freeSlots;
-    private int freeTop;
+    private int slotHead;
+    private int inFlight;
 
     private long pendingBytes;
     private boolean closed;
@@ -71,11 +71,6 @@ final class SendQueue {
         this.maxMessage = maxMessage;
         this.slotRelease = new PooledBuffer[window];
         this.slotBytes = new int[window];
-        this.freeSlots = new int[window];
-        for (int i = 0; i < window; i++) {
-            freeSlots[i] = window - 1 - i;
-        }
-        this.freeTop = window;
     }
 
     /**
@@ -158,17 +153,17 @@ final class SendQueue {
 
     /** @return true when a message could be taken if credits allow (queued bytes and a free slot) */
     boolean canTake() {
-        return count > 0 && freeTop > 0;
+        return count > 0 && inFlight < slotRelease.length;
     }
 
     /** @return true when every window slot is in flight */
     boolean windowFull() {
-        return freeTop == 0;
+        return inFlight == slotRelease.length;
     }
 
     /** @return messages in flight */
     int inFlight() {
-        return slotRelease.length - freeTop;
+        return inFlight;
     }
 
     /**
@@ -176,16 +171,23 @@ final class SendQueue {
      * slot. Its memory is then described by {@link #takenBuffer()}, {@link #takenOffset()},
      * {@link #takenLength()}.
      *
+     * <p>Slots are handed out in ring order, so the slots of one batch are consecutive except where
+     * the ring wraps to 0.
+     *
      * @return the window slot (the work request id's low bits), or -1 when nothing is queued or the
      *         window is full
      */
     int take() {
-        if (count == 0 || freeTop == 0) {
+        if (count == 0 || inFlight == slotRelease.length) {
             return -1;
         }
         int h = head;
         int len = Math.min(maxMessage, entryLength[h] - entrySent[h]);
-        int slot = freeSlots[--freeTop];
+        int slot = slotHead + inFlight;
+        if (slot >= slotRelease.length) {
+            slot -= slotRelease.length;
+        }
+        inFlight++;
         takenBuffer = entryBuffer[h];
         takenOffset = entrySent[h];
         takenLength = len;
@@ -219,31 +221,25 @@ final class SendQueue {
     }
 
     /**
-     * The message of {@code slot} completed (or was flushed): frees the slot and, after a buffer's
+     * The oldest message in flight completed (or was flushed): frees its slot and, after a buffer's
      * last message, the buffer.
      *
-     * @param slot a slot returned by {@link #take()}
+     * @param slot the slot the completion names: must be the oldest in flight (RC completes in order)
+     * @throws IllegalStateException when it is not
      */
     void completed(int slot) {
-        if (slot < 0 || slot >= slotRelease.length || isFree(slot)) {
-            throw new IllegalStateException("completion for window slot " + slot + " that is not in flight");
+        if (inFlight == 0 || slot != slotHead) {
+            throw new IllegalStateException("completion for window slot " + slot + ", expected "
+                    + (inFlight == 0 ? "none" : "slot " + slotHead));
         }
         pendingBytes -= slotBytes[slot];
         PooledBuffer b = slotRelease[slot];
         slotRelease[slot] = null;
-        freeSlots[freeTop++] = slot;
+        slotHead = slotHead + 1 == slotRelease.length ? 0 : slotHead + 1;
+        inFlight--;
         if (b != null) {
             b.release();
         }
-    }
-
-    private boolean isFree(int slot) {
-        for (int i = 0; i < freeTop; i++) {
-            if (freeSlots[i] == slot) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** @return bytes committed and not yet completed */
@@ -288,10 +284,8 @@ final class SendQueue {
                 b.release();
             }
         }
-        freeTop = 0;
-        for (int i = 0; i < slotRelease.length; i++) {
-            freeSlots[freeTop++] = slotRelease.length - 1 - i;
-        }
+        slotHead = 0;
+        inFlight = 0;
         pendingBytes = 0;
     }
 
