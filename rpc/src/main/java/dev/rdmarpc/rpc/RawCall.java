@@ -34,11 +34,15 @@ public interface RawCall extends CallContext {
      * Answers with {@code length} bytes of {@code src} from {@code offset}, copied straight into the
      * response frame (plus the {@link #responseAttachment response attachment}, if set).
      *
+     * <p>If the response cannot be sent as such, the client gets an error response instead:
+     * {@link Status#PAYLOAD_TOO_LARGE} when it exceeds the maximum frame length,
+     * {@link Status#RESOURCE_EXHAUSTED} when no send buffer is free (and when not even that fits, the
+     * connection is closed so the client learns at once).
+     *
      * @param src    response bytes
      * @param offset where they start
      * @param length how many
-     * @throws RpcException {@link Status#PAYLOAD_TOO_LARGE} when the response exceeds the maximum
-     *                      frame length, {@link Status#RESOURCE_EXHAUSTED} when no buffer is free
+     * @throws IllegalStateException when called twice, or after the handler returned
      */
     void respond(MemorySegment src, long offset, int length);
 
@@ -48,6 +52,7 @@ public interface RawCall extends CallContext {
      * @param codec the response codec
      * @param value the response
      * @param <T>   response type
+     * @throws IllegalStateException when called twice, or after the handler returned
      */
     <T> void respond(Codec<T> codec, T value);
 

@@ -290,6 +290,23 @@ class FaultTest {
     };
 
     @Test
+    void blockingCallOnTheClientsOwnIoThreadIsRefused() throws Exception {
+        try (RpcClient c = client()) {
+            CompletableFuture<Throwable> seen = new CompletableFuture<>();
+            c.callAsync(ECHO, "x").whenComplete((r, e) -> {
+                try {
+                    c.call(ECHO, "nested"); // runs on the client's I/O thread
+                    seen.complete(null);
+                } catch (Throwable t) {
+                    seen.complete(t);
+                }
+            });
+            assertInstanceOf(IllegalStateException.class, seen.get(5, TimeUnit.SECONDS));
+            assertEquals("ok", c.call(ECHO, "ok"));
+        }
+    }
+
+    @Test
     void connectFailureIsUnavailable() throws Exception {
         InetSocketAddress dead;
         try (var s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {

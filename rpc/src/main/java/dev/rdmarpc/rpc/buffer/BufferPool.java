@@ -148,11 +148,11 @@ public final class BufferPool implements AutoCloseable {
         long size = Long.highestOneBit(minCapacity - 1L) << 1;
         synchronized (this) {
             ensureOpen();
-            acquires++;
             for (int i = 0; i < LARGE_CACHE; i++) {
                 PooledBuffer b = largeCache[i];
                 if (b != null && b.capacity() >= minCapacity && b.capacity() <= 2L * size) {
                     largeCache[i] = null;
+                    acquires++;
                     b.inUse = true;
                     largeInUse++;
                     largeBytesInUse += b.capacity();
@@ -187,6 +187,7 @@ public final class BufferPool implements AutoCloseable {
             }
             PooledBuffer b = new PooledBuffer(this, slab, slab.segment());
             b.inUse = true;
+            acquires++;
             largeInUse++;
             largeBytesInUse += size;
             largeAllocations++;

@@ -241,10 +241,14 @@ public final class ClientCore implements FrameHandler {
         int alen = attachment.length();
         long frame = (long) FrameDescriptor.HEADER_LENGTH + plen + alen;
         checkFrame(frame);
+        Connection c = connection;
+        if (wait && c.inEventLoop()) {
+            throw new IllegalStateException("a blocking call on the client's own I/O thread would wait for itself;"
+                    + " use callAsync or send there");
+        }
         PendingCall call = new PendingCall(method, wantReply);
         long timeout = timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos;
         long waitDeadline = System.nanoTime() + timeout;
-        Connection c = connection;
         if (!wait && c.pendingBytes() > sendHighWaterMark) {
             metrics.rejected.increment();
             call.completeExceptionally(overloaded());
@@ -357,7 +361,8 @@ public final class ClientCore implements FrameHandler {
             sinks[slot] = sink;
             tags[slot] = tag;
             methods[slot] = method;
-            deadlines[slot] = now + (timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos);
+            // A call that waited for its slot keeps its original deadline (the wait counts).
+            deadlines[slot] = wait ? waitDeadline : now + (timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos);
             starts[slot] = now;
             requestBytes[slot] = frame;
             lastActivityNanos = now;

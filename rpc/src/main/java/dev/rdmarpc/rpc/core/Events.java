@@ -4,6 +4,7 @@ import java.net.InetSocketAddress;
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;
 import jdk.jfr.Description;
+import jdk.jfr.Enabled;
 import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
@@ -13,6 +14,11 @@ import jdk.jfr.Timespan;
 /**
  * JDK Flight Recorder events of the RPC layer. Each is created only when JFR has it enabled, so a
  * call costs nothing extra when no recording runs.
+ *
+ * <p>The per-call events ({@code dev.rdmarpc.ClientCall}, {@code dev.rdmarpc.ServerCall}) are off by
+ * default, because a busy server makes hundreds of thousands of calls a second: enable them in the
+ * recording's settings ({@code jfr configure}, a .jfc file, or {@code Recording.enable(name)}); a
+ * threshold keeps only slow calls. The connection events are on by default.
  */
 public final class Events {
     private static final ClientCall CLIENT_PROBE = new ClientCall();
@@ -88,6 +94,7 @@ public final class Events {
     @Category({"rdmarpc", "RPC"})
     @Description("One RPC call made by a client: method, outcome and latency")
     @StackTrace(false)
+    @Enabled(false)
     static final class ClientCall extends Event {
         @Label("Method")
         String method;
@@ -114,6 +121,7 @@ public final class Events {
     @Category({"rdmarpc", "RPC"})
     @Description("One RPC call handled by a server: method, outcome and handler time")
     @StackTrace(false)
+    @Enabled(false)
     static final class ServerCall extends Event {
         @Label("Method")
         String method;

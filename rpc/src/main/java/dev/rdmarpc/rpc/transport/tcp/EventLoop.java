@@ -24,6 +24,7 @@ final class EventLoop implements Runnable {
     private final Thread thread;
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final long tickIntervalNanos;
+    private final long spinNanos;
     /** True while the loop is awake (or a wakeup is already pending): producers need not wake it. */
     private final AtomicBoolean awake = new AtomicBoolean(true);
     private final Consumer<SelectionKey> onSelected = this::processKey;
@@ -42,10 +43,11 @@ final class EventLoop implements Runnable {
     private long nextTick;
     private volatile boolean running = true;
 
-    EventLoop(TcpTransport transport, String name, long tickIntervalNanos) throws IOException {
+    EventLoop(TcpTransport transport, String name, long tickIntervalNanos, long spinNanos) throws IOException {
         this.transport = transport;
         this.selector = Selector.open();
         this.tickIntervalNanos = tickIntervalNanos;
+        this.spinNanos = spinNanos;
         this.thread = new Thread(this, name);
         this.thread.setDaemon(false);
     }
@@ -158,7 +160,7 @@ final class EventLoop implements Runnable {
         if (!tasks.isEmpty() || remotePending || localCount > 0) {
             awake.set(true);
             selector.selectNow(onSelected);
-        } else {
+        } else if (spinNanos <= 0 || !spinReady()) {
             long waitMillis = Math.max(1, (nextTick - System.nanoTime()) / 1_000_000);
             selector.select(onSelected, waitMillis);
             awake.set(true);
@@ -173,6 +175,24 @@ final class EventLoop implements Runnable {
             }
             flushAll();
         }
+    }
+
+    /**
+     * Polls without sleeping for up to the idle-spin time: on machines where waking a sleeping thread
+     * costs tens of microseconds (VMs), the next batch usually arrives within that window.
+     *
+     * @return true when events were processed (or work arrived) while spinning
+     */
+    private boolean spinReady() throws IOException {
+        long deadline = System.nanoTime() + spinNanos;
+        do {
+            if (selector.selectNow(onSelected) > 0 || !tasks.isEmpty() || remotePending) {
+                awake.set(true);
+                return true;
+            }
+            Thread.onSpinWait();
+        } while (System.nanoTime() - deadline < 0);
+        return false;
     }
 
     private void runTasks() {

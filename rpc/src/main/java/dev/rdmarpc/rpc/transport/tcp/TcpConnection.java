@@ -145,6 +145,10 @@ final class TcpConnection implements Connection {
             }
         } catch (IOException e) {
             closeNow(e);
+        } catch (RuntimeException e) {
+            // A handler bug must not re-dispatch the same bytes forever: drop this connection only.
+            LOG.log(System.Logger.Level.ERROR, "frame handler failed; closing " + this, e);
+            closeNow(e);
         }
     }
 

@@ -46,7 +46,8 @@ public final class TcpTransport implements Transport {
         int started = 0;
         try {
             for (int i = 0; i < loops.length; i++) {
-                loops[i] = new EventLoop(this, config.threadNamePrefix() + "-" + i, config.tickInterval().toNanos());
+                loops[i] = new EventLoop(this, config.threadNamePrefix() + "-" + i, config.tickInterval().toNanos(),
+                        config.idleSpin().toNanos());
             }
             for (EventLoop l : loops) {
                 l.start();
@@ -251,6 +252,7 @@ public final class TcpTransport implements Transport {
         private int socketReceiveBuffer;
         private long writeHighWaterMark = 8L << 20;
         private Duration tickInterval = Duration.ofMillis(10);
+        private Duration idleSpin = Duration.ofNanos(Long.getLong("rdmarpc.idleSpinNanos", 0));
 
         /** Creates a configuration with the defaults. */
         public Config() {
@@ -321,6 +323,22 @@ public final class TcpTransport implements Transport {
             return this;
         }
 
+        /**
+         * @param spin how long an event loop keeps polling (without sleeping) after its last event
+         *             before it blocks in the selector; trades CPU for latency where waking a thread
+         *             is slow (VMs). Default 0: block at once.
+         * @return this
+         */
+        public Config idleSpin(Duration spin) {
+            this.idleSpin = Objects.requireNonNull(spin, "spin");
+            return this;
+        }
+
+        /** @return the idle spin */
+        public Duration idleSpin() {
+            return idleSpin;
+        }
+
         /** @return the number of event loops */
         public int ioThreads() {
             return ioThreads;
@@ -375,6 +393,9 @@ public final class TcpTransport implements Transport {
             if (tickInterval.toMillis() < 1 || tickInterval.toSeconds() > 60) {
                 throw new IllegalArgumentException("tickInterval must be in [1 ms, 60 s]: " + tickInterval);
             }
+            if (idleSpin.isNegative() || idleSpin.toMillis() > 1000) {
+                throw new IllegalArgumentException("idleSpin must be in [0, 1 s]: " + idleSpin);
+            }
             bufferPool.conclude();
             return this;
         }
@@ -382,7 +403,7 @@ public final class TcpTransport implements Transport {
         Config copy() {
             return new Config().ioThreads(ioThreads).bufferPool(bufferPool).threadNamePrefix(threadNamePrefix)
                     .socketSendBuffer(socketSendBuffer).socketReceiveBuffer(socketReceiveBuffer)
-                    .writeHighWaterMark(writeHighWaterMark).tickInterval(tickInterval);
+                    .writeHighWaterMark(writeHighWaterMark).tickInterval(tickInterval).idleSpin(idleSpin);
         }
     }
 }
