@@ -1,0 +1,128 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.rdmarpc.rpc.RpcClient;
+import dev.rdmarpc.rpc.RpcException;
+import dev.rdmarpc.rpc.Status;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.InputStreamReader;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The server process is killed (SIGKILL) while calls are pending on an RDMA connection: every one
+ * must fail with CONNECTION_CLOSED, promptly. The server runs in a child JVM started with this JVM's
+ * java and module path.
+ */
+@Tag("rdma")
+@Timeout(300)
+class PeerKilledTest {
+
+    @Test
+    void pendingCallsFailPromptlyWhenThePeerProcessIsKilled() throws Exception {
+        RdmaTestEnv.requireDevices();
+        Process child = startChild();
+        try {
+            LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
+            Thread.ofPlatform().daemon().start(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+                    String l;
+                    while ((l = r.readLine()) != null) {
+                        System.out.println("[child] " + l);
+                        lines.add(l);
+                    }
+                } catch (Exception ignored) {
+                    // the child died
+                }
+            });
+            String port = null;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (port == null) {
+                String l = lines.poll(1, TimeUnit.SECONDS);
+                assertTrue(child.isAlive() || l != null, "child server died before listening");
+                assertTrue(System.nanoTime() < deadline, "child server did not start in time");
+                if (l != null && l.startsWith("PORT ")) {
+                    port = l.substring(5).trim();
+                }
+            }
+            InetSocketAddress address = new InetSocketAddress(RdmaTestEnv.serverAddress(), Integer.parseInt(port));
+            try (RpcClient client = RpcClient.builder().address(address).rdma(RdmaTestEnv.smallConfig()).connect()) {
+                assertArrayEquals(new byte[]{9}, client.call(ChildServer.ECHO, new byte[]{9}));
+                int pending = 20;
+                List<CompletableFuture<byte[]>> calls = new ArrayList<>();
+                for (int i = 0; i < pending; i++) {
+                    calls.add(client.callAsync(ChildServer.HANG, new byte[64]));
+                }
+                for (int started = 0; started < pending; ) {
+                    String l = lines.poll(60, TimeUnit.SECONDS);
+                    assertNotNull(l, "the server did not start every call");
+                    if (l.equals("HANG")) {
+                        started++;
+                    }
+                }
+                assertEquals(pending, client.outstanding());
+                long killedAt = System.nanoTime();
+                child.destroyForcibly();
+                for (CompletableFuture<byte[]> f : calls) {
+                    ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                            () -> f.get(10, TimeUnit.SECONDS));
+                    RpcException re = assertInstanceOf(RpcException.class, e.getCause());
+                    assertEquals(Status.CONNECTION_CLOSED, re.status(), re.getMessage());
+                }
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
+                System.out.println("all " + pending + " pending calls failed " + ms + " ms after SIGKILL");
+                assertTrue(ms < 3000, "pending calls took " + ms + " ms to fail");
+                assertEquals(0, client.outstanding());
+                assertTrue(!client.isOpen());
+            }
+        } finally {
+            child.destroyForcibly();
+            child.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static Process startChild() throws Exception {
+        String java = ProcessHandle.current().info().command().orElse(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        String modulePath = System.getProperty("jdk.module.path");
+        String basedir = System.getProperty("basedir", System.getProperty("user.dir"));
+        String testClasses = Path.of(basedir, "target", "test-classes").toString();
+        List<String> cmd = new ArrayList<>();
+        cmd.add(java);
+        cmd.add("-Xmx256m");
+        cmd.add("-XX:+UseSerialGC");
+        if (modulePath != null && !modulePath.isBlank()) {
+            cmd.add("--enable-native-access=dev.rdmarpc.ibverbs,dev.rdmarpc.rdmacm,dev.rdmarpc.cuda,dev.rdmarpc.rpc");
+            cmd.add("-p");
+            cmd.add(modulePath);
+            cmd.add("--patch-module");
+            cmd.add("dev.rdmarpc.rpc=" + testClasses);
+            cmd.add("-m");
+            cmd.add("dev.rdmarpc.rpc/" + ChildServer.class.getName());
+        } else {
+            cmd.add("--enable-native-access=ALL-UNNAMED");
+            cmd.add("-cp");
+            cmd.add(System.getProperty("java.class.path") + File.pathSeparator + testClasses);
+            cmd.add(ChildServer.class.getName());
+        }
+        cmd.add(RdmaTestEnv.serverAddress());
+        System.out.println("starting " + String.join(" ", cmd));
+        return new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    }
+}
