@@ -156,7 +156,7 @@ final class RdmaConnection implements Connection {
                     .maxSendSge(1).maxRecvSge(1).maxInlineData(config.inlineThreshold()));
             s = new SendWorkRequests(window + CREDIT_SLOTS, 1);
             r = new ReceiveWorkRequests(recvCapacity, 1);
-            q.toInit(new ConnectionAttributes().port(device.port).accessFlags(dev.rdmarpc.ibverbs.verbs.Access.LOCAL));
+            q.toInit(new ConnectionAttributes().port(device.port).accessFlags(0));
         } catch (RuntimeException e) {
             closeQuietly(q, s, r);
             loop.releaseIndex(tableIndex);
@@ -217,7 +217,7 @@ final class RdmaConnection implements Connection {
         try {
             ConnectionAttributes a = new ConnectionAttributes().port(device.port).sgidIndex(gidIndex)
                     .remote(new QpEndpoint(peer.qpn, peer.psn, Gid.of(peer.gid), peer.lid)).pathMtu(mtu)
-                    .localPsn(psn).accessFlags(dev.rdmarpc.ibverbs.verbs.Access.LOCAL).maxDestReadAtomic(0)
+                    .localPsn(psn).accessFlags(0).maxDestReadAtomic(0)
                     .maxReadAtomic(0).timeout(14).retryCount(7).rnrRetry(7);
             qp.toRtr(a);
             qp.toRts(a);

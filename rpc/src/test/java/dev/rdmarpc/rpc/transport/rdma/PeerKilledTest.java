@@ -10,11 +10,9 @@ import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -98,31 +96,9 @@ class PeerKilledTest {
     }
 
     private static Process startChild() throws Exception {
-        String java = ProcessHandle.current().info().command().orElse(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        String modulePath = System.getProperty("jdk.module.path");
-        String basedir = System.getProperty("basedir", System.getProperty("user.dir"));
-        String testClasses = Path.of(basedir, "target", "test-classes").toString();
-        List<String> cmd = new ArrayList<>();
-        cmd.add(java);
-        cmd.add("-Xmx256m");
-        cmd.add("-XX:+UseSerialGC");
-        if (modulePath != null && !modulePath.isBlank()) {
-            cmd.add("--enable-native-access=dev.rdmarpc.ibverbs,dev.rdmarpc.rdmacm,dev.rdmarpc.cuda,dev.rdmarpc.rpc");
-            cmd.add("-p");
-            cmd.add(modulePath);
-            cmd.add("--patch-module");
-            cmd.add("dev.rdmarpc.rpc=" + testClasses);
-            cmd.add("-m");
-            cmd.add("dev.rdmarpc.rpc/" + ChildServer.class.getName());
-        } else {
-            cmd.add("--enable-native-access=ALL-UNNAMED");
-            cmd.add("-cp");
-            cmd.add(System.getProperty("java.class.path") + File.pathSeparator + testClasses);
-            cmd.add(ChildServer.class.getName());
-        }
-        cmd.add(RdmaTestEnv.serverAddress());
-        System.out.println("starting " + String.join(" ", cmd));
-        return new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        ProcessBuilder pb = ChildJvm.command(List.of("-Xmx256m", "-XX:+UseSerialGC"), ChildServer.class,
+                RdmaTestEnv.serverAddress());
+        System.out.println("starting " + String.join(" ", pb.command()));
+        return pb.start();
     }
 }
