@@ -300,6 +300,7 @@ public final class RpcClient implements AutoCloseable {
         private BufferPool.Config bufferPool = new BufferPool.Config();
         private Transport transport;
         private RdmaConfig rdma;
+        private Duration idleSpin = TcpTransport.Config.DEFAULT_IDLE_SPIN;
 
         private Builder() {
         }
@@ -365,6 +366,17 @@ public final class RpcClient implements AutoCloseable {
         }
 
         /**
+         * @param spin how long each event loop polls without sleeping after its last event, when the
+         *             client creates its transport (see {@link TcpTransport.Config#idleSpin}); default
+         *             50 us, 0 to sleep at once. Ignored with {@link #transport(Transport)}.
+         * @return this
+         */
+        public Builder idleSpin(Duration spin) {
+            this.idleSpin = Objects.requireNonNull(spin, "spin");
+            return this;
+        }
+
+        /**
          * @param bytes the largest frame sent or accepted; default
          *              {@value FrameDescriptor#DEFAULT_MAX_FRAME_LENGTH}. Use the server's value.
          * @return this
@@ -422,7 +434,7 @@ public final class RpcClient implements AutoCloseable {
             Transport t = !owns ? transport
                     : rdma != null ? RdmaSupport.create(rdma, "rdmarpc-client-rdma")
                     : TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).bufferPool(bufferPool)
-                            .threadNamePrefix("rdmarpc-client"));
+                            .idleSpin(idleSpin).threadNamePrefix("rdmarpc-client"));
             try {
                 Counters metrics = new Counters();
                 ClientCore core = new ClientCore(metrics, maxOutstanding, maxFrameLength, defaultTimeout.toNanos(),

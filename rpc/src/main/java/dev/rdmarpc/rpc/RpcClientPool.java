@@ -371,6 +371,7 @@ public final class RpcClientPool implements AutoCloseable {
         private int ioThreads = 1;
         private Transport transport;
         private RdmaConfig rdma;
+        private Duration idleSpin = TcpTransport.Config.DEFAULT_IDLE_SPIN;
 
         private Builder() {
         }
@@ -451,6 +452,17 @@ public final class RpcClientPool implements AutoCloseable {
         }
 
         /**
+         * @param spin how long each event loop polls without sleeping after its last event, when the
+         *             pool creates its transport (see {@link TcpTransport.Config#idleSpin}); default
+         *             50 us, 0 to sleep at once. Ignored with {@link #transport(Transport)}.
+         * @return this
+         */
+        public Builder idleSpin(Duration spin) {
+            this.idleSpin = Objects.requireNonNull(spin, "spin");
+            return this;
+        }
+
+        /**
          * @param bytes the largest frame sent or accepted; default 16 MiB
          * @return this
          */
@@ -500,7 +512,8 @@ public final class RpcClientPool implements AutoCloseable {
             boolean owns = transport == null;
             Transport t = !owns ? transport
                     : rdma != null ? RdmaSupport.create(rdma, "rdmarpc-pool-rdma")
-                    : TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).threadNamePrefix("rdmarpc-pool"));
+                    : TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).idleSpin(idleSpin)
+                            .threadNamePrefix("rdmarpc-pool"));
             return new RpcClientPool(this, t, owns);
         }
     }

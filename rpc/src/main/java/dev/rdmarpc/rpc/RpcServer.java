@@ -138,6 +138,7 @@ public final class RpcServer implements AutoCloseable {
         private BufferPool.Config bufferPool = new BufferPool.Config();
         private Transport transport;
         private RdmaConfig rdma;
+        private Duration idleSpin = TcpTransport.Config.DEFAULT_IDLE_SPIN;
         private final MethodRegistry registry = new MethodRegistry();
 
         private Builder() {
@@ -159,6 +160,17 @@ public final class RpcServer implements AutoCloseable {
          */
         public Builder ioThreads(int n) {
             this.ioThreads = n;
+            return this;
+        }
+
+        /**
+         * @param spin how long each event loop polls without sleeping after its last event, when the
+         *             server creates its transport (see {@link TcpTransport.Config#idleSpin}); default
+         *             50 us, 0 to sleep at once. Ignored with {@link #transport(Transport)}.
+         * @return this
+         */
+        public Builder idleSpin(Duration spin) {
+            this.idleSpin = Objects.requireNonNull(spin, "spin");
             return this;
         }
 
@@ -307,7 +319,7 @@ public final class RpcServer implements AutoCloseable {
             Transport t = !owns ? transport
                     : rdma != null ? RdmaSupport.create(rdma, "rdmarpc-server-rdma")
                     : TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).bufferPool(bufferPool)
-                            .threadNamePrefix("rdmarpc-server"));
+                            .idleSpin(idleSpin).threadNamePrefix("rdmarpc-server"));
             try {
                 ServerCore core = new ServerCore(registry, maxFrameLength, maxInFlight, t.bufferPool(), t.name());
                 ServerEndpoint endpoint = t.listen(bind, maxFrameLength, core);

@@ -54,6 +54,10 @@ public final class RdmaTransport implements Transport {
 
     private RdmaTransport(RdmaConfig config) {
         this.config = config;
+        if (config.sharedReceiveQueue()) {
+            throw new UnsupportedOperationException("RdmaConfig.sharedReceiveQueue(true) is not implemented yet:"
+                    + " every connection has its own receive queue (see docs/rdma.md)");
+        }
         Ibverbs.ensureAvailability();
         this.devices = new DeviceTable(config);
         this.pool = BufferPool.create(new BufferPool.Config().chunkSize(config.chunkSize()).slabSize(config.slabBytes())
