@@ -14,6 +14,7 @@ import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.buffer.Slab;
 import dev.rdmarpc.rpc.buffer.SlabListener;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -65,6 +66,23 @@ final class DeviceTable implements SlabListener, AutoCloseable {
     record Choice(Device device, int gidIndex) {
     }
 
+    /** Application memory registered with every device ({@link RegisteredMemory}). */
+    static final class UserRegion {
+        final long start;
+        final long end;
+        final MemorySegment segment;
+        final MemoryRegion[] regions = new MemoryRegion[MAX_DEVICES];
+        final long[] lkeys = new long[MAX_DEVICES];
+        boolean closed;
+
+        UserRegion(MemorySegment segment) {
+            this.segment = segment;
+            this.start = segment.address();
+            this.end = segment.address() + segment.byteSize();
+            java.util.Arrays.fill(lkeys, -1);
+        }
+    }
+
     /** What hangs on each slab: its memory region per device, and the local keys for the data path. */
     static final class Registration {
         final MemoryRegion[] regions = new MemoryRegion[MAX_DEVICES];
@@ -75,6 +93,8 @@ final class DeviceTable implements SlabListener, AutoCloseable {
     private final Device[] devices = new Device[MAX_DEVICES];
     private int deviceCount;
     private final List<Slab> slabs = new ArrayList<>();
+    /** Registered application memory; copy-on-write so the data path reads it without a lock. */
+    private volatile UserRegion[] userRegions = new UserRegion[0];
     private final Map<InetAddress, Choice> choices = new HashMap<>();
     private boolean closed;
 
@@ -136,6 +156,75 @@ final class DeviceTable implements SlabListener, AutoCloseable {
             }
         }
         slab.setRegistration(null);
+    }
+
+    /** Registers application memory with every open device, and with every device opened later. */
+    synchronized UserRegion registerUser(MemorySegment segment) {
+        if (closed) {
+            throw new IllegalStateException("RDMA transport is closed");
+        }
+        if (!segment.isNative() || segment.byteSize() == 0) {
+            throw new IllegalArgumentException("only non-empty native memory can be registered: " + segment);
+        }
+        UserRegion u = new UserRegion(segment);
+        try {
+            for (int i = 0; i < deviceCount; i++) {
+                registerUser(u, devices[i]);
+            }
+        } catch (RuntimeException e) {
+            closeUser(u);
+            throw e;
+        }
+        UserRegion[] old = userRegions;
+        UserRegion[] copy = java.util.Arrays.copyOf(old, old.length + 1);
+        copy[old.length] = u;
+        userRegions = copy;
+        return u;
+    }
+
+    private static void registerUser(UserRegion u, Device d) {
+        MemoryRegion mr = d.pd.register(u.segment, Access.LOCAL);
+        u.regions[d.index] = mr;
+        u.lkeys[d.index] = Integer.toUnsignedLong(mr.lkey());
+    }
+
+    synchronized void deregisterUser(UserRegion u) {
+        if (u.closed) {
+            return;
+        }
+        userRegions = java.util.Arrays.stream(userRegions).filter(r -> r != u).toArray(UserRegion[]::new);
+        closeUser(u);
+    }
+
+    private static void closeUser(UserRegion u) {
+        u.closed = true;
+        for (int i = 0; i < MAX_DEVICES; i++) {
+            MemoryRegion mr = u.regions[i];
+            if (mr != null) {
+                u.regions[i] = null;
+                u.lkeys[i] = -1;
+                try {
+                    mr.close();
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "could not deregister " + mr, e);
+                }
+            }
+        }
+    }
+
+    /**
+     * The local key under which {@code [address, address + length)} is registered on device
+     * {@code deviceIndex}, or -1 when no application registration covers it. Lock-free; allocates
+     * nothing.
+     */
+    long userLkey(long address, long length, int deviceIndex) {
+        UserRegion[] rs = userRegions;
+        for (UserRegion r : rs) {
+            if (address >= r.start && address + length <= r.end) {
+                return r.lkeys[deviceIndex];
+            }
+        }
+        return -1;
     }
 
     /**
@@ -250,6 +339,9 @@ final class DeviceTable implements SlabListener, AutoCloseable {
             for (Slab s : slabs) {
                 register(s, (Registration) s.registration(), d);
             }
+            for (UserRegion u : userRegions) {
+                registerUser(u, d);
+            }
         } catch (IOException | RuntimeException e) {
             if (d != null) {
                 for (Slab s : slabs) {
@@ -257,6 +349,14 @@ final class DeviceTable implements SlabListener, AutoCloseable {
                     MemoryRegion mr = r.regions[d.index];
                     if (mr != null) {
                         r.regions[d.index] = null;
+                        mr.close();
+                    }
+                }
+                for (UserRegion u : userRegions) {
+                    MemoryRegion mr = u.regions[d.index];
+                    if (mr != null) {
+                        u.regions[d.index] = null;
+                        u.lkeys[d.index] = -1;
                         mr.close();
                     }
                 }
@@ -298,6 +398,10 @@ final class DeviceTable implements SlabListener, AutoCloseable {
             deregister(s); // only if the pool was not closed first
         }
         slabs.clear();
+        for (UserRegion u : userRegions) {
+            closeUser(u);
+        }
+        userRegions = new UserRegion[0];
         for (int i = deviceCount - 1; i >= 0; i--) {
             Device d = devices[i];
             devices[i] = null;

@@ -153,13 +153,14 @@ final class RdmaConnection implements Connection {
         try {
             q = device.pd.createQueuePair(new QueuePairInit().sendCompletionQueue(loopDevice.sendCq)
                     .receiveCompletionQueue(loopDevice.recvCq).maxSendWr(window + CREDIT_SLOTS).maxRecvWr(recvCapacity)
-                    .maxSendSge(1).maxRecvSge(1).maxInlineData(config.inlineThreshold()));
-            s = new SendWorkRequests(window + CREDIT_SLOTS, 1);
+                    .maxSendSge(2).maxRecvSge(1).maxInlineData(config.inlineThreshold()));
+            s = new SendWorkRequests(window + CREDIT_SLOTS, 2);
             r = new ReceiveWorkRequests(recvCapacity, 1);
             q.toInit(new ConnectionAttributes().port(device.port).accessFlags(0));
         } catch (RuntimeException e) {
             closeQuietly(q, s, r);
             loop.releaseIndex(tableIndex);
+            loop.release(loopDevice, recvReserve, sendReserve);
             throw new IOException("cannot create the queue pair on " + device + ": " + e.getMessage(), e);
         }
         this.qp = q;
@@ -502,6 +503,27 @@ final class RdmaConnection implements Connection {
         return r;
     }
 
+    /** Smallest attachment sent in place from registered application memory; smaller ones are copied. */
+    static final int ZERO_COPY_MIN = 4096;
+
+    @Override
+    public long claimWithTail(int frameLength, MemorySegment tail) {
+        long tailLength = tail.byteSize();
+        if (tailLength < ZERO_COPY_MIN || tailLength >= frameLength || !tail.isNative()) {
+            return UNSUPPORTED;
+        }
+        long lkey = loop.transport.devices().userLkey(tail.address(), tailLength, devIndex);
+        if (lkey < 0) {
+            return UNSUPPORTED;
+        }
+        sendLock.lock();
+        long r = sq.claimWithTail(frameLength, tail.address(), (int) tailLength, (int) lkey);
+        if (r < 0) {
+            sendLock.unlock();
+        }
+        return r;
+    }
+
     @Override
     public MemorySegment claimBuffer() {
         return sq.claimBuffer();
@@ -601,9 +623,19 @@ final class RdmaConnection implements Connection {
             flags |= SendWorkRequest.INLINE;
             metrics.inlineSent.increment();
         }
-        sendWrs.get(slot).wrId(wrIdBase | RdmaLoop.KIND_DATA_BITS | slot).opcode(SendOpcode.SEND_WITH_IMM)
-                .immData(credits.nextImm(false)).flags(flags)
-                .sge(0, b.segment().address() + sq.takenOffset(), len, DeviceTable.lkey(b, devIndex)).sgeCount(1);
+        SendWorkRequest w = sendWrs.get(slot).wrId(wrIdBase | RdmaLoop.KIND_DATA_BITS | slot)
+                .opcode(SendOpcode.SEND_WITH_IMM).immData(credits.nextImm(false)).flags(flags);
+        int head = sq.takenHeadLength();
+        int tail = len - head;
+        int n = 0;
+        if (head > 0) {
+            w.sge(n++, b.segment().address() + sq.takenOffset(), head, DeviceTable.lkey(b, devIndex));
+        }
+        if (tail > 0) {
+            w.sge(n++, sq.takenTailAddress(), tail, sq.takenTailLkey());
+            metrics.zeroCopyBytes.add(tail);
+        }
+        w.sgeCount(n);
     }
 
     private boolean postRun(int first, int count, boolean lastRun) {

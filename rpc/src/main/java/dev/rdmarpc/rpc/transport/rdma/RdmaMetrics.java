@@ -20,6 +20,7 @@ public final class RdmaMetrics {
     final LongAdder connectionsRefused = new LongAdder();
     final LongAdder tcpFallbackConnections = new LongAdder();
     final LongAdder wakeups = new LongAdder();
+    final LongAdder zeroCopyBytes = new LongAdder();
 
     RdmaMetrics() {
     }
@@ -84,6 +85,11 @@ public final class RdmaMetrics {
         return tcpFallbackConnections.sum();
     }
 
+    /** @return attachment bytes sent straight from registered application memory, without a copy */
+    public long zeroCopyBytes() {
+        return zeroCopyBytes.sum();
+    }
+
     /** @return times an I/O thread woke from sleep (event mode) */
     public long wakeups() {
         return wakeups.sum();
@@ -95,6 +101,6 @@ public final class RdmaMetrics {
                 + ", inline=" + inlineSent() + ", errors=" + completionErrors() + ", rnr=" + rnrErrors() + ", retry="
                 + retryErrors() + ", windowStalls=" + windowStalls() + ", creditStalls=" + creditStalls() + ", growths="
                 + receiveGrowths() + ", refused=" + connectionsRefused() + ", tcp=" + tcpConnections() + ", wakeups="
-                + wakeups() + "]";
+                + wakeups() + ", zeroCopyBytes=" + zeroCopyBytes() + "]";
     }
 }

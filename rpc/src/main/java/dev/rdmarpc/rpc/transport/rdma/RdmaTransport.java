@@ -119,6 +119,23 @@ public final class RdmaTransport implements Transport {
         return config.copy();
     }
 
+    /**
+     * Registers application memory with every device this transport uses (now and later), so that
+     * request attachments inside it travel without a copy (see {@link RegisteredMemory}).
+     *
+     * @param memory native memory the caller owns and keeps alive until the registration is closed
+     * @return the registration, owned by the caller
+     * @throws IllegalArgumentException for heap or empty memory
+     * @throws IllegalStateException    when the transport is closed
+     */
+    public RegisteredMemory register(MemorySegment memory) {
+        return new RegisteredMemory(devices, memory, devices.registerUser(memory));
+    }
+
+    DeviceTable devices() {
+        return devices;
+    }
+
     RdmaConfig rdmaConfig() {
         return config;
     }

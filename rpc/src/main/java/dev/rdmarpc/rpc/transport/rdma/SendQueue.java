@@ -2,6 +2,7 @@ package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import java.lang.foreign.MemorySegment;
 
@@ -33,6 +34,9 @@ final class SendQueue {
     private final int[] entrySent = new int[ENTRIES];
     private final boolean[] entrySealed = new boolean[ENTRIES];
     private final int[] entryFrames = new int[ENTRIES];
+    private final int[] entryHeadLength = new int[ENTRIES];
+    private final long[] entryTailAddress = new long[ENTRIES];
+    private final int[] entryTailLkey = new int[ENTRIES];
     private int head;
     private int count;
 
@@ -49,12 +53,16 @@ final class SendQueue {
     private int claimEntry = -1;
     private int claimOffset;
     private int claimLength;
+    private int claimTail;
     private boolean claimNew;
 
     // the last message taken
     private PooledBuffer takenBuffer;
     private int takenOffset;
     private int takenLength;
+    private int takenHeadLength;
+    private long takenTailAddress;
+    private int takenTailLkey;
 
     /**
      * @param pool          where buffers come from
@@ -95,6 +103,7 @@ final class SendQueue {
                 claimEntry = t;
                 claimOffset = entryLength[t];
                 claimLength = frameLength;
+                claimTail = 0;
                 claimNew = false;
                 return claimOffset;
             }
@@ -106,19 +115,62 @@ final class SendQueue {
         if (b == null) {
             return Connection.NO_BUFFER;
         }
+        newEntry(b, frameLength > maxMessage, 0, 0);
+        claimLength = frameLength;
+        return 0;
+    }
+
+    private void newEntry(PooledBuffer b, boolean sealed, long tailAddress, int tailLkey) {
         int t = (head + count) & MASK;
         entryBuffer[t] = b;
         entryLength[t] = 0;
         entrySent[t] = 0;
         entryFrames[t] = 0;
-        entrySealed[t] = frameLength > maxMessage;
+        entrySealed[t] = sealed;
+        entryTailAddress[t] = tailAddress;
+        entryTailLkey[t] = tailLkey;
         count++;
         claimEntry = t;
         claimOffset = 0;
-        claimLength = frameLength;
+        claimTail = 0;
         claimNew = true;
+    }
+
+    /**
+     * Reserves room for a frame whose last {@code tailLength} bytes are not copied but sent from
+     * registered memory the caller owns (zero-copy): the claim holds the first
+     * {@code frameLength - tailLength} bytes only. The frame is never coalesced with others.
+     *
+     * @param tailAddress where the tail starts (registered: {@code tailLkey} on this device)
+     * @return as {@link #claim(int)}
+     */
+    long claimWithTail(int frameLength, long tailAddress, int tailLength, int tailLkey) {
+        if (claimEntry >= 0) {
+            throw new IllegalStateException("a claim is already open");
+        }
+        if (tailLength < 1 || tailLength > frameLength - FrameDescriptor.HEADER_LENGTH) {
+            throw new IllegalArgumentException("tail of " + tailLength + " bytes in a frame of " + frameLength);
+        }
+        if (closed) {
+            return Connection.CLOSED;
+        }
+        if (pendingBytes > 0 && pendingBytes + frameLength > highWaterMark) {
+            return Connection.BACK_PRESSURED;
+        }
+        if (count == ENTRIES) {
+            return Connection.BACK_PRESSURED;
+        }
+        int headLength = frameLength - tailLength;
+        PooledBuffer b = headLength <= pool.chunkSize() ? pool.acquire() : pool.acquire(headLength);
+        if (b == null) {
+            return Connection.NO_BUFFER;
+        }
+        newEntry(b, true, tailAddress, tailLkey);
+        claimLength = headLength;
+        claimTail = tailLength;
         return 0;
     }
+
 
     /** @return the memory of the open claim */
     MemorySegment claimBuffer() {
@@ -128,9 +180,10 @@ final class SendQueue {
     /** Publishes the open claim. */
     void commit() {
         int t = claimEntry;
-        entryLength[t] = claimOffset + claimLength;
+        entryHeadLength[t] = claimOffset + claimLength;
+        entryLength[t] = claimOffset + claimLength + claimTail;
         entryFrames[t]++;
-        pendingBytes += claimLength;
+        pendingBytes += claimLength + claimTail;
         claimEntry = -1;
     }
 
@@ -182,15 +235,20 @@ final class SendQueue {
             return -1;
         }
         int h = head;
-        int len = Math.min(maxMessage, entryLength[h] - entrySent[h]);
+        int sent = entrySent[h];
+        int len = Math.min(maxMessage, entryLength[h] - sent);
         int slot = slotHead + inFlight;
         if (slot >= slotRelease.length) {
             slot -= slotRelease.length;
         }
         inFlight++;
         takenBuffer = entryBuffer[h];
-        takenOffset = entrySent[h];
+        takenOffset = sent;
         takenLength = len;
+        int headLength = entryHeadLength[h];
+        takenHeadLength = Math.max(0, Math.min(headLength, sent + len) - sent);
+        takenTailAddress = entryTailAddress[h] + Math.max(0, sent - headLength);
+        takenTailLkey = entryTailLkey[h];
         entrySent[h] += len;
         entrySealed[h] = true;
         if (entrySent[h] == entryLength[h]) {
@@ -218,6 +276,26 @@ final class SendQueue {
     /** @return the length of the last message taken */
     int takenLength() {
         return takenLength;
+    }
+
+    /** @return how much of the last message taken lies in {@link #takenBuffer()} from {@link #takenOffset()} */
+    int takenHeadLength() {
+        return takenHeadLength;
+    }
+
+    /** @return the rest of the last message taken: bytes from {@link #takenTailAddress()} (zero-copy tail) */
+    int takenTailLength() {
+        return takenLength - takenHeadLength;
+    }
+
+    /** @return where the tail part of the last message taken starts */
+    long takenTailAddress() {
+        return takenTailAddress;
+    }
+
+    /** @return the local key of the tail part */
+    int takenTailLkey() {
+        return takenTailLkey;
     }
 
     /**

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.rdmarpc.ibverbs.verbs.ResourceKind;
 import dev.rdmarpc.ibverbs.verbs.VerbsResources;
+import dev.rdmarpc.rpc.Attachment;
+import dev.rdmarpc.rpc.CallOptions;
 import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.ResponseListener;
 import dev.rdmarpc.rpc.ResponseView;
@@ -40,6 +42,7 @@ class RdmaRpcTest {
     static final Method<MemorySegment, MemorySegment> ECHO = Method.raw("echo");
     static final Method<byte[], byte[]> ECHO_BYTES = Method.of("echoBytes", Codecs.BYTES, Codecs.BYTES);
     static final Method<byte[], byte[]> SLOW_ECHO = Method.of("slowEcho", Codecs.BYTES, Codecs.BYTES);
+    static final Method<MemorySegment, MemorySegment> ATTACHMENT_BACK = Method.raw("attachmentBack");
 
     @BeforeEach
     void devices() {
@@ -49,6 +52,7 @@ class RdmaRpcTest {
     static RpcServer.Builder echoServer() {
         return RpcServer.builder().bind(RdmaTestEnv.serverBind())
                 .registerRaw(ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength()))
+                .registerRaw(ATTACHMENT_BACK, c -> c.respond(c.buffer(), c.attachmentOffset(), c.attachmentLength()))
                 .registerBlocking(ECHO_BYTES, (ctx, req) -> req)
                 .registerBlocking(SLOW_ECHO, (ctx, req) -> {
                     Thread.sleep(2);
@@ -299,6 +303,38 @@ class RdmaRpcTest {
                 for (RpcClient c : clients) {
                     c.close();
                 }
+            }
+        }
+    }
+
+    @Test
+    void attachmentsInRegisteredMemoryAreSentWithoutACopy() throws Exception {
+        try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RpcServer server = echoServer().transport(serverT).start();
+             Arena arena = Arena.ofShared()) {
+            MemorySegment blob = arena.allocate(4 << 20);
+            for (long i = 0; i < blob.byteSize(); i += 8) {
+                blob.set(ValueLayout.JAVA_LONG_UNALIGNED, i, i * 0x9E3779B97F4A7C15L);
+            }
+            try (RegisteredMemory reg = clientT.register(blob);
+                 RpcClient client = RpcClient.builder().address(server.address()).transport(clientT).connect()) {
+                long sent = 0;
+                for (int size : new int[]{4096, 100_000, 1 << 20, 3 << 20}) {
+                    MemorySegment part = reg.segment().asSlice(size % 4096, size);
+                    CallOptions opts = CallOptions.DEFAULT.withAttachment(Attachment.of(part));
+                    MemorySegment back = client.call(ATTACHMENT_BACK, arena.allocate(10), opts);
+                    assertEquals(-1, back.mismatch(part), "attachment of " + size + " bytes came back intact");
+                    sent += size;
+                }
+                assertEquals(sent, clientT.metrics().zeroCopyBytes(), "every attachment byte sent in place");
+                assertEquals(0, clientT.bufferPool().largeAllocations(), "no large send buffer was needed");
+                // Small or unregistered attachments are copied, and still arrive.
+                MemorySegment heap = MemorySegment.ofArray(new byte[50_000]).fill((byte) 5);
+                MemorySegment back = client.call(ATTACHMENT_BACK, arena.allocate(1),
+                        CallOptions.DEFAULT.withAttachment(Attachment.of(heap)));
+                assertEquals(-1, back.mismatch(heap));
+                assertEquals(sent, clientT.metrics().zeroCopyBytes());
             }
         }
     }

@@ -170,4 +170,38 @@ class SendQueueTest {
         assertEquals(0, pool.largeBuffersInUse());
         assertEquals(0, q.pendingBytes());
     }
+
+    @Test
+    void aZeroCopyTailIsCutIntoMessagesAfterTheHead() {
+        SendQueue q = new SendQueue(pool, 4, CHUNK, 1 << 20);
+        long tailAddress = 0x10_0000L;
+        int head = 100;
+        int tail = 10_000;
+        long at = q.claimWithTail(head + tail, tailAddress, tail, 77);
+        assertEquals(0, at);
+        q.claimBuffer().asSlice(0, head).fill((byte) 3);
+        q.commit();
+        assertEquals(head + tail, q.pendingBytes());
+        assertTrue(q.claim(10) >= 0, "a later frame gets its own entry");
+        q.abort();
+        int s0 = q.take();
+        assertEquals(CHUNK, q.takenLength());
+        assertEquals(head, q.takenHeadLength());
+        assertEquals(CHUNK - head, q.takenTailLength());
+        assertEquals(tailAddress, q.takenTailAddress());
+        assertEquals(77, q.takenTailLkey());
+        q.take();
+        assertEquals(0, q.takenHeadLength());
+        assertEquals(tailAddress + CHUNK - head, q.takenTailAddress());
+        q.take();
+        assertEquals(head + tail - 2 * CHUNK, q.takenTailLength());
+        assertEquals(tailAddress + 2L * CHUNK - head, q.takenTailAddress());
+        assertFalse(q.hasQueued());
+        assertEquals(1, pool.chunksInUse(), "only the head took a buffer");
+        q.completed(s0);
+        q.completed(s0 + 1);
+        q.completed(s0 + 2);
+        assertEquals(0, pool.chunksInUse());
+        assertEquals(0, q.pendingBytes());
+    }
 }
