@@ -19,7 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Tag;
+import dev.rdmarpc.testsupport.RdmaTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -28,13 +28,12 @@ import org.junit.jupiter.api.Timeout;
  * must fail with CONNECTION_CLOSED, promptly. The server runs in a child JVM started with this JVM's
  * java and module path.
  */
-@Tag("rdma")
+@RdmaTest
 @Timeout(300)
 class PeerKilledTest {
 
     @Test
     void pendingCallsFailPromptlyWhenThePeerProcessIsKilled() throws Exception {
-        RdmaTestEnv.requireDevices();
         Process child = startChild();
         try {
             LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();

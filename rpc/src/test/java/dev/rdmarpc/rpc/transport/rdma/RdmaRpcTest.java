@@ -27,8 +27,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
+import dev.rdmarpc.testsupport.RdmaTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -36,18 +35,13 @@ import org.junit.jupiter.api.Timeout;
  * The RPC over RDMA for real, in the Soft-RoCE VM: the server on the second address (rxe1), clients
  * from the first (rxe0).
  */
-@Tag("rdma")
+@RdmaTest
 @Timeout(600)
 class RdmaRpcTest {
     static final Method<MemorySegment, MemorySegment> ECHO = Method.raw("echo");
     static final Method<byte[], byte[]> ECHO_BYTES = Method.of("echoBytes", Codecs.BYTES, Codecs.BYTES);
     static final Method<byte[], byte[]> SLOW_ECHO = Method.of("slowEcho", Codecs.BYTES, Codecs.BYTES);
     static final Method<MemorySegment, MemorySegment> ATTACHMENT_BACK = Method.raw("attachmentBack");
-
-    @BeforeEach
-    void devices() {
-        RdmaTestEnv.requireDevices();
-    }
 
     static RpcServer.Builder echoServer() {
         return RpcServer.builder().bind(RdmaTestEnv.serverBind())
