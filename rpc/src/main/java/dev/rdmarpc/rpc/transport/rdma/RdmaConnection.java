@@ -109,6 +109,9 @@ final class RdmaConnection implements Connection {
     private int largeFilled;
     private int largeLength;
     private boolean readEnabled = true;
+    private boolean readPaused;
+    private final long writeHighWaterMark;
+    private final boolean serverSide;
     private final int[] held;
     private final int[] heldLength;
     private final int[] heldImm;
@@ -121,7 +124,8 @@ final class RdmaConnection implements Connection {
      * @throws IOException when the device refuses a resource or the pool has no buffer
      */
     RdmaConnection(RdmaLoop loop, RdmaLoop.LoopDevice loopDevice, int gidIndex, Connection tcp, int maxFrameLength,
-                   int recvReserve, int sendReserve) throws IOException {
+                   int recvReserve, int sendReserve, boolean serverSide) throws IOException {
+        this.serverSide = serverSide;
         this.loop = loop;
         this.loopDevice = loopDevice;
         this.device = loopDevice.device;
@@ -140,6 +144,7 @@ final class RdmaConnection implements Connection {
         this.solicit = config.completionMode() != RdmaConfig.CompletionMode.BUSY_POLL;
         this.recvReserve = recvReserve;
         this.sendReserve = sendReserve;
+        this.writeHighWaterMark = config.writeHighWaterMark();
         int recvCapacity = config.maxReceiveQueueDepth() + RdmaConfig.RESERVED_RECEIVES;
         this.held = new int[recvCapacity];
         this.heldLength = new int[recvCapacity];
@@ -213,7 +218,7 @@ final class RdmaConnection implements Connection {
     void connect(Hello peer) throws IOException {
         Mtu mtu = device.portAttributes.activeMtu().min(Mtu.of(peer.mtu));
         int peerReceive = Math.min(peer.receiveSize, receiveSize);
-        this.sq = new SendQueue(pool, window, peerReceive, config.writeHighWaterMark());
+        this.sq = new SendQueue(pool, window, peerReceive);
         this.credits = new Credits(peer.receiveCount, config.receiveQueueDepth(), config.maxReceiveQueueDepth());
         try {
             ConnectionAttributes a = new ConnectionAttributes().port(device.port).sgidIndex(gidIndex)
@@ -332,27 +337,18 @@ final class RdmaConnection implements Connection {
         }
         int imm = wc.immData(i);
         int length = wc.byteLength(i);
-        if (!readEnabled) {
-            held[heldCount] = slot;
-            heldLength[heldCount] = length;
-            heldImm[heldCount] = imm;
-            heldCount++;
-            return;
-        }
-        handle(slot, length, imm);
-    }
-
-    private void handle(int slot, int length, int imm) {
-        boolean stalled;
+        // Credits count at once, even when the payload has to wait: they are what lets our own
+        // queued sends drain, and with them the reason for holding.
+        boolean queued;
         sendLock.lock();
         try {
-            stalled = credits.onImm(imm);
+            credits.onImm(imm);
+            queued = sq.hasQueued();
         } catch (IllegalArgumentException e) {
             sendLock.unlock();
             protocolError(e.getMessage());
             return;
         }
-        boolean queued = sq.hasQueued();
         sendLock.unlock();
         if (queued) {
             loop.scheduleFlush(this);
@@ -365,13 +361,58 @@ final class RdmaConnection implements Connection {
             repost(slot, false);
             return;
         }
+        if (!readEnabled || readPaused || heldCount > 0) {
+            held[heldCount] = slot;
+            heldLength[heldCount] = length;
+            heldImm[heldCount] = imm;
+            heldCount++;
+            return;
+        }
+        handle(slot, length, imm);
+        checkReadPause();
+    }
+
+    /**
+     * Stops handling received messages while more than the write high-water mark is queued for
+     * sending (what the TCP transport does by not reading its socket): their buffers are not posted
+     * again, so the peer runs out of credits and stops. Handling resumes below half the mark.
+     * Accepted (server) connections only: a client never stops reading its responses (its sends
+     * are bounded by the RPC client), so two sides can never wait for each other.
+     */
+    private void checkReadPause() {
+        if (serverSide && !readPaused && pendingVolatile > writeHighWaterMark) {
+            readPaused = true;
+        }
+    }
+
+    /** Handles held messages, in order, while reading is allowed (I/O thread). */
+    private void resumeHeld() {
+        if (readPaused && pendingVolatile <= writeHighWaterMark / 2) {
+            readPaused = false;
+        }
+        int k = 0;
+        while (k < heldCount && readEnabled && !readPaused && open) {
+            handle(held[k], heldLength[k], heldImm[k]);
+            k++;
+            checkReadPause();
+        }
+        if (k > 0) {
+            System.arraycopy(held, k, held, 0, heldCount - k);
+            System.arraycopy(heldLength, k, heldLength, 0, heldCount - k);
+            System.arraycopy(heldImm, k, heldImm, 0, heldCount - k);
+            heldCount -= k;
+        }
+    }
+
+    /** Hands a data message's frames to the handler, then posts its buffer again (I/O thread). */
+    private void handle(int slot, int length, int imm) {
         metrics.messagesReceived.increment();
         deliver(recvBufs[slot].segment(), length);
         if (!open) {
             return; // closed by the handler or by bad input: the buffer is released with the connection
         }
         repost(slot, true);
-        if (stalled) {
+        if ((imm & Credits.STALLED) != 0) {
             grow();
         }
     }
@@ -720,6 +761,9 @@ final class RdmaConnection implements Connection {
         if (queued && !closing) {
             loop.scheduleFlush(this);
         }
+        if (heldCount > 0 && !closing) {
+            resumeHeld();
+        }
     }
 
     private void onError(String operation, WorkCompletions wc, int i) {
@@ -884,11 +928,7 @@ final class RdmaConnection implements Connection {
             }
             readEnabled = enabled;
             if (enabled) {
-                int n = heldCount;
-                heldCount = 0;
-                for (int k = 0; k < n && open; k++) {
-                    handle(held[k], heldLength[k], heldImm[k]);
-                }
+                resumeHeld();
             }
         });
     }

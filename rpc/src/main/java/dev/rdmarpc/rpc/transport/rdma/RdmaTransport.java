@@ -196,7 +196,8 @@ public final class RdmaTransport implements Transport {
     }
 
     /** A connection for {@code tcpConnection}: device chosen, completion queue room reserved, QP in INIT. */
-    private RdmaConnection newConnection(Connection tcpConnection, int maxFrameLength) throws IOException {
+    private RdmaConnection newConnection(Connection tcpConnection, int maxFrameLength, boolean serverSide)
+            throws IOException {
         DeviceTable.Choice choice = devices.choose(tcpConnection.localAddress().getAddress());
         RdmaLoop loop = pickLoop();
         RdmaLoop.LoopDevice ld;
@@ -209,7 +210,8 @@ public final class RdmaTransport implements Transport {
             throw new ResourceExhaustedException("the completion queues of the RDMA I/O thread are full ("
                     + config.completionQueueSize() + " entries; raise RdmaConfig.completionQueueSize or ioThreads)");
         }
-        return new RdmaConnection(loop, ld, choice.gidIndex(), tcpConnection, maxFrameLength, recvEntries(), sendEntries());
+        return new RdmaConnection(loop, ld, choice.gidIndex(), tcpConnection, maxFrameLength, recvEntries(), sendEntries(),
+                serverSide);
     }
 
     // ================================================================== server side
@@ -278,7 +280,7 @@ public final class RdmaTransport implements Transport {
             RdmaConnection conn;
             Hello mine = new Hello();
             try {
-                conn = newConnection(c, maxFrameLength);
+                conn = newConnection(c, maxFrameLength, true);
             } catch (IOException e) {
                 refuse(e instanceof ResourceExhaustedException ? Status.RESOURCE_EXHAUSTED : Status.HANDLER_FAILED,
                         "the server cannot set up RDMA: " + e.getMessage());
@@ -413,19 +415,19 @@ public final class RdmaTransport implements Transport {
                     config.poolBytes());
             throw new ResourceExhaustedException(full);
         }
-        long deadline = System.nanoTime() + timeout.toNanos() + config.handshakeTimeout().toNanos();
         ClientSide side = new ClientSide();
         Connection c = tcp.connect(address, maxFrameLength, side, timeout);
         RdmaConnection conn = null;
         boolean attached = false;
         try {
-            conn = newConnection(c, maxFrameLength);
+            conn = newConnection(c, maxFrameLength, false);
             side.rdma = conn;
             Hello mine = new Hello();
             conn.prepareHello(mine, config.receiveQueueDepth());
             if (!sendHello(c, mine)) {
                 throw new IOException("could not send the RDMA hello to " + address);
             }
+            long deadline = System.nanoTime() + config.handshakeTimeout().toNanos();
             Hello peer;
             try {
                 peer = side.reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);

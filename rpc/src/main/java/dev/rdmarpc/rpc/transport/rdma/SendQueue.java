@@ -17,6 +17,10 @@ import java.lang.foreign.MemorySegment;
  * copy on the sending side. Each message in flight holds one window slot until its completion; the
  * slot of a buffer's last message releases the buffer.
  *
+ * <p>Like the TCP transport's send ring, it refuses a claim ({@link Connection#BACK_PRESSURED}) only
+ * when {@value #ENTRIES} entries are queued; the byte bound is the connection's: it stops reading
+ * while too much is queued, which stops the peer through its credits.
+ *
  * <p>Not thread-safe: the connection calls everything under its send lock.
  */
 final class SendQueue {
@@ -25,7 +29,6 @@ final class SendQueue {
     private static final int MASK = ENTRIES - 1;
 
     private final BufferPool pool;
-    private final long highWaterMark;
     private int maxMessage;
 
     // entries: committed, not yet wholly handed to the device, FIFO
@@ -68,14 +71,12 @@ final class SendQueue {
      * @param pool          where buffers come from
      * @param window        messages in flight at most
      * @param maxMessage    the largest message (the peer's receive buffer size, at most the chunk size)
-     * @param highWaterMark committed-but-unsent bytes above which claims are back-pressured
      */
-    SendQueue(BufferPool pool, int window, int maxMessage, long highWaterMark) {
+    SendQueue(BufferPool pool, int window, int maxMessage) {
         if (window < 1 || maxMessage < 1 || maxMessage > pool.chunkSize()) {
             throw new IllegalArgumentException("window " + window + ", maxMessage " + maxMessage + ", chunk " + pool.chunkSize());
         }
         this.pool = pool;
-        this.highWaterMark = highWaterMark;
         this.maxMessage = maxMessage;
         this.slotRelease = new PooledBuffer[window];
         this.slotBytes = new int[window];
@@ -93,9 +94,6 @@ final class SendQueue {
         }
         if (closed) {
             return Connection.CLOSED;
-        }
-        if (pendingBytes > 0 && pendingBytes + frameLength > highWaterMark) {
-            return Connection.BACK_PRESSURED;
         }
         if (frameLength <= maxMessage && count > 0) {
             int t = (head + count - 1) & MASK;
@@ -153,9 +151,6 @@ final class SendQueue {
         }
         if (closed) {
             return Connection.CLOSED;
-        }
-        if (pendingBytes > 0 && pendingBytes + frameLength > highWaterMark) {
-            return Connection.BACK_PRESSURED;
         }
         if (count == ENTRIES) {
             return Connection.BACK_PRESSURED;

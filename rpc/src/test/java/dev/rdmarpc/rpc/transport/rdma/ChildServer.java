@@ -19,7 +19,7 @@ public final class ChildServer {
 
     public static void main(String[] args) throws Exception {
         RpcServer server = RpcServer.builder().bind(new InetSocketAddress(args[0], 0))
-                .rdma(new RdmaConfig().poolBytes(64L << 20).slabBytes(4L << 20))
+                .rdma(new RdmaConfig().poolBytes(64L << 20).slabBytes(4L << 20).handshakeTimeout(java.time.Duration.ofMinutes(2)))
                 .registerBlocking(ECHO, (ctx, req) -> req)
                 .registerBlocking(HANG, (ctx, req) -> {
                     System.out.println("HANG");

@@ -57,8 +57,12 @@ final class RdmaTestEnv {
         return any ? sum : -1;
     }
 
-    /** A small RDMA configuration for tests (a 64 MiB pool instead of 512 MiB). */
+    /**
+     * A small RDMA configuration for tests: a 64 MiB pool instead of 512 MiB, and a handshake timeout
+     * for the emulated CPU of the VM (the first connection of a JVM under TCG spends seconds in
+     * first-time FFM linkage and verbs setup).
+     */
     static RdmaConfig smallConfig() {
-        return new RdmaConfig().poolBytes(64L << 20).slabBytes(4L << 20);
+        return new RdmaConfig().poolBytes(64L << 20).slabBytes(4L << 20).handshakeTimeout(java.time.Duration.ofMinutes(2));
     }
 }

@@ -33,7 +33,7 @@ class SendQueueTest {
 
     @Test
     void smallFramesQueuedBehindAFullWindowShareOneMessage() {
-        SendQueue q = new SendQueue(pool, 1, CHUNK, 1 << 20);
+        SendQueue q = new SendQueue(pool, 1, CHUNK);
         put(q, 100, (byte) 1);
         int s0 = q.take();
         assertEquals(0, s0);
@@ -59,7 +59,7 @@ class SendQueueTest {
 
     @Test
     void aTakenMessageIsSealedAgainstAppends() {
-        SendQueue q = new SendQueue(pool, 4, CHUNK, 1 << 20);
+        SendQueue q = new SendQueue(pool, 4, CHUNK);
         put(q, 100, (byte) 1);
         int s0 = q.take();
         put(q, 100, (byte) 2);
@@ -77,7 +77,7 @@ class SendQueueTest {
     @Test
     void largeFrameLeavesAsMessagesPointingIntoOneBuffer() {
         int len = 3 * CHUNK + 10;
-        SendQueue q = new SendQueue(pool, 2, CHUNK, 1 << 20);
+        SendQueue q = new SendQueue(pool, 2, CHUNK);
         put(q, len, (byte) 7);
         PooledBuffer large = null;
         int[] lengths = new int[4];
@@ -109,7 +109,7 @@ class SendQueueTest {
 
     @Test
     void framesBetweenChunkAndMessageSizeAreFragmentedToo() {
-        SendQueue q = new SendQueue(pool, 4, 1024, 1 << 20); // the peer's buffers are smaller than ours
+        SendQueue q = new SendQueue(pool, 4, 1024); // the peer's buffers are smaller than ours
         put(q, 3000, (byte) 1);
         int s0 = q.take();
         assertEquals(1024, q.takenLength());
@@ -122,7 +122,7 @@ class SendQueueTest {
 
     @Test
     void abortGivesAFreshBufferBack() {
-        SendQueue q = new SendQueue(pool, 4, CHUNK, 1 << 20);
+        SendQueue q = new SendQueue(pool, 4, CHUNK);
         long at = q.claim(100);
         assertEquals(0, at);
         q.abort();
@@ -140,11 +140,20 @@ class SendQueueTest {
 
     @Test
     void backPressureAndExhaustionAreReturnCodes() {
-        SendQueue q = new SendQueue(pool, 1, CHUNK, 10_000);
-        put(q, 4000, (byte) 1);
-        put(q, 4000, (byte) 1);
-        assertEquals(Connection.BACK_PRESSURED, q.claim(4000));
-        SendQueue big = new SendQueue(pool, 1, CHUNK, 1L << 30);
+        try (BufferPool roomy = BufferPool.create(new BufferPool.Config().chunkSize(CHUNK).slabSize(64 * CHUNK)
+                .maxPooledBytes(512L * CHUNK))) {
+            SendQueue q = new SendQueue(roomy, 1, CHUNK);
+            for (int i = 0; i < SendQueue.ENTRIES; i++) {
+                put(q, 3000, (byte) 1); // 3000 + 3000 > one message: one entry each
+            }
+            assertEquals(Connection.BACK_PRESSURED, q.claim(3000), "every entry is queued");
+            assertTrue(q.claim(1000) >= 0, "a small frame still fits in the last entry");
+            q.abort();
+            q.close();
+            assertEquals(Connection.CLOSED, q.claim(10));
+            assertEquals(0, roomy.chunksInUse(), "close releases what the device never saw");
+        }
+        SendQueue big = new SendQueue(pool, 1, CHUNK);
         long r;
         int n = 0;
         while ((r = big.claim(CHUNK)) >= 0) {
@@ -153,15 +162,13 @@ class SendQueueTest {
         }
         assertEquals(Connection.NO_BUFFER, r);
         assertTrue(n > 0);
-        q.close();
         big.close();
-        assertEquals(Connection.CLOSED, q.claim(10));
         assertEquals(0, pool.chunksInUse(), "close releases what the device never saw");
     }
 
     @Test
     void closeKeepsAPartlySentBufferUntilReleaseInFlight() {
-        SendQueue q = new SendQueue(pool, 1, CHUNK, 1 << 20);
+        SendQueue q = new SendQueue(pool, 1, CHUNK);
         put(q, 2 * CHUNK + 1, (byte) 1);
         q.take();
         q.close();
@@ -173,7 +180,7 @@ class SendQueueTest {
 
     @Test
     void aZeroCopyTailIsCutIntoMessagesAfterTheHead() {
-        SendQueue q = new SendQueue(pool, 4, CHUNK, 1 << 20);
+        SendQueue q = new SendQueue(pool, 4, CHUNK);
         long tailAddress = 0x10_0000L;
         int head = 100;
         int tail = 10_000;
