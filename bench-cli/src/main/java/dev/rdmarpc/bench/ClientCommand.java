@@ -25,6 +25,12 @@ final class ClientCommand extends MatrixCommand {
 
     @Override
     public Integer call() {
+        for (InetSocketAddress a : new InetSocketAddress[] {connect, grpcConnect}) {
+            if (a != null && a.getPort() == 0) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                        "port 0 is not a server's port: give the port the server printed");
+            }
+        }
         List<EchoStack> stacks = stacks();
         try {
             MatrixPlan plan = matrix.plan();

@@ -2,8 +2,15 @@ package dev.rdmarpc.bench;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import dev.rdmarpc.cuda.Cuda;
+import dev.rdmarpc.ibverbs.Ibverbs;
+import dev.rdmarpc.ibverbs.VerbsException;
+import dev.rdmarpc.ibverbs.VerbsNative;
+import dev.rdmarpc.ibverbs.raw.ibverbs_h;
+import dev.rdmarpc.rdmacm.Rdmacm;
 import java.lang.foreign.Arena;
-import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
@@ -25,8 +32,9 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * What this machine offers for RDMA and GPU memory, in plain words. Everything comes from sysfs, /proc and
- * whether the shared libraries load; nothing is opened on a device.
+ * What this machine offers for RDMA and GPU memory, in plain words: whether the bindings' libraries
+ * load ({@link Ibverbs}, {@link Rdmacm}, {@link Cuda}), the devices libibverbs lists, and ports, GIDs
+ * and netdevs from sysfs. Nothing is opened on a device.
  */
 @Command(name = "doctor", mixinStandardHelpOptions = true,
         description = {"Reports RDMA devices, ports, GIDs, CUDA and GPUDirect availability in plain words.",
@@ -53,11 +61,12 @@ final class DoctorCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         out.println("Libraries");
-        library(out, "libibverbs.so.1", "RDMA verbs", "install ibverbs-providers / rdma-core");
-        library(out, "librdmacm.so.1", "RDMA connection manager", "install librdmacm1");
-        library(out, "libcuda.so.1", "CUDA driver API (GPU attachments)", "install the NVIDIA driver");
+        library(out, Ibverbs.SONAME, "RDMA verbs", Ibverbs.isAvailable(), Ibverbs.unavailabilityCause());
+        library(out, Rdmacm.SONAME, "RDMA connection manager", Rdmacm.isAvailable(), Rdmacm.unavailabilityCause());
+        library(out, Cuda.SONAME, "CUDA driver API, for GPU attachments", Cuda.isAvailable(), Cuda.unavailabilityCause());
         providers(out);
         out.println();
+        verbsDevices(out);
         List<Gid> gids = devices(out);
         out.println();
         if (wanted != null) {
@@ -66,18 +75,43 @@ final class DoctorCommand implements Callable<Integer> {
         }
         gpu(out);
         out.println();
-        out.println("Not in this build yet: port attributes through ibv_query_port (active MTU, port state as the");
-        out.println("verbs library sees it) and CUDA device enumeration; both need the generated bindings.");
+        out.println("Not in this command yet: port attributes through ibv_query_port (active MTU, port state as the");
+        out.println("verbs library sees it) and CUDA device enumeration (cuDeviceGet*); the netdev MTU above is");
+        out.println("the Ethernet MTU, RoCE's active MTU is at most that minus headers, rounded down to 1024/2048/4096.");
         out.flush();
         return 0;
     }
 
-    private static void library(PrintWriter out, String soname, String what, String fix) {
-        try (Arena arena = Arena.ofConfined()) {
-            SymbolLookup.libraryLookup(soname, arena);
+    private static void library(PrintWriter out, String soname, String what, boolean available, Throwable cause) {
+        if (available) {
             out.println("  " + soname + ": loads (" + what + ")");
-        } catch (IllegalArgumentException | IllegalCallerException e) {
-            out.println("  " + soname + ": NOT FOUND - " + what + " unavailable; " + fix);
+        } else {
+            out.println("  " + soname + ": NOT AVAILABLE - " + (cause == null ? what + " unavailable" : cause.getMessage()));
+        }
+    }
+
+    /** The devices libibverbs itself lists (its providers must match the kernel's devices). */
+    private static void verbsDevices(PrintWriter out) {
+        if (!Ibverbs.isAvailable()) {
+            return;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment count = arena.allocate(ValueLayout.JAVA_INT);
+            MemorySegment list = VerbsNative.ibv_get_device_list(count);
+            try {
+                int n = count.get(ValueLayout.JAVA_INT, 0);
+                MemorySegment devices = list.reinterpret((long) n * ValueLayout.ADDRESS.byteSize());
+                List<String> names = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    MemorySegment name = ibverbs_h.ibv_get_device_name(devices.getAtIndex(ValueLayout.ADDRESS, i));
+                    names.add(name.equals(MemorySegment.NULL) ? "?" : name.reinterpret(256).getString(0));
+                }
+                out.println("libibverbs lists " + n + " device(s)" + (n == 0 ? "" : ": " + String.join(", ", names)));
+            } finally {
+                ibverbs_h.ibv_free_device_list(list);
+            }
+        } catch (VerbsException e) {
+            out.println("libibverbs cannot list devices: " + e.getMessage());
         }
     }
 

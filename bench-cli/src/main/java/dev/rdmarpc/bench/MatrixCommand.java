@@ -71,7 +71,7 @@ abstract class MatrixCommand implements Callable<Integer> {
         RunInfo info = new RunInfo(ours.name(), ours.describe(options),
                 theirs == null ? null : theirs.name(), theirs == null ? null : theirs.describe(options),
                 target, Math.min(plan.connections(), maxCallers(plan)), plan.pipeline(), options.ioThreads(), plan.warmup(),
-                plan.measure(), plan.maxInFlightBytes(), plan.responseBytes() < 0, Math.max(0, plan.responseBytes()),
+                plan.measure(), plan.repeat(), plan.maxInFlightBytes(), plan.responseBytes() < 0, Math.max(0, plan.responseBytes()),
                 Environment.describe());
         Report report = new Report(info, results.get(0), theirs == null ? List.of() : results.get(1));
         output.emit(report, out, err);

@@ -44,14 +44,22 @@ final class MatrixOptions {
             description = "Warm-up per cell, not measured: 500ms, 5s, 1m... (default: ${DEFAULT-VALUE}).")
     Duration warmup;
 
-    @Option(names = "--initial-warmup", defaultValue = "3s", paramLabel = "TIME", converter = Converters.Time.class,
+    /** Initial warm-up with a baseline: gRPC-java's figures keep improving for more than 10 s of load. */
+    static final Duration BASELINE_INITIAL_WARMUP = Duration.ofSeconds(15);
+
+    @Option(names = "--initial-warmup", paramLabel = "TIME", converter = Converters.Time.class,
             description = "Unmeasured load on each stack before its first cell, while the JIT compiles the call path "
-                    + "(default: ${DEFAULT-VALUE}).")
+                    + "(default: 3s; 15s with --baseline, as gRPC-java keeps speeding up for more than 10 s).")
     Duration initialWarmup;
 
     @Option(names = "--duration", defaultValue = "2s", paramLabel = "TIME", converter = Converters.Time.class,
             description = "Measured time per cell: 500ms, 5s, 1m... (default: ${DEFAULT-VALUE}).")
     Duration duration;
+
+    @Option(names = "--repeat", defaultValue = "1", paramLabel = "N", converter = Converters.Positive.class,
+            description = "Run the whole matrix N times, stacks and runs interleaved, and report per cell the median "
+                    + "of the runs (default: ${DEFAULT-VALUE}).")
+    int repeat;
 
     @Option(names = "--response-size", paramLabel = "SIZE", converter = Converters.Size.class,
             description = "Response size (default: the request size, a true echo).")
@@ -125,7 +133,15 @@ final class MatrixOptions {
             s.add((int) v);
         }
         return new MatrixPlan(s, concurrency, responseSize == null ? -1 : responseSize.intValue(), pipeline,
-                connections, warmup, duration, maxInFlight, initialWarmup);
+                connections, warmup, duration, maxInFlight, initialWarmup(), repeat);
+    }
+
+    /** The initial warm-up asked for, or its default (longer with a baseline). */
+    Duration initialWarmup() {
+        if (initialWarmup != null) {
+            return initialWarmup;
+        }
+        return baseline != null ? BASELINE_INITIAL_WARMUP : Duration.ofSeconds(3);
     }
 
     StackOptions stackOptions(MatrixPlan plan) {

@@ -38,7 +38,7 @@ final class ServerCommand implements Callable<Integer> {
     MatrixOptions.Baseline baseline;
 
     @Option(names = "--grpc-listen", paramLabel = "HOST:PORT", converter = Converters.Address.class,
-            description = "Where the gRPC server listens (default: the --listen host, port + 1).")
+            description = "Where the gRPC server listens (default: the --listen host, port + 1; any free port when --listen has port 0).")
     InetSocketAddress grpcListen;
 
     @Option(names = "--io-threads", defaultValue = "1", paramLabel = "N", converter = Converters.Positive.class,
@@ -89,7 +89,9 @@ final class ServerCommand implements Callable<Integer> {
             List<InetSocketAddress> addresses = new ArrayList<>();
             addresses.add(listen);
             if (stacks.size() > 1) {
-                addresses.add(grpcListen != null ? grpcListen : new InetSocketAddress(listen.getAddress(), listen.getPort() + 1));
+                // Port 0 (any free port) stays 0 for gRPC too; otherwise the next port.
+                addresses.add(grpcListen != null ? grpcListen
+                        : new InetSocketAddress(listen.getAddress(), listen.getPort() == 0 ? 0 : listen.getPort() + 1));
             }
             for (int i = 0; i < stacks.size(); i++) {
                 EchoServer s = MatrixCommand.startServer(stacks.get(i), addresses.get(i), options);

@@ -58,7 +58,11 @@ class BenchCliTest {
         assertEquals(4, c.matrix.connections);
         assertEquals(1, c.matrix.pipeline);
         assertEquals(64L << 20, c.matrix.maxInFlight);
-        assertEquals(Duration.ofSeconds(3), c.matrix.initialWarmup);
+        assertEquals(Duration.ofSeconds(3), c.matrix.initialWarmup());
+        assertEquals(Duration.ofSeconds(15), parseLocal("local", "--baseline", "grpc").matrix.initialWarmup(),
+                "gRPC-java needs a longer JIT warm-up");
+        assertEquals(Duration.ofSeconds(1),
+                parseLocal("local", "--baseline", "grpc", "--initial-warmup", "1s").matrix.initialWarmup());
         assertNull(c.matrix.responseSize);
         assertNull(c.matrix.baseline);
         assertEquals(OutputOptions.Format.table, c.output.format);
@@ -104,6 +108,7 @@ class BenchCliTest {
         "local --sizes 2 --response-size 8 | --response-size needs requests of at least 4 bytes",
         "client --connect nowhere      | 'nowhere' is not HOST:PORT",
         "client --connect 127.0.0.1:70000 | port 70000 is out of range",
+        "client --connect 127.0.0.1:0   | port 0 is not a server's port",
         "server --max-message 0        | --max-message: 0B is out of range",
         "jmh -foo                      | JMH:",
     })
@@ -134,7 +139,15 @@ class BenchCliTest {
         assertTrue(r.out().contains("libibverbs.so.1: "), r.out());
         assertTrue(r.out().contains("RDMA devices"), r.out());
         assertTrue(r.out().contains("GID for 127.0.0.1"), r.out());
-        assertTrue(r.out().contains("Not in this build yet"), r.out());
+        assertTrue(r.out().contains("Not in this command yet"), r.out());
+        // What the bindings say must match what the doctor prints.
+        assertTrue(r.out().contains("libibverbs.so.1: " + (dev.rdmarpc.ibverbs.Ibverbs.isAvailable() ? "loads" : "NOT AVAILABLE")),
+                r.out());
+        assertTrue(r.out().contains("libcuda.so.1: " + (dev.rdmarpc.cuda.Cuda.isAvailable() ? "loads" : "NOT AVAILABLE")),
+                r.out());
+        if (dev.rdmarpc.ibverbs.Ibverbs.isAvailable()) {
+            assertTrue(r.out().contains("libibverbs lists ") || r.out().contains("libibverbs cannot list devices: "), r.out());
+        }
     }
 
     @Test

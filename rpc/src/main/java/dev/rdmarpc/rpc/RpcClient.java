@@ -367,8 +367,8 @@ public final class RpcClient implements AutoCloseable {
 
         /**
          * @param spin how long each event loop polls without sleeping after its last event, when the
-         *             client creates its transport (see {@link TcpTransport.Config#idleSpin}); default
-         *             50 us, 0 to sleep at once. Ignored with {@link #transport(Transport)}.
+         *             client creates its transport (see {@link TcpTransport.Config#idleSpin}); default 0
+         *             (sleep at once); 20-100 us where each side has cores of its own. Ignored with {@link #transport(Transport)}.
          * @return this
          */
         public Builder idleSpin(Duration spin) {

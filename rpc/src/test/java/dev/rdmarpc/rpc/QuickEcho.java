@@ -11,7 +11,7 @@ import java.net.InetSocketAddress;
  */
 public final class QuickEcho {
     static final Method<MemorySegment, MemorySegment> ECHO = Method.raw("echo");
-    static final java.time.Duration SPIN = java.time.Duration.ofNanos(Long.getLong("spin", 50_000));
+    static final java.time.Duration SPIN = java.time.Duration.ofNanos(Long.getLong("spin", 0));
 
     public static void main(String[] args) throws Exception {
         int size = args.length > 0 ? Integer.parseInt(args[0]) : 128;

@@ -99,7 +99,7 @@ public final class ClosedLoop {
         long n = h.getTotalCount();
         Throwable first = shared.firstError.get();
         return new CellResult(stack, spec.requestBytes(), spec.responseBytes(), spec.concurrency(), spec.inFlight(),
-                connections, n, shared.errors.get(), seconds,
+                connections, 1, n, shared.errors.get(), seconds, seconds > 0 ? n / seconds : 0,
                 micros(h, n, 50), micros(h, n, 90), micros(h, n, 99), micros(h, n, 99.9),
                 n == 0 ? Double.NaN : h.getMaxValue() / 1e3,
                 first == null ? null : describe(first));

@@ -19,9 +19,11 @@ import java.util.List;
  *                         a cell that would exceed it (8M x 256 callers would otherwise hold 4 GiB)
  * @param initialWarmup    unmeasured load on each stack before its first cell, so that the first cells
  *                         are not measured while the JIT is still compiling the call path
+ * @param repeat           how many times the whole matrix runs; each cell then reports medians
  */
 public record MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int responseBytes, int pipeline,
-        int connections, Duration warmup, Duration measure, long maxInFlightBytes, Duration initialWarmup) {
+        int connections, Duration warmup, Duration measure, long maxInFlightBytes, Duration initialWarmup,
+        int repeat) {
 
     public MatrixPlan {
         sizes = List.copyOf(sizes);
@@ -29,12 +31,15 @@ public record MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int r
         if (sizes.isEmpty() || concurrencies.isEmpty()) {
             throw new IllegalArgumentException("need at least one size and one concurrency");
         }
+        if (repeat < 1) {
+            throw new IllegalArgumentException("repeat must be at least 1");
+        }
     }
 
-    /** A plan without an initial warm-up. */
+    /** A plan run once, without an initial warm-up. */
     public MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int responseBytes, int pipeline,
             int connections, Duration warmup, Duration measure, long maxInFlightBytes) {
-        this(sizes, concurrencies, responseBytes, pipeline, connections, warmup, measure, maxInFlightBytes, Duration.ZERO);
+        this(sizes, concurrencies, responseBytes, pipeline, connections, warmup, measure, maxInFlightBytes, Duration.ZERO, 1);
     }
 
     /**
@@ -72,8 +77,8 @@ public record MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int r
         return max;
     }
 
-    /** Wall time of the cells of one stack, initial warm-up included, set-up and draining not. */
+    /** Wall time of the cells of one stack, all runs and the initial warm-up included, set-up and draining not. */
     public Duration estimatedTime() {
-        return warmup.plus(measure).multipliedBy((long) sizes.size() * concurrencies.size()).plus(initialWarmup);
+        return warmup.plus(measure).multipliedBy((long) sizes.size() * concurrencies.size() * repeat).plus(initialWarmup);
     }
 }

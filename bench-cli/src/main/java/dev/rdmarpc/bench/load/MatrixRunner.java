@@ -6,8 +6,10 @@ import java.util.List;
 
 /**
  * Runs every cell of a {@link MatrixPlan} against one or more stacks. With several stacks the cells are
- * interleaved (cell 1 of each stack, then cell 2 of each, ...), so that slow drifts of a shared machine
- * touch every stack alike. Connections are opened once per stack and reused by every cell.
+ * interleaved (cell 1 of each stack, then cell 2 of each, ...), and with {@code repeat} > 1 the whole
+ * matrix runs that many times in rounds, so that slow drifts of a shared machine touch every stack and
+ * every run alike; each cell then reports medians over its runs. Connections are opened once per stack
+ * and reused by every cell.
  */
 public final class MatrixRunner {
 
@@ -70,10 +72,6 @@ public final class MatrixRunner {
                     list.add(t.stack().connect(t.server(), t.options()));
                 }
             }
-            List<List<CellResult>> results = new ArrayList<>();
-            for (int t = 0; t < targets.size(); t++) {
-                results.add(new ArrayList<>(cells.size()));
-            }
             if (!plan.initialWarmup().isZero()) {
                 CellSpec warm = plan.initialWarmupCell();
                 for (int t = 0; t < targets.size(); t++) {
@@ -84,16 +82,36 @@ public final class MatrixRunner {
                     }
                 }
             }
-            int total = cells.size() * targets.size();
+            int total = cells.size() * targets.size() * plan.repeat();
             int index = 0;
-            for (CellSpec cell : cells) {
-                for (int t = 0; t < targets.size(); t++) {
-                    String name = targets.get(t).stack().name();
-                    ProgressListener progress = listener.cellStarting(name, index++, total, cell);
-                    CellResult r = ClosedLoop.run(name, connections.get(t), cell, progress);
-                    listener.cellDone(r);
-                    results.get(t).add(r);
+            // runs.get(t).get(c): the runs of cell c on target t, one per round.
+            List<List<List<CellResult>>> runs = new ArrayList<>();
+            for (int t = 0; t < targets.size(); t++) {
+                List<List<CellResult>> perCell = new ArrayList<>();
+                for (int c = 0; c < cells.size(); c++) {
+                    perCell.add(new ArrayList<>(plan.repeat()));
                 }
+                runs.add(perCell);
+            }
+            for (int round = 0; round < plan.repeat(); round++) {
+                for (int c = 0; c < cells.size(); c++) {
+                    CellSpec cell = cells.get(c);
+                    for (int t = 0; t < targets.size(); t++) {
+                        String name = targets.get(t).stack().name();
+                        ProgressListener progress = listener.cellStarting(name, index++, total, cell);
+                        CellResult r = ClosedLoop.run(name, connections.get(t), cell, progress);
+                        listener.cellDone(r);
+                        runs.get(t).get(c).add(r);
+                    }
+                }
+            }
+            List<List<CellResult>> results = new ArrayList<>();
+            for (int t = 0; t < targets.size(); t++) {
+                List<CellResult> perTarget = new ArrayList<>(cells.size());
+                for (int c = 0; c < cells.size(); c++) {
+                    perTarget.add(CellResult.median(runs.get(t).get(c)));
+                }
+                results.add(perTarget);
             }
             return results;
         } finally {

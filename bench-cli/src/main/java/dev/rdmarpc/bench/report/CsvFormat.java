@@ -9,7 +9,7 @@ import java.util.List;
  * {@code speedup} follow each pair and carry ratios (above 1 favours ours) in the figure columns.
  */
 public final class CsvFormat {
-    static final String HEADER = "stack,request_bytes,response_bytes,concurrency,in_flight,connections,"
+    static final String HEADER = "stack,request_bytes,response_bytes,concurrency,in_flight,connections,runs,"
             + "throughput_gbps,p50_us,p90_us,p99_us,p999_us,max_us,qps,calls,errors,seconds";
 
     private CsvFormat() {
@@ -25,7 +25,7 @@ public final class CsvFormat {
                 line(out, b);
                 Report.Speedup s = speedups.get(i);
                 out.println(String.join(",", "speedup", Integer.toString(s.requestBytes()), "",
-                        Integer.toString(s.concurrency()), "", "", Formats.plain(s.throughput()),
+                        Integer.toString(s.concurrency()), "", "", "", Formats.plain(s.throughput()),
                         Formats.plain(s.p50()), Formats.plain(s.p90()), Formats.plain(s.p99()),
                         Formats.plain(s.p999()), "", Formats.plain(s.qps()), "", "", ""));
             }
@@ -36,6 +36,7 @@ public final class CsvFormat {
     private static void line(PrintWriter out, CellResult r) {
         out.println(String.join(",", r.stack(), Integer.toString(r.requestBytes()), Integer.toString(r.responseBytes()),
                 Integer.toString(r.concurrency()), Integer.toString(r.inFlight()), Integer.toString(r.connections()),
+                Integer.toString(r.runs()),
                 Formats.plain(r.gbps()), Formats.plain(r.p50Us()), Formats.plain(r.p90Us()), Formats.plain(r.p99Us()),
                 Formats.plain(r.p999Us()), Formats.plain(r.maxUs()), Formats.plain(r.qps()), Long.toString(r.calls()),
                 Long.toString(r.errors()), Formats.plain(r.seconds())));

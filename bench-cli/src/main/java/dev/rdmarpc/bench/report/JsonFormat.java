@@ -23,7 +23,7 @@ public final class JsonFormat {
         out.println("  \"settings\": {\"connections\": " + info.connections() + ", \"pipeline\": " + info.pipeline()
                 + ", \"io_threads\": " + info.ioThreads() + ", \"warmup_seconds\": " + Formats.plain(info.warmup().toNanos() / 1e9)
                 + ", \"measure_seconds\": " + Formats.plain(info.measure().toNanos() / 1e9)
-                + ", \"max_in_flight_bytes\": " + info.maxInFlightBytes()
+                + ", \"repeat\": " + info.repeat() + ", \"max_in_flight_bytes\": " + info.maxInFlightBytes()
                 + ", \"response_bytes\": " + (info.echo() ? "\"echo\"" : Integer.toString(info.responseBytes())) + "},");
         out.println("  \"environment\": " + str(info.environment()) + ",");
         out.println("  \"latency_unit\": \"us\",");
@@ -58,6 +58,7 @@ public final class JsonFormat {
             out.print("    {\"stack\": " + str(r.stack()) + ", \"request_bytes\": " + r.requestBytes()
                     + ", \"response_bytes\": " + r.responseBytes() + ", \"concurrency\": " + r.concurrency()
                     + ", \"in_flight\": " + r.inFlight() + ", \"connections\": " + r.connections()
+                    + ", \"runs\": " + r.runs()
                     + ", \"throughput_gbps\": " + num(r.gbps()) + ", \"p50_us\": " + num(r.p50Us())
                     + ", \"p90_us\": " + num(r.p90Us()) + ", \"p99_us\": " + num(r.p99Us())
                     + ", \"p999_us\": " + num(r.p999Us()) + ", \"max_us\": " + num(r.maxUs())

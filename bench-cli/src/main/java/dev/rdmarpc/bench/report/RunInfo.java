@@ -15,6 +15,7 @@ import java.time.Duration;
  * @param ioThreads           I/O threads per side
  * @param warmup              warm-up per cell
  * @param measure             measured interval per cell
+ * @param repeat              runs per cell; figures are medians when above 1
  * @param maxInFlightBytes    cap on bytes in flight
  * @param echo                whether responses are as large as requests
  * @param responseBytes       the fixed response size when not {@code echo}
@@ -22,7 +23,7 @@ import java.time.Duration;
  */
 public record RunInfo(String stack, String stackDescription, String baseline, String baselineDescription,
         String target, int connections, int pipeline, int ioThreads, Duration warmup, Duration measure,
-        long maxInFlightBytes, boolean echo, int responseBytes, String environment) {
+        int repeat, long maxInFlightBytes, boolean echo, int responseBytes, String environment) {
 
     /** Whether a baseline stack was measured too. */
     public boolean hasBaseline() {

@@ -108,7 +108,8 @@ public final class TableFormat {
         lines.add(info.connections() + " connection(s), " + info.ioThreads() + " I/O thread(s) per side, response "
                 + (info.echo() ? "= request size" : Units.formatSize(info.responseBytes()))
                 + "; warm-up " + Units.formatDuration(info.warmup()) + " + measured "
-                + Units.formatDuration(info.measure()) + " per cell");
+                + Units.formatDuration(info.measure()) + " per cell"
+                + (info.repeat() > 1 ? "; figures are medians of " + info.repeat() + " interleaved runs" : ""));
         lines.add("latency: HdrHistogram, microseconds, send to response; throughput = request bytes x QPS x 8");
         lines.add(info.environment());
         return lines;

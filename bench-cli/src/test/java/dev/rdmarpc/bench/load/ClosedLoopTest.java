@@ -33,8 +33,8 @@ class ClosedLoopTest {
         assertEquals(2, r.connections());
         assertEquals(0, r.errors());
         assertNull(r.firstError());
-        assertTrue(r.calls() > 100, "calls " + r.calls());
-        assertTrue(r.seconds() >= 0.29 && r.seconds() < 1.0, "seconds " + r.seconds());
+        assertTrue(r.calls() > 20, "calls " + r.calls());
+        assertTrue(r.seconds() >= 0.29 && r.seconds() < 3, "seconds " + r.seconds());
         // Two single-threaded "connections", each answer costs >= 200 us: at most ~10,000 calls/s.
         assertTrue(r.qps() < 11_000, "qps " + r.qps());
         assertTrue(r.p50Us() >= 200, "p50 " + r.p50Us());
@@ -77,7 +77,7 @@ class ClosedLoopTest {
     void initialWarmupRunsOncePerStackBeforeTheFirstCell() throws Exception {
         ExecutorEchoStack a = new ExecutorEchoStack();
         MatrixPlan plan = new MatrixPlan(List.of(8 << 20, 64), List.of(1, 64), -1, 1, 2, Duration.ZERO,
-                Duration.ofMillis(50), 64L << 20, Duration.ofMillis(200));
+                Duration.ofMillis(50), 64L << 20, Duration.ofMillis(200), 1);
         CellSpec warm = plan.initialWarmupCell();
         assertEquals(8 << 20, warm.requestBytes());
         assertEquals(4, warm.callers(), "the warm-up cell is capped like any other");
@@ -100,6 +100,45 @@ class ClosedLoopTest {
         assertEquals("warmup cell0 cell1 cell2 cell3 ", events.toString());
         assertEquals(4, all.get(0).size());
         assertEquals(Duration.ofMillis(400), plan.estimatedTime());
+    }
+
+    @Test
+    void repeatRunsRoundsAndReportsMedians() throws Exception {
+        ExecutorEchoStack a = new ExecutorEchoStack();
+        MatrixPlan plan = new MatrixPlan(List.of(16, 32), List.of(1), -1, 1, 1, Duration.ZERO, Duration.ofMillis(60),
+                1 << 30, Duration.ZERO, 3);
+        StringBuilder order = new StringBuilder();
+        MatrixRunner.CellListener listener = (stack, index, total, cell) -> {
+            order.append(cell.requestBytes()).append(index + 1 == total ? "" : ",");
+            return ProgressListener.NONE;
+        };
+        List<CellResult> r = MatrixRunner.run(List.of(new MatrixRunner.Target(a, NOWHERE,
+                new StackOptions(1, 32, null, -1))), plan, listener).get(0);
+        assertEquals("16,32,16,32,16,32", order.toString(), "whole rounds, not one cell three times");
+        assertEquals(2, r.size());
+        assertEquals(3, r.get(0).runs());
+        assertTrue(r.get(0).seconds() >= 0.18 && r.get(0).seconds() < 2, "three measured intervals: " + r.get(0).seconds());
+        assertEquals(Duration.ofMillis(360), plan.estimatedTime());
+    }
+
+    @Test
+    void medianOfRuns() {
+        CellResult a = new CellResult("s", 8, 8, 4, 4, 1, 1, 100, 0, 1.0, 100, 10, 20, 30, 40, 50, null);
+        CellResult b = new CellResult("s", 8, 8, 4, 4, 1, 1, 300, 1, 1.0, 300, 30, 60, 90, 120, 500, "x");
+        CellResult c = new CellResult("s", 8, 8, 4, 4, 1, 1, 200, 0, 1.0, 200, 20, 40, 60, Double.NaN, 70, null);
+        CellResult m = CellResult.median(List.of(a, b, c));
+        assertEquals(3, m.runs());
+        assertEquals(600, m.calls());
+        assertEquals(1, m.errors());
+        assertEquals(3.0, m.seconds(), 1e-9);
+        assertEquals(200, m.qps(), 1e-9);
+        assertEquals(20, m.p50Us(), 1e-9);
+        assertEquals(40, m.p90Us(), 1e-9);
+        assertEquals(60, m.p99Us(), 1e-9);
+        assertEquals(80, m.p999Us(), 1e-9, "median of the two runs that have the figure");
+        assertEquals(500, m.maxUs(), 1e-9);
+        assertEquals("x", m.firstError());
+        assertEquals(a, CellResult.median(List.of(a)));
     }
 
     @Test

@@ -72,11 +72,11 @@ class FormatsTest {
         List<String> lines = render(CsvFormat::write, report).lines().toList();
         assertEquals(CsvFormat.HEADER, lines.get(0));
         assertEquals(1 + 4 * 3, lines.size());
-        assertEquals("rdmarpc-tcp,128,128,1,1,1,0.01024,95.5,120.25,180,410,900,10000,20000,0,2", lines.get(1));
-        assertEquals("grpc-java,128,128,1,1,1,0.00512,191,240.5,360,820,1500,5000,10000,0,2", lines.get(2));
-        assertEquals("speedup,128,,1,,,2,2,2,2,2,,2,,,", lines.get(3));
+        assertEquals("rdmarpc-tcp,128,128,1,1,1,1,0.01024,95.5,120.25,180,410,900,10000,20000,0,2", lines.get(1));
+        assertEquals("grpc-java,128,128,1,1,1,1,0.00512,191,240.5,360,820,1500,5000,10000,0,2", lines.get(2));
+        assertEquals("speedup,128,,1,,,,2,2,2,2,2,,2,,,", lines.get(3));
         for (String l : lines) {
-            assertEquals(15, l.chars().filter(c -> c == ',').count(), l);
+            assertEquals(16, l.chars().filter(c -> c == ',').count(), l);
         }
         String plain = render(CsvFormat::write, new Report(ReportFixtures.info(false), ReportFixtures.ours(), List.of()));
         assertEquals(5, plain.lines().count());
@@ -109,7 +109,7 @@ class FormatsTest {
 
     @Test
     void jsonWritesNullForMissingFiguresAndEscapesStrings() {
-        var empty = new dev.rdmarpc.bench.load.CellResult("a\"b", 4, 4, 1, 1, 1, 0, 2, 1.0, Double.NaN, Double.NaN,
+        var empty = new dev.rdmarpc.bench.load.CellResult("a\"b", 4, 4, 1, 1, 1, 1, 0, 2, 1.0, 0, Double.NaN, Double.NaN,
                 Double.NaN, Double.NaN, Double.NaN, "line1\nline2");
         String json = render(JsonFormat::write, new Report(ReportFixtures.info(false), List.of(empty), List.of()));
         assertTrue(json.contains("\"p99_us\": null"), json);

@@ -190,7 +190,9 @@ final class EventLoop implements Runnable {
                 awake.set(true);
                 return true;
             }
-            Thread.onSpinWait();
+            // Yield rather than spin: a peer sharing this core (client and server in one process on a
+            // small machine) gets to run and produce the very event this loop waits for.
+            Thread.yield();
         } while (System.nanoTime() - deadline < 0);
         return false;
     }

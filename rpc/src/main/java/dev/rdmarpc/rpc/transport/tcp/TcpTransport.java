@@ -245,8 +245,8 @@ public final class TcpTransport implements Transport {
      * {@link #conclude()}.
      */
     public static final class Config {
-        /** Default idle spin of the event loops: 50 microseconds. */
-        public static final Duration DEFAULT_IDLE_SPIN = Duration.ofNanos(50_000);
+        /** Default idle spin of the event loops: none (sleep as soon as there is nothing to do). */
+        public static final Duration DEFAULT_IDLE_SPIN = Duration.ZERO;
         private int ioThreads = Runtime.getRuntime().availableProcessors();
         private BufferPool.Config bufferPool = new BufferPool.Config();
         private String threadNamePrefix = "rdmarpc-tcp";
@@ -326,12 +326,14 @@ public final class TcpTransport implements Transport {
         }
 
         /**
-         * @param spin how long an event loop keeps polling (without sleeping) after its last event
-         *             before it blocks in the selector. Waking a sleeping thread costs tens of
-         *             microseconds on virtual machines, more than a loopback round trip, so a short
-         *             spin lets back-to-back batches find the loop awake. It costs CPU only while
-         *             traffic flows (at most this long after each burst); an idle loop sleeps.
-         *             Default {@link #DEFAULT_IDLE_SPIN} (50 us); 0 blocks at once.
+         * @param spin how long an event loop keeps polling (yielding between polls) after its last
+         *             event before it blocks in the selector. Waking a sleeping thread costs tens of
+         *             microseconds on virtual machines, more than a loopback round trip, so where each
+         *             side has a core of its own (a server pinned to its cores) a spin of 20-100 us
+         *             lets back-to-back batches find the loop awake. Where client and server share
+         *             the cores, spinning takes CPU from the peer and lowers throughput: hence
+         *             default {@link #DEFAULT_IDLE_SPIN} (0, block at once). It costs CPU only while
+         *             traffic flows; an idle loop sleeps.
          * @return this
          */
         public Config idleSpin(Duration spin) {
