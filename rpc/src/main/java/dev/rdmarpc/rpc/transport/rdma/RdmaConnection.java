@@ -775,6 +775,8 @@ final class RdmaConnection implements Connection {
             return;
         }
         metrics.completionErrors.increment();
+        LOG.log(System.Logger.Level.WARNING, "{0}: {1} work request failed: {2} ({3}), vendor error 0x{4}, {5}",
+                this, operation, s, s.text(), Integer.toHexString(wc.vendorError(i)), wc.describe(i));
         if (s == WcStatus.RNR_RETRY_EXC_ERR) {
             metrics.rnrErrors.increment();
         } else if (s == WcStatus.RETRY_EXC_ERR) {

@@ -405,8 +405,8 @@ final class RdmaLoop implements Runnable {
         int total = 0;
         for (int d = 0; d < activeCount; d++) {
             LoopDevice ld = active[d];
+            total += drain(ld.recvCq); // receives first: an error there is the cause of flushed sends
             total += drain(ld.sendCq);
-            total += drain(ld.recvCq);
         }
         return total;
     }

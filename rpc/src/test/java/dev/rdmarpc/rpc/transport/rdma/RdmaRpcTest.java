@@ -138,6 +138,26 @@ class RdmaRpcTest {
     }
 
     @Test
+    void framesAroundTheChunkSize() throws Exception {
+        try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RpcServer server = echoServer().transport(serverT).start();
+             RpcClient client = RpcClient.builder().address(server.address()).transport(clientT).connect();
+             Arena arena = Arena.ofShared()) {
+            int chunk = serverT.bufferPool().chunkSize();
+            for (int conc : new int[]{1, 2, 8}) {
+                for (int size : new int[]{chunk - 33, chunk - 32, chunk - 31}) {
+                    System.out.printf("around the chunk: size %d conc %d%n", size, conc);
+                    System.out.flush();
+                    new Driver(client, payloads(arena, size, 4)).run(ECHO, 16, conc);
+                }
+            }
+            System.out.println("client " + clientT.metrics());
+            System.out.println("server " + serverT.metrics());
+        }
+    }
+
+    @Test
     void echoFromOneByteToEightMebibytesAtConcurrencyOneToSixtyFour() throws Exception {
         long rnrBefore = RdmaTestEnv.hwCounter("rcvd_rnr_err");
         long rnrSentBefore = RdmaTestEnv.hwCounter("send_rnr_err");
@@ -337,7 +357,6 @@ class RdmaRpcTest {
                 long h = client.call(hashCall, arena.allocate(1), CallOptions.DEFAULT.withAttachment(Attachment.of(heap)));
                 assertEquals(hash(heap), h);
                 assertEquals(sent, clientT.metrics().zeroCopyBytes());
-                assertEquals(1, clientT.bufferPool().largeAllocations(), "the copied 50 KB frame needed a buffer of its own");
             }
         }
     }
