@@ -803,6 +803,20 @@ final class RdmaConnection implements Connection {
         return now - drainDeadline >= 0;
     }
 
+    /** A line of this connection's state, for diagnostics (I/O thread). */
+    String diagnostics() {
+        sendLock.lock();
+        try {
+            return this + ": credits " + credits + ", inFlight " + sq.inFlight() + ", queued " + sq.hasQueued()
+                    + ", pending " + sq.pendingBytes() + ", sendOutstanding " + sendOutstanding + ", creditInFlight "
+                    + creditInFlight + ", recvOutstanding " + recvOutstanding + ", held " + heldCount + ", paused "
+                    + readPaused + ", large " + (large == null ? "-" : largeFilled + "/" + largeLength) + ", reposted "
+                    + reposted + ", flushScheduled " + flushScheduled + ", stallStart " + stallStart;
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
     boolean drained() {
         sendLock.lock();
         try {

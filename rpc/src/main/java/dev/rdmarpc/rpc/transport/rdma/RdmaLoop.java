@@ -281,6 +281,28 @@ final class RdmaLoop implements Runnable {
         flushList[flushCount++] = c;
     }
 
+    /** Lines describing this loop and its connections, gathered on the loop. */
+    String diagnostics() {
+        java.util.concurrent.CompletableFuture<String> f = new java.util.concurrent.CompletableFuture<>();
+        execute(() -> {
+            StringBuilder sb = new StringBuilder(thread.getName()).append(": ").append(connections.size())
+                    .append(" connections, ").append(drainingList.size()).append(" draining");
+            for (int i = 0; i < activeCount; i++) {
+                sb.append(", ").append(active[i].device).append(" recvArmed ").append(active[i].recvArmed)
+                        .append(" sendArmed ").append(active[i].sendArmed);
+            }
+            for (RdmaConnection c : connections) {
+                sb.append("\n  ").append(c.diagnostics());
+            }
+            f.complete(sb.toString());
+        });
+        try {
+            return f.get(5, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (Exception e) {
+            return thread.getName() + ": no answer (" + e + ")";
+        }
+    }
+
     /** {@code c} closed; destroy it once its posted work requests have been flushed (loop thread). */
     void draining(RdmaConnection c) {
         drainingList.add(c);

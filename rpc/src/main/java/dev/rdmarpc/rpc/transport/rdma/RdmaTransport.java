@@ -132,6 +132,15 @@ public final class RdmaTransport implements Transport {
         return new RegisteredMemory(devices, memory, devices.registerUser(memory));
     }
 
+    /** The state of every I/O thread and connection, for diagnostics and tests. */
+    String diagnostics() {
+        StringBuilder sb = new StringBuilder(metrics.toString());
+        for (RdmaLoop l : loops) {
+            sb.append('\n').append(l.diagnostics());
+        }
+        return sb.toString();
+    }
+
     DeviceTable devices() {
         return devices;
     }

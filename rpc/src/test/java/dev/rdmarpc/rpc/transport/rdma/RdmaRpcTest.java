@@ -142,15 +142,22 @@ class RdmaRpcTest {
         try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig());
              RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig());
              RpcServer server = echoServer().transport(serverT).start();
-             RpcClient client = RpcClient.builder().address(server.address()).transport(clientT).connect();
+             RpcClient client = RpcClient.builder().address(server.address()).transport(clientT)
+                     .defaultTimeout(java.time.Duration.ofSeconds(20)).connect();
              Arena arena = Arena.ofShared()) {
             int chunk = serverT.bufferPool().chunkSize();
-            for (int conc : new int[]{1, 2, 8}) {
-                for (int size : new int[]{chunk - 33, chunk - 32, chunk - 31}) {
-                    System.out.printf("around the chunk: size %d conc %d%n", size, conc);
-                    System.out.flush();
-                    new Driver(client, payloads(arena, size, 4)).run(ECHO, 16, conc);
+            try {
+                for (int conc : new int[]{1, 2, 8, 8, 8, 8, 8}) {
+                    for (int size : new int[]{chunk - 33, chunk - 32, chunk - 31, 2 * chunk}) {
+                        System.out.printf("around the chunk: size %d conc %d%n", size, conc);
+                        System.out.flush();
+                        new Driver(client, payloads(arena, size, 4)).run(ECHO, 16, conc);
+                    }
                 }
+            } catch (AssertionError e) {
+                System.out.println("client " + clientT.diagnostics());
+                System.out.println("server " + serverT.diagnostics());
+                throw e;
             }
             System.out.println("client " + clientT.metrics());
             System.out.println("server " + serverT.metrics());
