@@ -42,6 +42,12 @@ import java.lang.invoke.MethodHandle;
  * finals and the methods allocate nothing. They are thread-safe as far as the provider is; verbs
  * objects follow libibverbs' own threading rules. Loading this class requires libibverbs: check
  * {@link Ibverbs#ensureAvailability()} first (a queue pair cannot exist without it anyway).
+ *
+ * <p>Allocation: each call reads its function pointer out of {@code ibv_context_ops} as a transient
+ * {@code MemorySegment}. C2's escape analysis usually removes it, but not reliably (it depends on
+ * inlining decisions), so these wrappers are not guaranteed allocation-free. The library's own data path,
+ * {@code dev.rdmarpc.ibverbs.verbs} ({@code QueuePair}, {@code CompletionQueue}), caches the function
+ * pointers per object and is measured allocation-free; use it on hot paths.
  */
 public final class VerbsInline {
     static {
