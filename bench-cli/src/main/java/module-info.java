@@ -1,6 +1,22 @@
+/**
+ * The rdmarpc bench CLI: picocli commands, the closed-loop load generator, reports and charts, and
+ * the JMH benchmarks.
+ */
 module dev.rdmarpc.bench {
     requires dev.rdmarpc.rpc;
     requires info.picocli;
     requires HdrHistogram;
+    requires jmh.core;
+    requires java.desktop;
+    requires java.management;
+    requires java.logging;
+    // JMH's runner uses sun.misc.Unsafe; as an automatic module it reads jdk.unsupported only if it is resolved.
+    requires jdk.unsupported;
+
+    // The stack SPI, implemented by the gRPC baseline that a separate class loader defines outside the module graph.
+    exports dev.rdmarpc.bench.load;
+
     opens dev.rdmarpc.bench to info.picocli;
+    // JMH's forked runner instantiates the generated harness reflectively.
+    opens dev.rdmarpc.bench.jmh.jmh_generated to jmh.core;
 }

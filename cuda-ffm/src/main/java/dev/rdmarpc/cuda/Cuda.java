@@ -10,6 +10,7 @@ import java.lang.foreign.SymbolLookup;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
  * Whether the CUDA driver ({@code libcuda.so.1}) can be used in this JVM, found out lazily (Netty
@@ -98,6 +99,39 @@ public final class Cuda {
                 return null;
             }
             return text.get(C_STRING, 0).getString(0);
+        }
+    }
+
+    /** {@code cuInit(0)}, run once per JVM: its result is sticky in the driver anyway. */
+    private static final class Init {
+        static final int RESULT = cuda_h.cuInit(0);
+    }
+
+    /**
+     * Initialises the driver API ({@code cuInit(0)}, once per JVM; later calls return at once or
+     * throw the same failure again). Every entry point of this package calls it first.
+     *
+     * @throws CudaDriverNotFoundException when {@code libcuda.so.1} cannot be loaded
+     * @throws CudaException               when {@code cuInit} fails, e.g. {@code CUDA_ERROR_NO_DEVICE}
+     *                                     (a driver without a GPU)
+     */
+    public static void init() {
+        ensureAvailability();
+        check("cuInit", Init.RESULT);
+    }
+
+    /**
+     * The CUDA version the driver supports ({@code cuDriverGetVersion}): 1000 * major + 10 * minor,
+     * e.g. 13000 for CUDA 13.0.
+     *
+     * @throws CudaDriverNotFoundException when {@code libcuda.so.1} cannot be loaded
+     */
+    public static int driverVersion() {
+        ensureAvailability();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment v = arena.allocate(JAVA_INT);
+            check("cuDriverGetVersion", cuda_h.cuDriverGetVersion(v));
+            return v.get(JAVA_INT, 0);
         }
     }
 

@@ -1,6 +1,9 @@
 package dev.rdmarpc.cuda;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -25,6 +28,19 @@ class CudaDriverTest {
         // Every driver-backed entry point gives the same exception, never an ExceptionInInitializerError.
         assertThrows(CudaDriverNotFoundException.class, () -> Cuda.errorName(1));
         assertThrows(CudaDriverNotFoundException.class, () -> Cuda.check("cuInit", 100));
+    }
+
+    @Test
+    void withoutTheDriverEveryEntryPointFailsTheSameWay() {
+        assumeFalse(Cuda.isAvailable(), "libcuda.so.1 is installed here: the no-driver behaviour is not observable");
+        List<Executable> entryPoints = List.of(Cuda::init, Cuda::driverVersion, CudaDevice::count,
+                () -> CudaDevice.get(0), CudaDevice::all, () -> Cuda.errorString(2));
+        for (int round = 0; round < 2; round++) { // the second round: nothing was left half-initialised
+            for (Executable entry : entryPoints) {
+                CudaDriverNotFoundException e = assertThrows(CudaDriverNotFoundException.class, entry);
+                assertTrue(e.getMessage().startsWith("CUDA driver not found"), e.getMessage());
+            }
+        }
     }
 
     @Test

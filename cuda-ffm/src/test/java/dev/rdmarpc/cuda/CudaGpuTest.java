@@ -1,7 +1,7 @@
 package dev.rdmarpc.cuda;
 
 import dev.rdmarpc.cuda.raw.cuda_h;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -24,10 +24,14 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Tag("gpu")
 class CudaGpuTest {
     private static int device;
+    private static boolean ready;
 
-    @BeforeAll
-    static void init() {
-        assumeTrue(Cuda.isAvailable(), "no CUDA driver: " + Cuda.unavailabilityCause());
+    @BeforeEach
+    void init() { // per test, so that every test reports the skip and its reason
+        assumeTrue(Cuda.isAvailable(), () -> Cuda.unavailabilityCause().getMessage());
+        if (ready) {
+            return;
+        }
         int rc = cuda_h.cuInit(0);
         assumeTrue(rc != cuda_h.CUDA_ERROR_NO_DEVICE(), "CUDA driver without a device");
         Cuda.check("cuInit", rc);
@@ -43,6 +47,7 @@ class CudaGpuTest {
             Cuda.check("cuDevicePrimaryCtxRetain", cuda_h.cuDevicePrimaryCtxRetain(ctx, device));
             Cuda.check("cuCtxSetCurrent", cuda_h.cuCtxSetCurrent(ctx.get(ADDRESS, 0)));
         }
+        ready = true;
     }
 
     @Test

@@ -24,6 +24,19 @@ public class RdmaCmException extends RuntimeException {
         this.errno = errno;
     }
 
+    /**
+     * A failure with its own message that still names an operation (or event) and an errno.
+     *
+     * @param message   the whole message
+     * @param operation the C function or event, or {@code null}
+     * @param errno     the errno, or 0
+     */
+    protected RdmaCmException(String message, String operation, int errno) {
+        super(message);
+        this.operation = operation;
+        this.errno = errno;
+    }
+
     /** A failure that is not one native call's errno. */
     public RdmaCmException(String message, Throwable cause) {
         super(message, cause);

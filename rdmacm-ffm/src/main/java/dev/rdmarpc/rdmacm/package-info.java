@@ -1,7 +1,24 @@
 /**
- * Hand-written companions of the generated librdmacm bindings in {@code dev.rdmarpc.rdmacm.raw}:
- * lazy availability ({@link dev.rdmarpc.rdmacm.Rdmacm}) and the connection-manager calls with
- * errno captured ({@link dev.rdmarpc.rdmacm.RdmaCmNative}, failures as
- * {@link dev.rdmarpc.rdmacm.RdmaCmException}).
+ * The RDMA connection manager in Java: connection setup for reliable (RC) queue pairs over IP
+ * addresses, the RDMA counterpart of sockets, over the generated bindings in
+ * {@code dev.rdmarpc.rdmacm.raw}.
+ *
+ * <ul>
+ *   <li>{@link dev.rdmarpc.rdmacm.EventChannel}: the channel events arrive on;
+ *       {@link dev.rdmarpc.rdmacm.EventChannel#poll(java.time.Duration)} returns each as a
+ *       {@link dev.rdmarpc.rdmacm.CmEvent} value (type {@link dev.rdmarpc.rdmacm.CmEventType},
+ *       status, id, private data, {@link dev.rdmarpc.rdmacm.ConnectionParams}), already
+ *       acknowledged.</li>
+ *   <li>{@link dev.rdmarpc.rdmacm.CmId}: bind, listen, resolve address and route, connect, accept,
+ *       reject, disconnect, and the queue pair of the connection.</li>
+ *   <li>Ownership: every resource is {@link java.lang.AutoCloseable}, closes once, and refuses to
+ *       close before what depends on it (queue pair, then id, then channel);
+ *       {@link dev.rdmarpc.rdmacm.RdmaCmCounters} counts what is open.</li>
+ *   <li>Errors: a failed call throws {@link dev.rdmarpc.rdmacm.RdmaCmException} naming the C
+ *       function and errno; an error event becomes a {@link dev.rdmarpc.rdmacm.CmEventException}
+ *       naming the event and errno.</li>
+ *   <li>Below them: lazy availability ({@link dev.rdmarpc.rdmacm.Rdmacm}) and the raw calls with
+ *       errno captured ({@link dev.rdmarpc.rdmacm.RdmaCmNative}).</li>
+ * </ul>
  */
 package dev.rdmarpc.rdmacm;

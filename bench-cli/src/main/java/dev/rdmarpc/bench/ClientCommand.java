@@ -1,0 +1,50 @@
+package dev.rdmarpc.bench;
+
+import dev.rdmarpc.bench.load.EchoStack;
+import dev.rdmarpc.bench.load.MatrixPlan;
+import dev.rdmarpc.bench.load.StackOptions;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** The matrix against servers started elsewhere with {@code bench-cli server}. */
+@Command(name = "client", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Runs the matrix against echo server(s) started with `bench-cli server`.",
+            "Closed loop: each of N callers sends its next call when the previous one returns."})
+final class ClientCommand extends MatrixCommand {
+
+    @Option(names = "--connect", defaultValue = "127.0.0.1:" + ServerCommand.DEFAULT_PORT, paramLabel = "HOST:PORT",
+            converter = Converters.Address.class, description = "The rdmarpc echo server (default: ${DEFAULT-VALUE}).")
+    InetSocketAddress connect;
+
+    @Option(names = "--grpc-connect", paramLabel = "HOST:PORT", converter = Converters.Address.class,
+            description = "The gRPC echo server for --baseline grpc (default: the --connect host, port + 1).")
+    InetSocketAddress grpcConnect;
+
+    @Override
+    public Integer call() {
+        for (InetSocketAddress a : new InetSocketAddress[] {connect, grpcConnect}) {
+            if (a != null && a.getPort() == 0) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                        "port 0 is not a server's port: give the port the server printed");
+            }
+        }
+        List<EchoStack> stacks = stacks();
+        try {
+            MatrixPlan plan = matrix.plan();
+            StackOptions options = matrix.stackOptions(plan);
+            List<InetSocketAddress> addresses = new ArrayList<>();
+            addresses.add(connect);
+            if (stacks.size() > 1) {
+                addresses.add(grpcConnect != null ? grpcConnect
+                        : new InetSocketAddress(connect.getAddress(), connect.getPort() + 1));
+            }
+            return measure(stacks, addresses, plan, options, matrix.transport + " to " + show(connect)
+                    + (stacks.size() > 1 ? " and " + show(addresses.get(1)) : "") + ", server in another process");
+        } finally {
+            closeAll(stacks);
+        }
+    }
+}

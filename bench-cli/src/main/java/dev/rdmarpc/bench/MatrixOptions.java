@@ -1,0 +1,150 @@
+package dev.rdmarpc.bench;
+
+import dev.rdmarpc.bench.load.EchoProtocol;
+import dev.rdmarpc.bench.load.MatrixPlan;
+import dev.rdmarpc.bench.load.StackOptions;
+import dev.rdmarpc.bench.stack.Transport;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+
+/** The load matrix options shared by {@code local} and {@code client}. */
+final class MatrixOptions {
+    /** Largest request or response the bench accepts (rdmarpc's frame limit is 1 GiB). */
+    static final long MAX_MESSAGE = 512L << 20;
+
+    @Option(names = "--transport", defaultValue = "tcp", paramLabel = "tcp|rdma",
+            description = "rdmarpc transport to measure (default: ${DEFAULT-VALUE}).")
+    Transport transport;
+
+    @Option(names = "--sizes", split = ",", hideParamSyntax = true, defaultValue = "128B,4K,32K,256K,1M,8M", paramLabel = "SIZE[,SIZE...]",
+            converter = Converters.Size.class,
+            description = "Request sizes: 128, 128B, 4K, 4KiB, 1M... (binary multiples; default: ${DEFAULT-VALUE}).")
+    List<Long> sizes;
+
+    @Option(names = {"--concurrency", "-c"}, split = ",", hideParamSyntax = true, defaultValue = "1,4,16,64,256", paramLabel = "N[,N...]",
+            converter = Converters.Positive.class,
+            description = "Concurrency levels: closed-loop callers, each with its calls in flight (default: ${DEFAULT-VALUE}).")
+    List<Integer> concurrency;
+
+    @Option(names = "--connections", defaultValue = "4", paramLabel = "N", converter = Converters.Positive.class,
+            description = "Connections per stack; callers are spread over them round-robin, never more connections "
+                    + "than callers (default: ${DEFAULT-VALUE}).")
+    int connections;
+
+    @Option(names = "--pipeline", defaultValue = "1", paramLabel = "DEPTH", converter = Converters.Positive.class,
+            description = "Calls each caller sends back to back before waiting for all of their responses "
+                    + "(default: ${DEFAULT-VALUE}: one call at a time).")
+    int pipeline;
+
+    @Option(names = "--warmup", defaultValue = "1s", paramLabel = "TIME", converter = Converters.Time.class,
+            description = "Warm-up per cell, not measured: 500ms, 5s, 1m... (default: ${DEFAULT-VALUE}).")
+    Duration warmup;
+
+    /** Initial warm-up with a baseline: gRPC-java's figures keep improving for more than 10 s of load. */
+    static final Duration BASELINE_INITIAL_WARMUP = Duration.ofSeconds(15);
+
+    @Option(names = "--initial-warmup", paramLabel = "TIME", converter = Converters.Time.class,
+            description = "Unmeasured load on each stack before its first cell, while the JIT compiles the call path "
+                    + "(default: 3s; 15s with --baseline, as gRPC-java keeps speeding up for more than 10 s).")
+    Duration initialWarmup;
+
+    @Option(names = "--duration", defaultValue = "2s", paramLabel = "TIME", converter = Converters.Time.class,
+            description = "Measured time per cell: 500ms, 5s, 1m... (default: ${DEFAULT-VALUE}).")
+    Duration duration;
+
+    @Option(names = "--repeat", defaultValue = "1", paramLabel = "N", converter = Converters.Positive.class,
+            description = "Run the whole matrix N times, stacks and runs interleaved, and report per cell the median "
+                    + "of the runs (default: ${DEFAULT-VALUE}).")
+    int repeat;
+
+    @Option(names = "--response-size", paramLabel = "SIZE", converter = Converters.Size.class,
+            description = "Response size (default: the request size, a true echo).")
+    Long responseSize;
+
+    @Option(names = "--max-in-flight", defaultValue = "64M", paramLabel = "SIZE", converter = Converters.Size.class,
+            description = "Cap on request plus response bytes in flight per stack; cells above it run fewer callers "
+                    + "and are marked (default: ${DEFAULT-VALUE}).")
+    long maxInFlight;
+
+    @Option(names = "--io-threads", defaultValue = "1", paramLabel = "N", converter = Converters.Positive.class,
+            description = "I/O threads on each side, the same for every stack compared (default: ${DEFAULT-VALUE}).")
+    int ioThreads;
+
+    @Option(names = "--device", paramLabel = "NAME", description = "RDMA device to use, e.g. mlx5_0 (--transport rdma only).")
+    String device;
+
+    @Option(names = "--gid-index", paramLabel = "N", description = "GID index to use (--transport rdma only).")
+    Integer gidIndex;
+
+    @Option(names = "--baseline", paramLabel = "grpc",
+            description = "Also run the same matrix against gRPC-java on loopback and print ours, theirs and the ratio.")
+    Baseline baseline;
+
+    /** Baselines the bench knows. */
+    enum Baseline { grpc }
+
+    /** Checks the combinations a converter cannot see; throws {@link ParameterException} (exit 2). */
+    void validate(CommandSpec spec) {
+        for (long s : sizes) {
+            if (s < 1 || s > MAX_MESSAGE) {
+                throw new ParameterException(spec.commandLine(), "--sizes: " + Units.formatSize(s)
+                        + " is out of range (1 byte to " + Units.formatSize(MAX_MESSAGE) + ")");
+            }
+        }
+        for (int c : concurrency) {
+            if (c > 65536) {
+                throw new ParameterException(spec.commandLine(), "--concurrency: " + c + " is above 65536");
+            }
+        }
+        if (responseSize != null) {
+            if (responseSize < 0 || responseSize > MAX_MESSAGE) {
+                throw new ParameterException(spec.commandLine(), "--response-size: " + Units.formatSize(responseSize)
+                        + " is out of range (0 to " + Units.formatSize(MAX_MESSAGE) + ")");
+            }
+            for (long s : sizes) {
+                if (!EchoProtocol.canExpress((int) s, responseSize.intValue())) {
+                    throw new ParameterException(spec.commandLine(), "--response-size needs requests of at least "
+                            + EchoProtocol.HEADER_BYTES + " bytes (they carry the wanted size), but --sizes has " + s);
+                }
+            }
+        }
+        if (duration.isZero()) {
+            throw new ParameterException(spec.commandLine(), "--duration must be longer than 0");
+        }
+        if (ioThreads > 256) {
+            throw new ParameterException(spec.commandLine(), "--io-threads: " + ioThreads + " is above 256");
+        }
+        if (transport != Transport.rdma && (device != null || gidIndex != null)) {
+            throw new ParameterException(spec.commandLine(),
+                    (device != null ? "--device" : "--gid-index") + " only applies to --transport rdma");
+        }
+        if (gidIndex != null && gidIndex < 0) {
+            throw new ParameterException(spec.commandLine(), "--gid-index must not be negative");
+        }
+    }
+
+    MatrixPlan plan() {
+        List<Integer> s = new ArrayList<>();
+        for (long v : sizes) {
+            s.add((int) v);
+        }
+        return new MatrixPlan(s, concurrency, responseSize == null ? -1 : responseSize.intValue(), pipeline,
+                connections, warmup, duration, maxInFlight, initialWarmup(), repeat);
+    }
+
+    /** The initial warm-up asked for, or its default (longer with a baseline). */
+    Duration initialWarmup() {
+        if (initialWarmup != null) {
+            return initialWarmup;
+        }
+        return baseline != null ? BASELINE_INITIAL_WARMUP : Duration.ofSeconds(3);
+    }
+
+    StackOptions stackOptions(MatrixPlan plan) {
+        return new StackOptions(ioThreads, Math.max(1, plan.largestMessage()), device, gidIndex == null ? -1 : gidIndex);
+    }
+}

@@ -1,0 +1,120 @@
+package dev.rdmarpc.bench;
+
+import dev.rdmarpc.bench.load.EchoServer;
+import dev.rdmarpc.bench.load.EchoStack;
+import dev.rdmarpc.bench.load.StackOptions;
+import dev.rdmarpc.bench.stack.BaselineLoader;
+import dev.rdmarpc.bench.stack.Transport;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** Echo server(s) for {@code bench-cli client} in another process (pin each to its own core). */
+@Command(name = "server", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Serves the echo method until interrupted (or for --time-limit), for `bench-cli client`.",
+            "Listens on 127.0.0.1 unless told otherwise."})
+final class ServerCommand implements Callable<Integer> {
+    static final int DEFAULT_PORT = 7420;
+
+    @Option(names = "--transport", defaultValue = "tcp", paramLabel = "tcp|rdma",
+            description = "rdmarpc transport to serve (default: ${DEFAULT-VALUE}).")
+    Transport transport;
+
+    @Option(names = "--listen", defaultValue = "127.0.0.1:" + DEFAULT_PORT, paramLabel = "HOST:PORT",
+            converter = Converters.Address.class, description = "Where the rdmarpc server listens (default: ${DEFAULT-VALUE}).")
+    InetSocketAddress listen;
+
+    @Option(names = "--baseline", paramLabel = "grpc", description = "Also serve the gRPC-java echo.")
+    MatrixOptions.Baseline baseline;
+
+    @Option(names = "--grpc-listen", paramLabel = "HOST:PORT", converter = Converters.Address.class,
+            description = "Where the gRPC server listens (default: the --listen host, port + 1; any free port when --listen has port 0).")
+    InetSocketAddress grpcListen;
+
+    @Option(names = "--io-threads", defaultValue = "1", paramLabel = "N", converter = Converters.Positive.class,
+            description = "I/O threads per server (default: ${DEFAULT-VALUE}).")
+    int ioThreads;
+
+    @Option(names = "--max-message", defaultValue = "64M", paramLabel = "SIZE", converter = Converters.Size.class,
+            description = "Largest request or response served (default: ${DEFAULT-VALUE}).")
+    long maxMessage;
+
+    @Option(names = "--time-limit", paramLabel = "TIME", converter = Converters.Time.class,
+            description = "Stop after this long (default: run until interrupted).")
+    Duration timeLimit;
+
+    @Option(names = "--device", paramLabel = "NAME", description = "RDMA device to use (--transport rdma only).")
+    String device;
+
+    @Option(names = "--gid-index", paramLabel = "N", description = "GID index to use (--transport rdma only).")
+    Integer gidIndex;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        if (maxMessage < 1 || maxMessage > MatrixOptions.MAX_MESSAGE) {
+            throw new ParameterException(spec.commandLine(), "--max-message: " + Units.formatSize(maxMessage)
+                    + " is out of range (1 byte to " + Units.formatSize(MatrixOptions.MAX_MESSAGE) + ")");
+        }
+        if (transport != Transport.rdma && (device != null || gidIndex != null)) {
+            throw new ParameterException(spec.commandLine(),
+                    (device != null ? "--device" : "--gid-index") + " only applies to --transport rdma");
+        }
+        List<EchoStack> stacks = new ArrayList<>();
+        stacks.add(transport.stack());
+        if (baseline == MatrixOptions.Baseline.grpc) {
+            stacks.add(BaselineLoader.grpc());
+        }
+        StackOptions options = new StackOptions(ioThreads, (int) maxMessage, device, gidIndex == null ? -1 : gidIndex);
+        List<EchoServer> servers = new ArrayList<>();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            MatrixCommand.closeAll(servers);
+            stopped.countDown();
+        }, "bench-server-shutdown");
+        PrintWriter out = spec.commandLine().getOut();
+        try {
+            List<InetSocketAddress> addresses = new ArrayList<>();
+            addresses.add(listen);
+            if (stacks.size() > 1) {
+                // Port 0 (any free port) stays 0 for gRPC too; otherwise the next port.
+                addresses.add(grpcListen != null ? grpcListen
+                        : new InetSocketAddress(listen.getAddress(), listen.getPort() == 0 ? 0 : listen.getPort() + 1));
+            }
+            for (int i = 0; i < stacks.size(); i++) {
+                EchoServer s = MatrixCommand.startServer(stacks.get(i), addresses.get(i), options);
+                servers.add(s);
+                out.println(stacks.get(i).name() + " echo server listening on " + MatrixCommand.show(s.address())
+                        + " (" + stacks.get(i).describe(options) + ")");
+            }
+            out.flush();
+            Runtime.getRuntime().addShutdownHook(hook);
+            if (timeLimit != null) {
+                stopped.await(timeLimit.toNanos(), TimeUnit.NANOSECONDS);
+            } else {
+                stopped.await();
+            }
+            return 0;
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException | IllegalArgumentException e) {
+                // Shutting down already, or the hook was never added: it closes the servers itself.
+            }
+            MatrixCommand.closeAll(servers);
+            MatrixCommand.closeAll(stacks);
+        }
+    }
+}

@@ -1,0 +1,95 @@
+package dev.rdmarpc.bench.load;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The measured figures of one cell for one stack. Latencies are in microseconds and are {@code NaN}
+ * when no call completed in the measured interval. With several runs ({@code --repeat}) the figures
+ * are medians over the runs (see {@link #median}).
+ *
+ * @param stack         name of the stack, e.g. {@code rdmarpc-tcp}
+ * @param requestBytes  request payload size
+ * @param responseBytes response payload size
+ * @param concurrency   concurrency asked for
+ * @param inFlight      calls actually kept in flight (lower than concurrency times pipeline when capped)
+ * @param connections   connections the calls were spread over
+ * @param runs          measured runs the figures summarise
+ * @param calls         calls completed in the measured intervals, all runs together
+ * @param errors        calls that failed (warm-ups included), all runs together
+ * @param seconds       length of the measured intervals, all runs together
+ * @param qps           completed calls per second (median over runs)
+ * @param p50Us         median latency (median over runs)
+ * @param p90Us         90th percentile latency (median over runs)
+ * @param p99Us         99th percentile latency (median over runs)
+ * @param p999Us        99.9th percentile latency (median over runs)
+ * @param maxUs         largest latency of any run
+ * @param firstError    message of the first failure, or {@code null}
+ */
+public record CellResult(String stack, int requestBytes, int responseBytes, int concurrency, int inFlight,
+        int connections, int runs, long calls, long errors, double seconds, double qps, double p50Us, double p90Us,
+        double p99Us, double p999Us, double maxUs, String firstError) {
+
+    /** Request payload throughput in Gb/s, as coro_rpc's table counts it (request bytes x QPS x 8). */
+    public double gbps() {
+        return qps * requestBytes * 8 / 1e9;
+    }
+
+    /**
+     * Summarises runs of the same cell: QPS and each percentile are the median over the runs (the mean
+     * of the middle two for an even count), calls, errors and seconds are summed, the maximum is the
+     * largest.
+     */
+    public static CellResult median(List<CellResult> runs) {
+        if (runs.isEmpty()) {
+            throw new IllegalArgumentException("no runs");
+        }
+        if (runs.size() == 1) {
+            return runs.get(0);
+        }
+        CellResult first = runs.get(0);
+        long calls = 0;
+        long errors = 0;
+        double seconds = 0;
+        double max = Double.NaN;
+        String error = null;
+        for (CellResult r : runs) {
+            calls += r.calls;
+            errors += r.errors;
+            seconds += r.seconds;
+            if (!Double.isNaN(r.maxUs)) {
+                max = Double.isNaN(max) ? r.maxUs : Math.max(max, r.maxUs);
+            }
+            if (error == null) {
+                error = r.firstError;
+            }
+        }
+        int n = 0;
+        for (CellResult r : runs) {
+            n += r.runs;
+        }
+        return new CellResult(first.stack, first.requestBytes, first.responseBytes, first.concurrency, first.inFlight,
+                first.connections, n, calls, errors, seconds, median(runs, CellResult::qps), median(runs, CellResult::p50Us),
+                median(runs, CellResult::p90Us), median(runs, CellResult::p99Us), median(runs, CellResult::p999Us),
+                max, error);
+    }
+
+    private static double median(List<CellResult> runs, ToDoubleFunction<CellResult> figure) {
+        List<Double> values = new ArrayList<>();
+        for (CellResult r : runs) {
+            double v = figure.applyAsDouble(r);
+            if (!Double.isNaN(v)) {
+                values.add(v);
+            }
+        }
+        if (values.isEmpty()) {
+            return Double.NaN;
+        }
+        double[] a = values.stream().mapToDouble(Double::doubleValue).toArray();
+        Arrays.sort(a);
+        int mid = a.length / 2;
+        return a.length % 2 == 1 ? a[mid] : (a[mid - 1] + a[mid]) / 2;
+    }
+}

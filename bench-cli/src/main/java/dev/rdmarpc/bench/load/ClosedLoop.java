@@ -1,0 +1,220 @@
+package dev.rdmarpc.bench.load;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+/**
+ * Runs one cell with closed-loop load: a fixed number of callers, each sending its next call as soon as
+ * the previous one (or, with a pipeline depth P, the previous P) has been answered.
+ *
+ * <p>Closed loop means a slow response delays the next request, so the latencies are those of calls that
+ * were actually sent, not of a fixed arrival schedule: there is no coordinated-omission correction to
+ * make, and the figures should be read as "latency at N calls in flight", not "latency at a given
+ * request rate".
+ *
+ * <p>Latencies go into an HdrHistogram {@link Recorder} (3 significant digits, up to ten minutes) from the
+ * threads that deliver responses; recording allocates nothing. The warm-up's histogram is discarded.
+ */
+public final class ClosedLoop {
+    /** Largest latency the histogram tracks; longer calls are recorded as this. */
+    public static final long HIGHEST_TRACKABLE_NANOS = TimeUnit.MINUTES.toNanos(10);
+    /** How long to wait, after the measurement ends, for the calls still in flight. */
+    public static final long DRAIN_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(60);
+    private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+
+    private ClosedLoop() {
+    }
+
+    /**
+     * Runs one cell. Callers are spread round-robin over the first {@code min(connections, callers)}
+     * connections and closed before returning.
+     *
+     * @throws IllegalStateException when calls are still outstanding a minute after the measurement
+     */
+    public static CellResult run(String stack, List<EchoConnection> connections, CellSpec spec,
+            ProgressListener progress) throws InterruptedException {
+        if (connections.isEmpty()) {
+            throw new IllegalArgumentException("no connections");
+        }
+        int usedConnections = Math.min(connections.size(), spec.callers());
+        Shared shared = new Shared(spec.callers());
+        List<Group> groups = new ArrayList<>(spec.callers());
+        boolean fired = false;
+        boolean drained = false;
+        try {
+            for (int i = 0; i < spec.callers(); i++) {
+                groups.add(new Group(shared, connections.get(i % usedConnections), spec));
+            }
+            fired = true;
+            shared.running = true;
+            for (Group g : groups) {
+                g.fire();
+            }
+            waitPhase(ProgressListener.Phase.WARMUP, spec.warmup().toNanos(), shared, progress);
+            shared.recorder.getIntervalHistogram(); // discard the warm-up
+            long t0 = System.nanoTime();
+            waitPhase(ProgressListener.Phase.MEASURE, spec.measure().toNanos(), shared, progress);
+            Histogram h = shared.recorder.getIntervalHistogram();
+            long t1 = System.nanoTime();
+            shared.running = false;
+            if (!shared.drained.await(DRAIN_TIMEOUT_NANOS, TimeUnit.NANOSECONDS)) {
+                throw new IllegalStateException(shared.outstandingGroups.get() + " of " + spec.callers()
+                        + " callers still had calls outstanding " + TimeUnit.NANOSECONDS.toSeconds(DRAIN_TIMEOUT_NANOS)
+                        + " s after the measurement ended");
+            }
+            drained = true;
+            return toResult(stack, spec, usedConnections, h, (t1 - t0) / 1e9, shared);
+        } finally {
+            shared.running = false;
+            if (!fired || drained || shared.outstandingGroups.get() == 0) {
+                for (Group g : groups) {
+                    g.close();
+                }
+            }
+            // Otherwise a stack still owns buffers of calls in flight: leave them to it rather than free
+            // memory it may still write.
+        }
+    }
+
+    private static void waitPhase(ProgressListener.Phase phase, long nanos, Shared shared, ProgressListener progress) {
+        long start = System.nanoTime();
+        long now;
+        while ((now = System.nanoTime()) - start < nanos && shared.outstandingGroups.get() > 0) {
+            progress.onTick(phase, now - start, nanos, shared.completed.get());
+            LockSupport.parkNanos(Math.min(TICK_NANOS, nanos - (now - start)));
+        }
+        progress.onTick(phase, Math.min(nanos, System.nanoTime() - start), nanos, shared.completed.get());
+    }
+
+    private static CellResult toResult(String stack, CellSpec spec, int connections, Histogram h, double seconds,
+            Shared shared) {
+        long n = h.getTotalCount();
+        Throwable first = shared.firstError.get();
+        return new CellResult(stack, spec.requestBytes(), spec.responseBytes(), spec.concurrency(), spec.inFlight(),
+                connections, 1, n, shared.errors.get(), seconds, seconds > 0 ? n / seconds : 0,
+                micros(h, n, 50), micros(h, n, 90), micros(h, n, 99), micros(h, n, 99.9),
+                n == 0 ? Double.NaN : h.getMaxValue() / 1e3,
+                first == null ? null : describe(first));
+    }
+
+    private static double micros(Histogram h, long count, double percentile) {
+        return count == 0 ? Double.NaN : h.getValueAtPercentile(percentile) / 1e3;
+    }
+
+    private static String describe(Throwable t) {
+        String m = t.getMessage();
+        return m == null || m.isBlank() ? t.getClass().getSimpleName() : m;
+    }
+
+    /** State shared by all callers of a cell. */
+    private static final class Shared {
+        final Recorder recorder = new Recorder(HIGHEST_TRACKABLE_NANOS, 3);
+        final AtomicLong completed = new AtomicLong();
+        final AtomicLong errors = new AtomicLong();
+        final AtomicReference<Throwable> firstError = new AtomicReference<>();
+        final AtomicInteger outstandingGroups;
+        final CountDownLatch drained = new CountDownLatch(1);
+        volatile boolean running;
+
+        Shared(int groups) {
+            outstandingGroups = new AtomicInteger(groups);
+        }
+
+        void record(long nanos) {
+            recorder.recordValue(Math.min(nanos, HIGHEST_TRACKABLE_NANOS));
+            completed.incrementAndGet();
+        }
+
+        void fail(Throwable cause) {
+            errors.incrementAndGet();
+            firstError.compareAndSet(null, cause);
+        }
+
+        void retire() {
+            if (outstandingGroups.decrementAndGet() == 0) {
+                drained.countDown();
+            }
+        }
+    }
+
+    /** One closed-loop caller: P calls sent back to back, the next P once all have been answered. */
+    private static final class Group {
+        final Shared shared;
+        final Slot[] slots;
+        final AtomicInteger remaining = new AtomicInteger();
+        volatile boolean failed;
+
+        Group(Shared shared, EchoConnection connection, CellSpec spec) {
+            this.shared = shared;
+            this.slots = new Slot[spec.pipeline()];
+            for (int i = 0; i < slots.length; i++) {
+                slots[i] = new Slot(this, connection.newCaller(spec.requestBytes(), spec.responseBytes()));
+            }
+        }
+
+        void fire() {
+            remaining.set(slots.length);
+            for (Slot s : slots) {
+                s.start();
+            }
+        }
+
+        void slotDone() {
+            if (remaining.decrementAndGet() == 0) {
+                if (shared.running && !failed) {
+                    fire();
+                } else {
+                    shared.retire();
+                }
+            }
+        }
+
+        void close() {
+            for (Slot s : slots) {
+                s.caller.close();
+            }
+        }
+    }
+
+    /** One call slot: its caller, preallocated by the stack, and the send time of its call in flight. */
+    private static final class Slot implements CallListener {
+        final Group group;
+        final EchoCaller caller;
+        long startNanos;
+
+        Slot(Group group, EchoCaller caller) {
+            this.group = group;
+            this.caller = caller;
+        }
+
+        void start() {
+            startNanos = System.nanoTime();
+            try {
+                caller.call(this);
+            } catch (RuntimeException e) {
+                onFailure(e);
+            }
+        }
+
+        @Override
+        public void onResponse() {
+            group.shared.record(System.nanoTime() - startNanos);
+            group.slotDone();
+        }
+
+        @Override
+        public void onFailure(Throwable cause) {
+            group.shared.fail(cause);
+            group.failed = true;
+            group.slotDone();
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package dev.rdmarpc.bench.load;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The whole matrix: every request size at every concurrency level, in that order (size-major, as in
+ * coro_rpc's table), with the settings shared by all cells.
+ *
+ * @param sizes            request sizes in bytes
+ * @param concurrencies    concurrency levels (closed-loop callers)
+ * @param responseBytes    response size in bytes, or -1 to answer with as many bytes as the request
+ * @param pipeline         calls each caller sends back to back (1: one call at a time)
+ * @param connections      connections the callers are spread over (at most one per caller is used)
+ * @param warmup           warm-up per cell
+ * @param measure          measured interval per cell
+ * @param maxInFlightBytes cap on request plus response bytes in flight; lowers the number of callers of
+ *                         a cell that would exceed it (8M x 256 callers would otherwise hold 4 GiB)
+ * @param initialWarmup    unmeasured load on each stack before its first cell, so that the first cells
+ *                         are not measured while the JIT is still compiling the call path
+ * @param repeat           how many times the whole matrix runs; each cell then reports medians
+ */
+public record MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int responseBytes, int pipeline,
+        int connections, Duration warmup, Duration measure, long maxInFlightBytes, Duration initialWarmup,
+        int repeat) {
+
+    public MatrixPlan {
+        sizes = List.copyOf(sizes);
+        concurrencies = List.copyOf(concurrencies);
+        if (sizes.isEmpty() || concurrencies.isEmpty()) {
+            throw new IllegalArgumentException("need at least one size and one concurrency");
+        }
+        if (repeat < 1) {
+            throw new IllegalArgumentException("repeat must be at least 1");
+        }
+    }
+
+    /** A plan run once, without an initial warm-up. */
+    public MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int responseBytes, int pipeline,
+            int connections, Duration warmup, Duration measure, long maxInFlightBytes) {
+        this(sizes, concurrencies, responseBytes, pipeline, connections, warmup, measure, maxInFlightBytes, Duration.ZERO, 1);
+    }
+
+    /**
+     * The unmeasured cell run before the first: the first size at the largest concurrency (capped as any
+     * cell), for {@link #initialWarmup}.
+     */
+    public CellSpec initialWarmupCell() {
+        List<CellSpec> first = new MatrixPlan(List.of(sizes.get(0)), List.of(concurrencies.stream()
+                .max(Integer::compare).orElseThrow()), responseBytes, pipeline, connections, initialWarmup,
+                Duration.ZERO, maxInFlightBytes).cells();
+        return first.get(0);
+    }
+
+    /** The cells in run order. */
+    public List<CellSpec> cells() {
+        List<CellSpec> cells = new ArrayList<>(sizes.size() * concurrencies.size());
+        for (int size : sizes) {
+            int response = responseBytes < 0 ? size : responseBytes;
+            long perCaller = (long) pipeline * ((long) size + response);
+            long affordable = Math.max(1, maxInFlightBytes / Math.max(1, perCaller));
+            for (int c : concurrencies) {
+                int callers = (int) Math.min(c, affordable);
+                cells.add(new CellSpec(size, response, c, callers, pipeline, warmup, measure));
+            }
+        }
+        return cells;
+    }
+
+    /** Largest request or response of any cell. */
+    public int largestMessage() {
+        int max = Math.max(responseBytes, 0);
+        for (int s : sizes) {
+            max = Math.max(max, s);
+        }
+        return max;
+    }
+
+    /** Wall time of the cells of one stack, all runs and the initial warm-up included, set-up and draining not. */
+    public Duration estimatedTime() {
+        return warmup.plus(measure).multipliedBy((long) sizes.size() * concurrencies.size() * repeat).plus(initialWarmup);
+    }
+}

@@ -1,0 +1,13 @@
+/**
+ * The load generator of the bench CLI and the small interface every stack under test implements.
+ *
+ * <p>A stack ({@link dev.rdmarpc.bench.load.EchoStack}) starts an echo server and opens client
+ * connections; a connection hands out {@link dev.rdmarpc.bench.load.EchoCaller}s, each of which owns its
+ * preallocated request and has at most one call outstanding. {@link dev.rdmarpc.bench.load.ClosedLoop}
+ * drives one cell of the matrix (one request size at one concurrency): N callers, each keeping its calls
+ * in flight back to back, latencies recorded in an HdrHistogram {@code Recorder}.
+ *
+ * <p>This package is exported so that the gRPC-java baseline, which is loaded at run time by a class
+ * loader of its own and lives outside the module graph, can implement the same interface.
+ */
+package dev.rdmarpc.bench.load;

@@ -1,0 +1,102 @@
+package dev.rdmarpc.bench.report;
+
+import dev.rdmarpc.bench.load.CellResult;
+import java.io.PrintWriter;
+import java.util.List;
+
+/** JSON: one object with the run's settings, the cells of each stack and, with a baseline, the speed-ups. */
+public final class JsonFormat {
+    private JsonFormat() {
+    }
+
+    public static void write(Report report, PrintWriter out) {
+        RunInfo info = report.info();
+        out.println("{");
+        out.println("  \"load\": \"closed-loop\",");
+        out.println("  \"stack\": " + str(info.stack()) + ",");
+        out.println("  \"stack_description\": " + str(info.stackDescription()) + ",");
+        if (info.hasBaseline()) {
+            out.println("  \"baseline\": " + str(info.baseline()) + ",");
+            out.println("  \"baseline_description\": " + str(info.baselineDescription()) + ",");
+        }
+        out.println("  \"target\": " + str(info.target()) + ",");
+        out.println("  \"settings\": {\"connections\": " + info.connections() + ", \"pipeline\": " + info.pipeline()
+                + ", \"io_threads\": " + info.ioThreads() + ", \"warmup_seconds\": " + Formats.plain(info.warmup().toNanos() / 1e9)
+                + ", \"measure_seconds\": " + Formats.plain(info.measure().toNanos() / 1e9)
+                + ", \"repeat\": " + info.repeat() + ", \"max_in_flight_bytes\": " + info.maxInFlightBytes()
+                + ", \"response_bytes\": " + (info.echo() ? "\"echo\"" : Integer.toString(info.responseBytes())) + "},");
+        out.println("  \"environment\": " + str(info.environment()) + ",");
+        out.println("  \"latency_unit\": \"us\",");
+        out.print("  \"results\": ");
+        cells(out, report.results());
+        if (info.hasBaseline()) {
+            out.println(",");
+            out.print("  \"baseline_results\": ");
+            cells(out, report.baseline());
+            out.println(",");
+            out.println("  \"speedup\": [");
+            List<Report.Speedup> speedups = report.speedups();
+            for (int i = 0; i < speedups.size(); i++) {
+                Report.Speedup s = speedups.get(i);
+                out.print("    {\"request_bytes\": " + s.requestBytes() + ", \"concurrency\": " + s.concurrency()
+                        + ", \"throughput\": " + num(s.throughput()) + ", \"p50\": " + num(s.p50())
+                        + ", \"p90\": " + num(s.p90()) + ", \"p99\": " + num(s.p99()) + ", \"p999\": " + num(s.p999())
+                        + ", \"qps\": " + num(s.qps()) + "}");
+                out.println(i + 1 < speedups.size() ? "," : "");
+            }
+            out.print("  ]");
+        }
+        out.println();
+        out.println("}");
+        out.flush();
+    }
+
+    private static void cells(PrintWriter out, List<CellResult> cells) {
+        out.println("[");
+        for (int i = 0; i < cells.size(); i++) {
+            CellResult r = cells.get(i);
+            out.print("    {\"stack\": " + str(r.stack()) + ", \"request_bytes\": " + r.requestBytes()
+                    + ", \"response_bytes\": " + r.responseBytes() + ", \"concurrency\": " + r.concurrency()
+                    + ", \"in_flight\": " + r.inFlight() + ", \"connections\": " + r.connections()
+                    + ", \"runs\": " + r.runs()
+                    + ", \"throughput_gbps\": " + num(r.gbps()) + ", \"p50_us\": " + num(r.p50Us())
+                    + ", \"p90_us\": " + num(r.p90Us()) + ", \"p99_us\": " + num(r.p99Us())
+                    + ", \"p999_us\": " + num(r.p999Us()) + ", \"max_us\": " + num(r.maxUs())
+                    + ", \"qps\": " + num(r.qps()) + ", \"calls\": " + r.calls() + ", \"errors\": " + r.errors()
+                    + ", \"seconds\": " + num(r.seconds())
+                    + (r.firstError() != null ? ", \"first_error\": " + str(r.firstError()) : "") + "}");
+            out.println(i + 1 < cells.size() ? "," : "");
+        }
+        out.print("  ]");
+    }
+
+    private static String num(double v) {
+        return Double.isFinite(v) ? Formats.plain(v) : "null";
+    }
+
+    /** A JSON string literal. */
+    static String str(String s) {
+        if (s == null) {
+            return "null";
+        }
+        StringBuilder sb = new StringBuilder(s.length() + 2).append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"' -> sb.append("\\\"");
+                case '\\' -> sb.append("\\\\");
+                case '\n' -> sb.append("\\n");
+                case '\r' -> sb.append("\\r");
+                case '\t' -> sb.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        sb.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        sb.append(c);
+                    }
+                }
+            }
+        }
+        return sb.append('"').toString();
+    }
+}

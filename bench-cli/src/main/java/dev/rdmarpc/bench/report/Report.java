@@ -1,0 +1,54 @@
+package dev.rdmarpc.bench.report;
+
+import dev.rdmarpc.bench.load.CellResult;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The results of a run: our stack's cells, optionally the baseline's cells in the same order, and the
+ * speed-up of ours over the baseline per cell.
+ *
+ * @param info     how the run was made
+ * @param results  our stack's cells
+ * @param baseline the baseline's cells, same order and length as {@code results}, or empty
+ */
+public record Report(RunInfo info, List<CellResult> results, List<CellResult> baseline) {
+
+    public Report {
+        results = List.copyOf(results);
+        baseline = List.copyOf(baseline);
+        if (!baseline.isEmpty() && baseline.size() != results.size()) {
+            throw new IllegalArgumentException("baseline has " + baseline.size() + " cells, results " + results.size());
+        }
+    }
+
+    /**
+     * Speed-up of ours over the baseline for one cell; every figure is "greater than 1 favours ours":
+     * throughput and QPS ours / theirs, latencies theirs / ours. {@code NaN} where a side has no figure.
+     */
+    public record Speedup(int requestBytes, int concurrency, double throughput, double p50, double p90,
+            double p99, double p999, double qps) {
+    }
+
+    /** Speed-ups per cell, in cell order; empty without a baseline. */
+    public List<Speedup> speedups() {
+        List<Speedup> out = new ArrayList<>(baseline.size());
+        for (int i = 0; i < baseline.size(); i++) {
+            CellResult a = results.get(i);
+            CellResult b = baseline.get(i);
+            out.add(new Speedup(a.requestBytes(), a.concurrency(),
+                    ratio(a.gbps(), b.gbps()), ratio(b.p50Us(), a.p50Us()), ratio(b.p90Us(), a.p90Us()),
+                    ratio(b.p99Us(), a.p99Us()), ratio(b.p999Us(), a.p999Us()), ratio(a.qps(), b.qps())));
+        }
+        return out;
+    }
+
+    private static double ratio(double num, double den) {
+        return den > 0 && num > 0 && Double.isFinite(num) && Double.isFinite(den) ? num / den : Double.NaN;
+    }
+
+    /** Whether any cell, ours or the baseline's, had failed calls. */
+    public boolean hasErrors() {
+        return results.stream().anyMatch(r -> r.errors() > 0) || baseline.stream().anyMatch(r -> r.errors() > 0);
+    }
+}

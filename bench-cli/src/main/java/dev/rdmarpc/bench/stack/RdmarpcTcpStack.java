@@ -1,0 +1,283 @@
+package dev.rdmarpc.bench.stack;
+
+import dev.rdmarpc.bench.load.CallListener;
+import dev.rdmarpc.bench.load.EchoCaller;
+import dev.rdmarpc.bench.load.EchoConnection;
+import dev.rdmarpc.bench.load.EchoProtocol;
+import dev.rdmarpc.bench.load.EchoServer;
+import dev.rdmarpc.bench.load.EchoStack;
+import dev.rdmarpc.bench.load.StackOptions;
+import dev.rdmarpc.rpc.Method;
+import dev.rdmarpc.rpc.RawCall;
+import dev.rdmarpc.rpc.ResponseListener;
+import dev.rdmarpc.rpc.ResponseView;
+import dev.rdmarpc.rpc.RpcClient;
+import dev.rdmarpc.rpc.RpcException;
+import dev.rdmarpc.rpc.RpcServer;
+import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * rdmarpc over its TCP transport, measured on its zero-allocation paths: the server answers with a
+ * {@link dev.rdmarpc.rpc.RawHandler} inline on the I/O thread (the request's bytes copied straight into
+ * the response frame), the client calls {@link RpcClient#send} with an off-heap request segment and a
+ * preallocated {@link ResponseListener}, and re-sends from that listener on the I/O thread.
+ *
+ * <p>All client connections of one stack share one {@link TcpTransport} with {@code ioThreads} event
+ * loops, so both sides run the same number of I/O threads. A send refused by back-pressure
+ * ({@code send} returning false) is retried from a helper thread, never spun on an I/O thread; the time
+ * it waits counts in the call's latency.
+ */
+public final class RdmarpcTcpStack implements EchoStack {
+    /** The echo method: raw bytes both ways. */
+    static final Method<MemorySegment, MemorySegment> ECHO = Method.raw("rdmarpc.bench.echo");
+    private static final ValueLayout.OfInt INT_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private TcpTransport clientTransport;
+    private Resender resender;
+
+    @Override
+    public String name() {
+        return "rdmarpc-tcp";
+    }
+
+    @Override
+    public String describe(StackOptions options) {
+        String version = RpcClient.class.getModule().getDescriptor() != null
+                ? RpcClient.class.getModule().getDescriptor().rawVersion().orElse("") : "";
+        return "rdmarpc" + (version.isEmpty() ? "" : " " + version) + " TCP transport (java.nio), raw echo handler inline "
+                + "on the I/O thread, zero-allocation RpcClient.send with a preallocated listener, "
+                + options.ioThreads() + " I/O thread(s) per side";
+    }
+
+    static int maxFrameLength(StackOptions options) {
+        long needed = (long) FrameDescriptor.HEADER_LENGTH + options.maxMessageBytes();
+        return (int) Math.min(FrameDescriptor.MAX_FRAME_LENGTH_LIMIT,
+                Math.max(FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH, needed));
+    }
+
+    @Override
+    public EchoServer startServer(InetSocketAddress bindAddress, StackOptions options) {
+        EchoHandler handler = new EchoHandler(options.maxMessageBytes());
+        RpcServer server;
+        try {
+            server = RpcServer.builder()
+                    .bind(bindAddress)
+                    .ioThreads(options.ioThreads())
+                    .maxFrameLength(maxFrameLength(options))
+                    .registerRaw(ECHO, handler::handle)
+                    .start();
+        } catch (RuntimeException e) {
+            handler.close();
+            throw e;
+        }
+        return new EchoServer() {
+            private final AtomicBoolean closed = new AtomicBoolean();
+
+            @Override
+            public InetSocketAddress address() {
+                return server.address();
+            }
+
+            @Override
+            public void close() {
+                if (closed.compareAndSet(false, true)) {
+                    server.shutdown(Duration.ofSeconds(5));
+                    handler.close();
+                }
+            }
+        };
+    }
+
+    @Override
+    public synchronized EchoConnection connect(InetSocketAddress serverAddress, StackOptions options) {
+        if (clientTransport == null) {
+            clientTransport = TcpTransport.create(new TcpTransport.Config()
+                    .ioThreads(options.ioThreads())
+                    .threadNamePrefix("rdmarpc-bench-client"));
+            resender = new Resender();
+        }
+        RpcClient client = RpcClient.builder()
+                .address(serverAddress)
+                .transport(clientTransport)
+                .maxFrameLength(maxFrameLength(options))
+                .maxOutstanding(65536)
+                .connect();
+        Resender r = resender;
+        return new EchoConnection() {
+            @Override
+            public EchoCaller newCaller(int requestBytes, int responseBytes) {
+                return new Caller(client, r, requestBytes, responseBytes);
+            }
+
+            @Override
+            public void close() {
+                client.close();
+            }
+        };
+    }
+
+    @Override
+    public synchronized void close() {
+        if (resender != null) {
+            resender.close();
+            resender = null;
+        }
+        if (clientTransport != null) {
+            clientTransport.close();
+            clientTransport = null;
+        }
+    }
+
+    /** The server's echo: the request's bytes back, or as many bytes as the request's header asks for. */
+    private static final class EchoHandler {
+        private final int maxMessage;
+        private final Arena arena = Arena.ofShared();
+        private volatile MemorySegment filler;
+
+        EchoHandler(int maxMessage) {
+            this.maxMessage = maxMessage;
+        }
+
+        void handle(RawCall call) {
+            int length = call.payloadLength();
+            int wanted = length >= EchoProtocol.HEADER_BYTES ? call.buffer().get(INT_LE, call.payloadOffset()) : length;
+            if (wanted == length) {
+                call.respond(call.buffer(), call.payloadOffset(), length);
+            } else if (wanted < 0 || wanted > maxMessage) {
+                call.respondError(Status.HANDLER_FAILED, "response size " + wanted + " out of range");
+            } else {
+                call.respond(filler(), 0, wanted);
+            }
+        }
+
+        private MemorySegment filler() {
+            MemorySegment f = filler;
+            if (f == null) {
+                synchronized (this) {
+                    f = filler;
+                    if (f == null) {
+                        f = arena.allocate(maxMessage);
+                        filler = f;
+                    }
+                }
+            }
+            return f;
+        }
+
+        void close() {
+            arena.close();
+        }
+    }
+
+    /** One call at a time over one client; the caller is its own response listener. */
+    private static final class Caller implements EchoCaller, ResponseListener {
+        private final RpcClient client;
+        private final Resender resender;
+        private final Arena arena = Arena.ofShared();
+        private final MemorySegment request;
+        private final int expected;
+        private CallListener listener;
+
+        Caller(RpcClient client, Resender resender, int requestBytes, int responseBytes) {
+            this.client = client;
+            this.resender = resender;
+            this.request = arena.allocate(requestBytes, 64);
+            this.expected = responseBytes;
+            EchoProtocol.fillRequest(request, responseBytes);
+        }
+
+        @Override
+        public void call(CallListener listener) {
+            this.listener = listener;
+            if (!client.send(ECHO, request, this, 0L)) {
+                resender.retry(this);
+            }
+        }
+
+        /** Tries the send again; false when still back-pressured. */
+        boolean resend() {
+            try {
+                return client.send(ECHO, request, this, 0L);
+            } catch (RpcException e) {
+                listener.onFailure(e);
+                return true;
+            }
+        }
+
+        @Override
+        public void onResponse(long tag, ResponseView response) {
+            if (response.payloadLength() == expected) {
+                listener.onResponse();
+            } else {
+                listener.onFailure(new IllegalStateException(
+                        "rdmarpc echo answered " + response.payloadLength() + " bytes, expected " + expected));
+            }
+        }
+
+        @Override
+        public void onError(long tag, RpcException error) {
+            listener.onFailure(error);
+        }
+
+        @Override
+        public void close() {
+            arena.close();
+        }
+    }
+
+    /**
+     * Retries back-pressured sends off the I/O threads (which must stay free to drain the queue that
+     * caused the back-pressure). Only this rare path allocates (a queue node per retry).
+     */
+    private static final class Resender implements Runnable {
+        private final ConcurrentLinkedQueue<Caller> queue = new ConcurrentLinkedQueue<>();
+        private final Thread thread;
+        private final AtomicLong retries = new AtomicLong();
+        private volatile boolean running = true;
+
+        Resender() {
+            thread = Thread.ofPlatform().daemon().name("rdmarpc-bench-resend").start(this);
+        }
+
+        void retry(Caller caller) {
+            retries.incrementAndGet();
+            queue.add(caller);
+            LockSupport.unpark(thread);
+        }
+
+        @Override
+        public void run() {
+            while (running) {
+                Caller c = queue.poll();
+                if (c == null) {
+                    LockSupport.parkNanos(1_000_000);
+                } else if (!c.resend()) {
+                    queue.add(c);
+                    LockSupport.parkNanos(20_000);
+                }
+            }
+        }
+
+        void close() {
+            running = false;
+            LockSupport.unpark(thread);
+            try {
+                thread.join(2000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+package dev.rdmarpc.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** Short real runs of the CLI over TCP loopback: rdmarpc, the gRPC baseline, and server + client. */
+@Timeout(120)
+class LocalRunTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void localTcpRunPrintsTheTableWithRealFigures() {
+        BenchCliTest.Run r = BenchCliTest.run("local", "--transport", "tcp", "--sizes", "4K", "--concurrency", "2",
+                "--warmup", "200ms", "--duration", "500ms", "--initial-warmup", "200ms");
+        assertEquals(0, r.code(), r.err());
+        List<String> rows = r.out().lines().filter(l -> !l.startsWith("#")).toList();
+        assertEquals(2, rows.size(), r.out());
+        assertTrue(rows.get(0).startsWith("request  concurrency  throughput(Gb/s)"), rows.get(0));
+        String[] cells = rows.get(1).trim().split("\\s+");
+        assertEquals("4K", cells[0]);
+        assertEquals("2", cells[1]);
+        double qps = Double.parseDouble(cells[7]);
+        assertTrue(qps > 10, "QPS " + qps);
+        assertTrue(Double.parseDouble(cells[2]) > 0, "throughput");
+        assertTrue(r.out().contains("# rdmarpc-tcp: "), r.out());
+    }
+
+    @Test
+    void jsonWithBaselineAndPlot() throws Exception {
+        Path png = dir.resolve("run.png");
+        BenchCliTest.Run r = BenchCliTest.run("local", "--sizes", "128", "--concurrency", "1", "--warmup", "200ms",
+                "--duration", "400ms", "--initial-warmup", "300ms", "--baseline", "grpc", "--format", "json",
+                "--plot", png.toString());
+        assertEquals(0, r.code(), r.err());
+        String json = r.out();
+        assertTrue(json.contains("\"stack\": \"rdmarpc-tcp\""), json);
+        assertTrue(json.contains("\"baseline\": \"grpc-java\""), json);
+        assertTrue(json.contains("\"speedup\": ["), json);
+        assertTrue(json.contains("\"errors\": 0"), json);
+        assertTrue(Files.size(png) > 5_000, "chart written");
+        assertTrue(r.err().contains("chart written to " + png), r.err());
+    }
+
+    @Test
+    void serverAndClientInSeparateCommands() throws Exception {
+        StringWriter serverOut = new StringWriter();
+        AtomicInteger serverCode = new AtomicInteger(-1);
+        Thread server = new Thread(() -> {
+            CommandLine cl = BenchCli.commandLine();
+            cl.setOut(new PrintWriter(serverOut, true));
+            serverCode.set(cl.execute("server", "--listen", "127.0.0.1:0", "--time-limit", "12s", "--max-message", "64K",
+                    "--baseline", "grpc"));
+        });
+        server.start();
+        Pattern listening = Pattern.compile("rdmarpc-tcp echo server listening on 127\\.0\\.0\\.1:(\\d+)");
+        Matcher m = listening.matcher("");
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!(m = listening.matcher(serverOut.toString())).find() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertTrue(m.find(0), "server announced its port: " + serverOut);
+        Matcher g = Pattern.compile("grpc-java echo server listening on 127\\.0\\.0\\.1:(\\d+)").matcher(serverOut.toString());
+        long gDeadline = System.nanoTime() + 10_000_000_000L;
+        while (!g.find() && System.nanoTime() < gDeadline) {
+            Thread.sleep(20);
+            g = Pattern.compile("grpc-java echo server listening on 127\\.0\\.0\\.1:(\\d+)").matcher(serverOut.toString());
+        }
+        int grpcPort = Integer.parseInt(g.group(1));
+        assertTrue(grpcPort > 1024, "port 0 means any free port for gRPC too, not port 1: " + grpcPort);
+        BenchCliTest.Run r = BenchCliTest.run("client", "--connect", "127.0.0.1:" + m.group(1), "--baseline", "grpc",
+                "--grpc-connect", "127.0.0.1:" + grpcPort, "--sizes", "1K",
+                "--concurrency", "4", "--warmup", "100ms", "--duration", "300ms", "--initial-warmup", "0s",
+                "--format", "csv");
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = r.out().lines().toList();
+        assertEquals(4, lines.size(), r.out());
+        assertTrue(lines.get(1).startsWith("rdmarpc-tcp,1024,1024,4,4,"), lines.get(1));
+        assertTrue(lines.get(2).startsWith("grpc-java,1024,1024,4,4,"), lines.get(2));
+        assertTrue(lines.get(3).startsWith("speedup,1024,"), lines.get(3));
+        server.join(30_000);
+        assertEquals(0, serverCode.get());
+    }
+
+    @Test
+    void clientWithoutServerSaysSoInOneSentence() {
+        BenchCliTest.Run r = BenchCliTest.run("client", "--connect", "127.0.0.1:1", "--sizes", "128", "--concurrency", "1",
+                "--duration", "100ms", "--initial-warmup", "0s");
+        assertEquals(1, r.code());
+        assertEquals(1, r.err().lines().count(), r.err());
+        assertTrue(r.err().startsWith("bench-cli client: "), r.err());
+    }
+}

@@ -1,0 +1,47 @@
+package dev.rdmarpc.bench.report;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.awt.image.BufferedImage;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ChartTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void writesAReadablePngWithOneColourPerSize() throws Exception {
+        Path file = dir.resolve("sub/chart.png");
+        Report report = new Report(ReportFixtures.info(true), ReportFixtures.ours(), ReportFixtures.theirs());
+        Chart.writePng(report, file);
+        assertTrue(Files.size(file) > 10_000, "size " + Files.size(file));
+        BufferedImage image = ImageIO.read(file.toFile());
+        assertEquals(1600, image.getWidth());
+        assertEquals(760, image.getHeight());
+        // The two sizes are drawn in the first two palette colours.
+        Set<Integer> colours = new HashSet<>();
+        for (int y = 0; y < image.getHeight(); y++) {
+            for (int x = 0; x < image.getWidth(); x++) {
+                colours.add(image.getRGB(x, y) & 0xffffff);
+            }
+        }
+        assertTrue(colours.contains(0x0072B2), "blue line for 128B");
+        assertTrue(colours.contains(0xD55E00), "vermillion line for 8M");
+    }
+
+    @Test
+    void singlePointMatrixStillDraws() throws Exception {
+        Path file = dir.resolve("one.png");
+        Report report = new Report(ReportFixtures.info(false), List.of(ReportFixtures.ours().get(0)), List.of());
+        Chart.writePng(report, file);
+        assertTrue(Files.size(file) > 5_000);
+    }
+}

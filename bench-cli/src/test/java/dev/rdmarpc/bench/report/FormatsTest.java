@@ -1,0 +1,120 @@
+package dev.rdmarpc.bench.report;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.List;
+import java.util.function.BiConsumer;
+import org.junit.jupiter.api.Test;
+
+class FormatsTest {
+
+    private static String render(BiConsumer<Report, PrintWriter> format, Report report) {
+        StringWriter s = new StringWriter();
+        format.accept(report, new PrintWriter(s));
+        return s.toString();
+    }
+
+    @Test
+    void tableHasCoroRpcColumnsAlignedWithCapNote() {
+        Report report = new Report(ReportFixtures.info(false), ReportFixtures.ours(), List.of());
+        String out = render(TableFormat::write, report);
+        List<String> rows = out.lines().filter(l -> !l.startsWith("#")).toList();
+        assertEquals(List.of(
+                "request  concurrency  throughput(Gb/s)  P50(us)  P90(us)  P99(us)  P99.9(us)    QPS",
+                "128B               1             0.010     95.5      120      180        410  10000",
+                "128B              16             0.051      150      230     4200       4800  50000",
+                "8M                 1             13.42     4900     5100     6000       6500    200",
+                "8M              256*             33.55    31000    35000    41000      42000    500",
+                "* 8M: at most 16 calls in flight, to keep request plus response bytes in flight under 256M (--max-in-flight)"),
+                rows);
+        assertTrue(out.startsWith("# rdmarpc-tcp: test stack\n"), out);
+        assertTrue(out.contains("# echo calls, tcp loopback 127.0.0.1; closed loop"), out);
+        assertTrue(out.contains("warm-up 1s + measured 2s per cell"), out);
+        assertTrue(out.contains("latency: HdrHistogram, microseconds"), out);
+    }
+
+    @Test
+    void tableWithBaselinePrintsOursTheirsAndSpeedup() {
+        Report report = new Report(ReportFixtures.info(true), ReportFixtures.ours(), ReportFixtures.theirs());
+        String out = render(TableFormat::write, report);
+        List<String> rows = out.lines().filter(l -> !l.startsWith("#")).toList();
+        assertEquals("request  concurrency  stack        throughput(Gb/s)  P50(us)  P90(us)  P99(us)  P99.9(us)    QPS  errors",
+                rows.get(0));
+        assertEquals("128B               1  rdmarpc-tcp             0.010     95.5      120      180        410  10000       0",
+                rows.get(1));
+        assertEquals("                      grpc-java               0.005      191      241      360        820   5000       0",
+                rows.get(2));
+        assertEquals("                      speedup                 2.00x    2.00x    2.00x    2.00x      2.00x  2.00x",
+                rows.get(3));
+        assertTrue(rows.contains(""), "a blank line between request sizes");
+        assertTrue(out.contains("speedup: ours over grpc-java per column; above 1 favours rdmarpc-tcp"), out);
+        assertTrue(out.contains("! grpc-java 8M x256: 3 failed call(s), first: DEADLINE_EXCEEDED"), out);
+        assertTrue(report.hasErrors());
+    }
+
+    @Test
+    void speedupsFavourOursAboveOne() {
+        Report report = new Report(ReportFixtures.info(true), ReportFixtures.ours(), ReportFixtures.theirs());
+        Report.Speedup s = report.speedups().get(1);
+        assertEquals(4.0, s.qps(), 1e-9);
+        assertEquals(4.0, s.throughput(), 1e-9);
+        assertEquals(6.0, s.p50(), 1e-9);
+        assertEquals(5600.0 / 4200, s.p99(), 1e-9);
+    }
+
+    @Test
+    void csvHasOneLinePerCellAndStack() {
+        Report report = new Report(ReportFixtures.info(true), ReportFixtures.ours(), ReportFixtures.theirs());
+        List<String> lines = render(CsvFormat::write, report).lines().toList();
+        assertEquals(CsvFormat.HEADER, lines.get(0));
+        assertEquals(1 + 4 * 3, lines.size());
+        assertEquals("rdmarpc-tcp,128,128,1,1,1,1,0.01024,95.5,120.25,180,410,900,10000,20000,0,2", lines.get(1));
+        assertEquals("grpc-java,128,128,1,1,1,1,0.00512,191,240.5,360,820,1500,5000,10000,0,2", lines.get(2));
+        assertEquals("speedup,128,,1,,,,2,2,2,2,2,,2,,,", lines.get(3));
+        for (String l : lines) {
+            assertEquals(16, l.chars().filter(c -> c == ',').count(), l);
+        }
+        String plain = render(CsvFormat::write, new Report(ReportFixtures.info(false), ReportFixtures.ours(), List.of()));
+        assertEquals(5, plain.lines().count());
+        assertFalse(plain.contains("speedup"));
+    }
+
+    @Test
+    void jsonIsWellFormedAndCarriesEveryCell() {
+        Report report = new Report(ReportFixtures.info(true), ReportFixtures.ours(), ReportFixtures.theirs());
+        String json = render(JsonFormat::write, report);
+        Object parsed = MiniJson.parse(json);
+        assertTrue(parsed instanceof java.util.Map);
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> root = (java.util.Map<String, Object>) parsed;
+        assertEquals("closed-loop", root.get("load"));
+        assertEquals("grpc-java", root.get("baseline"));
+        List<?> results = (List<?>) root.get("results");
+        assertEquals(4, results.size());
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> first = (java.util.Map<String, Object>) results.get(0);
+        assertEquals(128.0, first.get("request_bytes"));
+        assertEquals(10000.0, first.get("qps"));
+        assertEquals(180.0, first.get("p99_us"));
+        assertEquals(4, ((List<?>) root.get("baseline_results")).size());
+        assertEquals(4, ((List<?>) root.get("speedup")).size());
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> lastTheirs = (java.util.Map<String, Object>) ((List<?>) root.get("baseline_results")).get(3);
+        assertEquals("DEADLINE_EXCEEDED", lastTheirs.get("first_error"));
+    }
+
+    @Test
+    void jsonWritesNullForMissingFiguresAndEscapesStrings() {
+        var empty = new dev.rdmarpc.bench.load.CellResult("a\"b", 4, 4, 1, 1, 1, 1, 0, 2, 1.0, 0, Double.NaN, Double.NaN,
+                Double.NaN, Double.NaN, Double.NaN, "line1\nline2");
+        String json = render(JsonFormat::write, new Report(ReportFixtures.info(false), List.of(empty), List.of()));
+        assertTrue(json.contains("\"p99_us\": null"), json);
+        assertTrue(json.contains("\"stack\": \"a\\\"b\""), json);
+        assertTrue(json.contains("\"first_error\": \"line1\\nline2\""), json);
+        MiniJson.parse(json);
+    }
+}

@@ -1,0 +1,174 @@
+package dev.rdmarpc.ibverbs.verbs;
+
+import dev.rdmarpc.ibverbs.VerbsNative;
+import dev.rdmarpc.ibverbs.raw.ibv_mr;
+import dev.rdmarpc.ibverbs.raw.ibv_pd;
+import dev.rdmarpc.ibverbs.raw.ibv_srq_attr;
+import dev.rdmarpc.ibverbs.raw.ibv_srq_init_attr;
+import dev.rdmarpc.ibverbs.raw.ibverbs_h;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Set;
+
+/**
+ * A protection domain ({@code struct ibv_pd}): memory regions, queue pairs and shared receive queues
+ * of one domain may be used together, never across domains.
+ *
+ * <p>Depends on its {@link Context}; refuses to close while memory regions, queue pairs or shared
+ * receive queues made from it are open. Thread-safe: registering memory and creating queues may run
+ * concurrently.
+ */
+public final class ProtectionDomain extends VerbsResource {
+    private final Context context;
+    private final MemorySegment pd;
+    private final int handle;
+
+    ProtectionDomain(Context context, MemorySegment pd) {
+        super(ResourceKind.PROTECTION_DOMAIN, context);
+        this.context = context;
+        this.pd = pd.reinterpret(ibv_pd.sizeof());
+        this.handle = ibv_pd.handle(this.pd);
+    }
+
+    /** The device this domain belongs to. */
+    public Context context() {
+        return context;
+    }
+
+    /** The native {@code struct ibv_pd *}. */
+    public MemorySegment segment() {
+        return pd;
+    }
+
+    /** {@link #register(MemorySegment, int)} with the access as a set. */
+    public MemoryRegion register(MemorySegment memory, Set<Access> access) {
+        return register(memory, Access.flags(access));
+    }
+
+    /**
+     * Registers memory with the device ({@code ibv_reg_mr}): any native segment (from an arena,
+     * a mapped file, huge pages). The memory must stay valid until the region is closed: close the
+     * region first, then the arena that backs it.
+     *
+     * <h4>Cost</h4>
+     * Registration is a system call that pins every page of the range (get_user_pages: faults the
+     * pages in and takes a reference on each) and builds the device's translation table (a page-table
+     * walk, then on real hardware the table is written to the NIC), so it costs roughly linear time in
+     * the number of pages plus a fixed syscall cost; deregistration unpins. It belongs at setup, not
+     * on the data path: register large buffers once and carve them up (huge pages make the walk
+     * 512 times shorter). {@code RegistrationCostTest} measures it in the Soft-RoCE VM.
+     *
+     * @param memory the memory; a heap segment cannot be registered
+     * @param access {@link Access} bits
+     * @throws IllegalArgumentException for a heap segment, an empty or dead one
+     * @throws dev.rdmarpc.ibverbs.VerbsException when libibverbs refuses (ENOMEM: the locked-memory
+     *                                             limit, {@code ulimit -l}; EINVAL: bad access bits)
+     */
+    public MemoryRegion register(MemorySegment memory, int access) {
+        if (!memory.isNative()) {
+            throw new IllegalArgumentException("only native memory can be registered, not a heap segment");
+        }
+        if (memory.byteSize() == 0) {
+            throw new IllegalArgumentException("cannot register an empty segment");
+        }
+        if (!memory.scope().isAlive()) {
+            throw new IllegalArgumentException("the segment's arena is closed");
+        }
+        Access.of(access); // validates the bits
+        acquire(this);
+        try {
+            MemorySegment mr = VerbsNative.ibv_reg_mr(pd, memory, memory.byteSize(), access);
+            return new MemoryRegion(this, mr.reinterpret(ibv_mr.sizeof()), memory, access);
+        } catch (RuntimeException | Error e) {
+            release(this);
+            throw e;
+        }
+    }
+
+    /**
+     * Creates a queue pair ({@code ibv_create_qp}) in state RESET. It depends on this domain, its
+     * completion queues and its shared receive queue.
+     */
+    public QueuePair createQueuePair(QueuePairInit init) {
+        init.validate(this);
+        CompletionQueue send = init.sendCompletionQueue();
+        CompletionQueue recv = init.receiveCompletionQueue();
+        SharedReceiveQueue srq = init.sharedReceiveQueue();
+        acquire(this, send, recv == send ? null : recv, srq);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = init.toNative(arena);
+            MemorySegment qp = VerbsNative.ibv_create_qp(pd, attr);
+            return new QueuePair(this, init, qp, attr, null);
+        } catch (RuntimeException | Error e) {
+            release(this, send, recv == send ? null : recv, srq);
+            throw e;
+        }
+    }
+
+    /**
+     * Adopts a queue pair created outside this layer on this domain, e.g. by {@code rdma_create_qp}:
+     * the result behaves as one {@link #createQueuePair created} here (dependencies, counting,
+     * posting), but is destroyed with {@code destroyer} (e.g. {@code rdma_destroy_qp}).
+     *
+     * @param init      the attributes the queue pair was created with (its completion queues, SRQ, type, caps)
+     * @param ibvQp     the native {@code struct ibv_qp *}
+     * @param destroyer destroys it, returning 0 or an errno value
+     */
+    public QueuePair adoptQueuePair(QueuePairInit init, MemorySegment ibvQp, QueuePair.Destroyer destroyer) {
+        init.validate(this);
+        if (ibvQp == null || ibvQp.address() == 0) {
+            throw new IllegalArgumentException("ibv_qp is NULL");
+        }
+        if (destroyer == null) {
+            throw new IllegalArgumentException("destroyer is null");
+        }
+        CompletionQueue send = init.sendCompletionQueue();
+        CompletionQueue recv = init.receiveCompletionQueue();
+        SharedReceiveQueue srq = init.sharedReceiveQueue();
+        acquire(this, send, recv == send ? null : recv, srq);
+        try (Arena arena = Arena.ofConfined()) {
+            return new QueuePair(this, init, MemorySegment.ofAddress(ibvQp.address()), init.toNative(arena), destroyer);
+        } catch (RuntimeException | Error e) {
+            release(this, send, recv == send ? null : recv, srq);
+            throw e;
+        }
+    }
+
+    /**
+     * Creates a shared receive queue ({@code ibv_create_srq}).
+     *
+     * @param maxWr  receive work requests it must hold
+     * @param maxSge scatter entries per work request
+     * @param limit  0, or the watermark below which an {@link AsyncEventType#SRQ_LIMIT_REACHED} event fires
+     */
+    public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge, int limit) {
+        if (maxWr < 1 || maxSge < 1 || limit < 0) {
+            throw new IllegalArgumentException("maxWr and maxSge must be >= 1 and limit >= 0: " + maxWr + ", "
+                    + maxSge + ", " + limit);
+        }
+        acquire(this);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment init = ibv_srq_init_attr.allocate(arena);
+            MemorySegment attr = ibv_srq_init_attr.attr(init);
+            ibv_srq_attr.max_wr(attr, maxWr);
+            ibv_srq_attr.max_sge(attr, maxSge);
+            ibv_srq_attr.srq_limit(attr, limit);
+            MemorySegment srq = VerbsNative.ibv_create_srq(pd, init);
+            return new SharedReceiveQueue(this, srq, ibv_srq_attr.max_wr(attr), ibv_srq_attr.max_sge(attr));
+        } catch (RuntimeException | Error e) {
+            release(this);
+            throw e;
+        }
+    }
+
+    @Override
+    void destroy() {
+        VerbsNative.check("ibv_dealloc_pd", ibverbs_h.ibv_dealloc_pd(pd));
+    }
+
+    @Override
+    public String toString() {
+        return "ProtectionDomain[" + context.name() + ", handle " + handle + "]";
+    }
+}

@@ -1,0 +1,220 @@
+package dev.rdmarpc.ibverbs.verbs;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+import static dev.rdmarpc.ibverbs.verbs.SendWorkRequests.L;
+
+/**
+ * The flyweight over one entry of a {@link SendWorkRequests} batch ({@code struct ibv_send_wr} and
+ * its SGEs), returned positioned by {@link SendWorkRequests#get(int)}. Setters write native memory
+ * directly, return {@code this}, and allocate nothing. Entries keep their contents between posts:
+ * {@link #clear()} an entry before refilling it differently.
+ *
+ * <p>Immediate data is given in host order; it is byte-swapped to the wire's big-endian here and
+ * back in {@link WorkCompletions#immData(int)}, so both sides see the same number.
+ */
+public final class SendWorkRequest {
+    /** {@code IBV_SEND_FENCE}: wait for earlier RDMA READs/atomics before this one. */
+    public static final int FENCE = 1;
+    /** {@code IBV_SEND_SIGNALED}: generate a completion even when the QP does not signal all. */
+    public static final int SIGNALED = 1 << 1;
+    /** {@code IBV_SEND_SOLICITED}: the receiver's solicited-only notification fires for it. */
+    public static final int SOLICITED = 1 << 2;
+    /** {@code IBV_SEND_INLINE}: copy the data into the work request at post time (lkey ignored). */
+    public static final int INLINE = 1 << 3;
+
+    private final SendWorkRequests batch;
+    private final MemorySegment wrs;
+    private final MemorySegment sges;
+    private final int maxSge;
+    private long wr;
+    private long sge;
+
+    SendWorkRequest(SendWorkRequests batch) {
+        this.batch = batch;
+        this.wrs = batch.segment();
+        this.sges = batch.sgeSegment();
+        this.maxSge = batch.maxSge();
+    }
+
+    SendWorkRequest at(int index) {
+        this.wr = index * L.WR_SIZE;
+        this.sge = (long) index * maxSge * L.SGE_SIZE;
+        return this;
+    }
+
+    /** The index this flyweight is positioned at. */
+    public int index() {
+        return (int) (wr / L.WR_SIZE);
+    }
+
+    /** Zeroes the entry (opcode RDMA_WRITE, no SGE, no flags), keeping its link to its SGEs. */
+    public SendWorkRequest clear() {
+        long sgList = wrs.get(ValueLayout.JAVA_LONG, wr + L.SG_LIST);
+        for (long off = 0; off < L.WR_SIZE; off += 8) { // sizeof(struct ibv_send_wr) is a multiple of 8
+            wrs.set(ValueLayout.JAVA_LONG, wr + off, 0L);
+        }
+        wrs.set(ValueLayout.JAVA_LONG, wr + L.SG_LIST, sgList);
+        return this;
+    }
+
+    /** The id the completion reports ({@link WorkCompletions#wrId(int)}). */
+    public SendWorkRequest wrId(long wrId) {
+        wrs.set(ValueLayout.JAVA_LONG, wr + L.WR_ID, wrId);
+        return this;
+    }
+
+    /** The id set. */
+    public long wrId() {
+        return wrs.get(ValueLayout.JAVA_LONG, wr + L.WR_ID);
+    }
+
+    /** The operation. */
+    public SendWorkRequest opcode(SendOpcode opcode) {
+        wrs.set(ValueLayout.JAVA_INT, wr + L.OPCODE, opcode.value());
+        return this;
+    }
+
+    /** The operation set. */
+    public SendOpcode opcode() {
+        return SendOpcode.of(wrs.get(ValueLayout.JAVA_INT, wr + L.OPCODE));
+    }
+
+    /** All send flags at once ({@link #SIGNALED} | {@link #INLINE} ...). */
+    public SendWorkRequest flags(int flags) {
+        wrs.set(ValueLayout.JAVA_INT, wr + L.SEND_FLAGS, flags);
+        return this;
+    }
+
+    /** The send flags set. */
+    public int flags() {
+        return wrs.get(ValueLayout.JAVA_INT, wr + L.SEND_FLAGS);
+    }
+
+    private SendWorkRequest flag(int flag, boolean on) {
+        int f = flags();
+        return flags(on ? f | flag : f & ~flag);
+    }
+
+    /** Whether this work request generates a completion (always, on a QP created with signalAll). */
+    public SendWorkRequest signaled(boolean on) {
+        return flag(SIGNALED, on);
+    }
+
+    /** Whether the data is copied inline at post time (at most the QP's {@code maxInlineData} bytes). */
+    public SendWorkRequest inline(boolean on) {
+        return flag(INLINE, on);
+    }
+
+    /** Whether the remote receive completion is solicited (wakes solicited-only notification). */
+    public SendWorkRequest solicited(boolean on) {
+        return flag(SOLICITED, on);
+    }
+
+    /** Whether to fence this behind earlier RDMA READs and atomics. */
+    public SendWorkRequest fence(boolean on) {
+        return flag(FENCE, on);
+    }
+
+    /** The 32-bit immediate of SEND_WITH_IMM / RDMA_WRITE_WITH_IMM, in host order. */
+    public SendWorkRequest immData(int imm) {
+        wrs.set(ValueLayout.JAVA_INT, wr + L.IMM_DATA, Integer.reverseBytes(imm));
+        return this;
+    }
+
+    /** The remote address and key of RDMA WRITE/READ. */
+    public SendWorkRequest remote(long remoteAddress, int rkey) {
+        wrs.set(ValueLayout.JAVA_LONG, wr + L.RDMA_REMOTE_ADDR, remoteAddress);
+        wrs.set(ValueLayout.JAVA_INT, wr + L.RDMA_RKEY, rkey);
+        return this;
+    }
+
+    /** The remote operand of an atomic (8-byte aligned) and its values. */
+    public SendWorkRequest atomic(long remoteAddress, int rkey, long compareAdd, long swap) {
+        wrs.set(ValueLayout.JAVA_LONG, wr + L.ATOMIC_REMOTE_ADDR, remoteAddress);
+        wrs.set(ValueLayout.JAVA_INT, wr + L.ATOMIC_RKEY, rkey);
+        wrs.set(ValueLayout.JAVA_LONG, wr + L.ATOMIC_COMPARE_ADD, compareAdd);
+        wrs.set(ValueLayout.JAVA_LONG, wr + L.ATOMIC_SWAP, swap);
+        return this;
+    }
+
+    /**
+     * Sets SGE {@code j}: {@code length} bytes at {@code address}, in memory registered with {@code lkey}.
+     * Does not change the SGE count ({@link #sgeCount(int)}).
+     */
+    public SendWorkRequest sge(int j, long address, int length, int lkey) {
+        if (j < 0 || j >= maxSge) {
+            throw new IndexOutOfBoundsException("SGE " + j + " of " + maxSge);
+        }
+        long s = sge + j * L.SGE_SIZE;
+        sges.set(ValueLayout.JAVA_LONG, s + L.SGE_ADDR, address);
+        sges.set(ValueLayout.JAVA_INT, s + L.SGE_LENGTH, length);
+        sges.set(ValueLayout.JAVA_INT, s + L.SGE_LKEY, lkey);
+        return this;
+    }
+
+    /** Sets SGE {@code j} to {@code length} bytes at {@code offset} in {@code mr} (bounds checked). */
+    public SendWorkRequest sge(int j, MemoryRegion mr, long offset, int length) {
+        return sge(j, mr.address(offset, length), length, mr.lkey());
+    }
+
+    /**
+     * Sets SGE {@code j} to all of {@code data}, with no key: only for {@link #inline(boolean) inline}
+     * sends, where the provider copies the bytes at post time and ignores the lkey.
+     */
+    public SendWorkRequest inlineSge(int j, MemorySegment data) {
+        return sge(j, data.address(), (int) data.byteSize(), 0);
+    }
+
+    /** How many SGEs (from 0) the work request uses. */
+    public SendWorkRequest sgeCount(int count) {
+        if (count < 0 || count > maxSge) {
+            throw new IndexOutOfBoundsException("SGE count " + count + " of " + maxSge);
+        }
+        wrs.set(ValueLayout.JAVA_INT, wr + L.NUM_SGE, count);
+        return this;
+    }
+
+    /** The SGE count set. */
+    public int sgeCount() {
+        return wrs.get(ValueLayout.JAVA_INT, wr + L.NUM_SGE);
+    }
+
+    private SendWorkRequest one(SendOpcode op, MemoryRegion mr, long offset, int length) {
+        opcode(op);
+        sge(0, mr, offset, length);
+        return sgeCount(1);
+    }
+
+    /** SEND of {@code length} bytes at {@code offset} in {@code mr}: opcode, SGE 0, SGE count 1. */
+    public SendWorkRequest send(MemoryRegion mr, long offset, int length) {
+        return one(SendOpcode.SEND, mr, offset, length);
+    }
+
+    /** SEND_WITH_IMM of one buffer with the immediate {@code imm} (host order). */
+    public SendWorkRequest sendWithImm(MemoryRegion mr, long offset, int length, int imm) {
+        return one(SendOpcode.SEND_WITH_IMM, mr, offset, length).immData(imm);
+    }
+
+    /** RDMA_WRITE of one local buffer to {@code remoteAddress} under {@code rkey}. */
+    public SendWorkRequest write(MemoryRegion mr, long offset, int length, long remoteAddress, int rkey) {
+        return one(SendOpcode.RDMA_WRITE, mr, offset, length).remote(remoteAddress, rkey);
+    }
+
+    /** RDMA_WRITE_WITH_IMM: write, and consume a remote receive that reports {@code imm}. */
+    public SendWorkRequest writeWithImm(MemoryRegion mr, long offset, int length, long remoteAddress, int rkey,
+                                        int imm) {
+        return one(SendOpcode.RDMA_WRITE_WITH_IMM, mr, offset, length).remote(remoteAddress, rkey).immData(imm);
+    }
+
+    /** RDMA_READ of {@code length} remote bytes at {@code remoteAddress} into the local buffer. */
+    public SendWorkRequest read(MemoryRegion mr, long offset, int length, long remoteAddress, int rkey) {
+        return one(SendOpcode.RDMA_READ, mr, offset, length).remote(remoteAddress, rkey);
+    }
+
+    /** The batch this flyweight belongs to. */
+    public SendWorkRequests batch() {
+        return batch;
+    }
+}

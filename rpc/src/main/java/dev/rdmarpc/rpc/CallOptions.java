@@ -1,0 +1,96 @@
+package dev.rdmarpc.rpc;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Per-call settings: a timeout, a request attachment, and optionally the buffer the response
+ * attachment lands in. Immutable; the {@code with*} methods return
+ * a copy, so a prepared instance can be shared by every call.
+ * {@snippet :
+ * CallOptions opts = CallOptions.DEFAULT.withTimeout(Duration.ofMillis(200)).withAttachment(Attachment.of(blob));
+ * Reply<String> reply = client.exchange(ECHO, "hello", opts);
+ * }
+ */
+public final class CallOptions {
+    /** The client's default timeout and no attachment. */
+    public static final CallOptions DEFAULT = new CallOptions(0, Attachment.NONE, null);
+
+    /** A thread that owns no confined arena: memory it may access, every thread may. Never started. */
+    private static final Thread NOT_THE_OWNER = new Thread(() -> { }, "rdmarpc-accessibility-probe");
+
+    private final long timeoutNanos;
+    private final Attachment attachment;
+    private final Attachment responseAttachment;
+
+    private CallOptions(long timeoutNanos, Attachment attachment, Attachment responseAttachment) {
+        this.timeoutNanos = timeoutNanos;
+        this.attachment = attachment;
+        this.responseAttachment = responseAttachment;
+    }
+
+    /**
+     * @param timeout how long to wait for the response, positive
+     * @return a copy with this timeout
+     */
+    public CallOptions withTimeout(Duration timeout) {
+        long nanos = timeout.toNanos();
+        if (nanos <= 0) {
+            throw new IllegalArgumentException("timeout must be positive: " + timeout);
+        }
+        return new CallOptions(nanos, attachment, responseAttachment);
+    }
+
+    /**
+     * @param attachment sent after the request payload (see {@link Attachment} for its lifetime)
+     * @return a copy with this attachment
+     */
+    public CallOptions withAttachment(Attachment attachment) {
+        return new CallOptions(timeoutNanos, Objects.requireNonNull(attachment, "attachment"), responseAttachment);
+    }
+
+    /** @return the timeout in nanoseconds, or 0 for the client's default */
+    public long timeoutNanos() {
+        return timeoutNanos;
+    }
+
+    /** @return the request attachment, {@link Attachment#NONE} by default */
+    public Attachment attachment() {
+        return attachment;
+    }
+
+    /**
+     * Provides the memory the response attachment lands in, host or device: the received bytes are
+     * copied there (to a GPU through its {@link DeviceStaging}) before the call completes, and the
+     * {@link Reply#attachment()} is the prefix of {@code target} that they filled. A response whose
+     * attachment is longer than {@code target} fails the call with {@link Status#PAYLOAD_TOO_LARGE}.
+     * Without a target the response attachment is copied to the Java heap. {@code target} must not be
+     * used by anyone else until the call completes, and host memory must be accessible from any thread
+     * (the connection's I/O thread copies into it), so not from a confined arena.
+     * {@snippet :
+     * CallOptions opts = CallOptions.DEFAULT
+     *         .withAttachment(staging.attachment(requestOnGpu))
+     *         .withResponseAttachment(staging.attachment(responseOnGpu));
+     * Reply<String> reply = client.exchange(INFER, "batch-7", opts); // reply.attachment(): GPU memory
+     * }
+     *
+     * @param target where the response attachment goes
+     * @return a copy with this target
+     */
+    public CallOptions withResponseAttachment(Attachment target) {
+        Objects.requireNonNull(target, "target");
+        if (target.isEmpty()) {
+            throw new IllegalArgumentException("the response attachment target is empty");
+        }
+        if (target.location() == Attachment.Location.HOST && !target.segment().isAccessibleBy(NOT_THE_OWNER)) {
+            throw new IllegalArgumentException("the response attachment target must be memory any thread may"
+                    + " access (not from a confined arena): the connection's I/O thread copies into it");
+        }
+        return new CallOptions(timeoutNanos, attachment, target);
+    }
+
+    /** @return the memory the response attachment lands in, or null (then it is copied to the heap) */
+    public Attachment responseAttachment() {
+        return responseAttachment;
+    }
+}

@@ -1,0 +1,69 @@
+package dev.rdmarpc.rpc;
+
+import dev.rdmarpc.rpc.codec.Codec;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The request of a {@link RawHandler} and the way to answer it: a flyweight over the received frame,
+ * reused for every call on the connection, valid only until the handler returns.
+ *
+ * <p>The payload is {@code payloadLength()} bytes of {@link #buffer()} at {@link #payloadOffset()};
+ * reading them through these accessors allocates nothing. Exactly one of the {@code respond} methods
+ * must be called, once.
+ */
+public interface RawCall extends CallContext {
+    /** @return the memory holding the received frame (do not keep it) */
+    MemorySegment buffer();
+
+    /** @return offset of the request payload in {@link #buffer()} */
+    long payloadOffset();
+
+    /** @return length of the request payload */
+    int payloadLength();
+
+    /** @return offset of the request attachment in {@link #buffer()} */
+    long attachmentOffset();
+
+    /** @return length of the request attachment (0 when none) */
+    int attachmentLength();
+
+    /** @return a view of the request payload (allocates a small view object) */
+    MemorySegment payload();
+
+    /**
+     * Answers with {@code length} bytes of {@code src} from {@code offset}, copied straight into the
+     * response frame (plus the {@link #responseAttachment response attachment}, if set).
+     *
+     * <p>If the response cannot be sent as such, the client gets an error response instead:
+     * {@link Status#PAYLOAD_TOO_LARGE} when it exceeds the maximum frame length,
+     * {@link Status#RESOURCE_EXHAUSTED} when no send buffer is free (and when not even that fits, the
+     * connection is closed so the client learns at once).
+     *
+     * @param src    response bytes
+     * @param offset where they start
+     * @param length how many
+     * @throws IllegalStateException when called twice, or after the handler returned
+     */
+    void respond(MemorySegment src, long offset, int length);
+
+    /**
+     * Answers with {@code value}, encoded by {@code codec} straight into the response frame.
+     *
+     * @param codec the response codec
+     * @param value the response
+     * @param <T>   response type
+     * @throws IllegalStateException when called twice, or after the handler returned
+     */
+    <T> void respond(Codec<T> codec, T value);
+
+    /**
+     * Answers with an error status and message.
+     *
+     * @param status  a status that can travel on the wire ({@link Status#isWire()}), not OK
+     * @param message the message the client's {@link RpcException} will carry
+     */
+    void respondError(Status status, String message);
+
+    /** @return true once a {@code respond} method has been called */
+    boolean responded();
+}

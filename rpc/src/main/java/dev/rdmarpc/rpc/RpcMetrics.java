@@ -1,0 +1,43 @@
+package dev.rdmarpc.rpc;
+
+/**
+ * Counters of a server, a client or a client pool, readable from code at any time from any thread.
+ * They only grow (except the gauges {@link #connectionsActive()} and {@link #inFlight()}); updating
+ * them does not allocate.
+ */
+public interface RpcMetrics {
+    /** @return calls started (client: sent; server: received) */
+    long calls();
+
+    /** @return calls that ended with an error status (any cause, timeouts included) */
+    long errors();
+
+    /** @return calls that timed out (client side) */
+    long timeouts();
+
+    /** @return calls refused for backpressure ({@link Status#OVERLOADED}) */
+    long rejected();
+
+    /** @return bytes of frames written */
+    long bytesSent();
+
+    /** @return bytes of frames received */
+    long bytesReceived();
+
+    /** @return connections opened (accepted or connected) */
+    long connectionsOpened();
+
+    /** @return connections closed */
+    long connectionsClosed();
+
+    /** @return connections closed because the peer broke the protocol */
+    long protocolErrors();
+
+    /** @return connections open now */
+    default long connectionsActive() {
+        return connectionsOpened() - connectionsClosed();
+    }
+
+    /** @return calls in flight now (client: awaiting a response; server: being handled) */
+    long inFlight();
+}

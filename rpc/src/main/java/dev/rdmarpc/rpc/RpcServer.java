@@ -1,0 +1,314 @@
+package dev.rdmarpc.rpc;
+
+import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.core.MethodRegistry;
+import dev.rdmarpc.rpc.core.ServerCore;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.transport.ServerEndpoint;
+import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * An RPC server: a set of registered methods served on one listening address.
+ * {@snippet :
+ * static final Method<String, String> ECHO = Method.of("echo", Codecs.STRING, Codecs.STRING);
+ *
+ * RpcServer server = RpcServer.builder()
+ *         .bind(new InetSocketAddress("127.0.0.1", 0))
+ *         .register(ECHO, (ctx, req) -> req)           // inline on the I/O thread
+ *         .registerBlocking(SLOW, (ctx, req) -> slow(req)) // on a virtual thread
+ *         .start();
+ * }
+ *
+ * <p>Threads: {@link Builder#ioThreads} event loops (default: the number of cores) read, decode,
+ * run inline handlers and write; blocking handlers run on virtual threads. Unknown methods and
+ * throwing handlers are answered with error responses; bytes that break the protocol close only the
+ * offending connection (logged), everyone else keeps being served.
+ *
+ * <p>Ownership and shutdown: the creator closes the server. {@link #shutdown(Duration)} stops
+ * accepting, answers new requests with {@link Status#SHUTTING_DOWN}, waits for calls in flight to
+ * finish and their responses to be written, then closes the connections and (when the server created
+ * it) the transport. Thread-safe.
+ */
+public final class RpcServer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(RpcServer.class.getName());
+
+    private final Transport transport;
+    private final boolean ownsTransport;
+    private final ServerCore core;
+    private final ServerEndpoint endpoint;
+    private final Duration drainTimeout;
+    private final Object shutdownLock = new Object();
+    private volatile boolean running = true;
+    private Boolean drained;
+
+    private RpcServer(Transport transport, boolean ownsTransport, ServerCore core, ServerEndpoint endpoint,
+                      Duration drainTimeout) {
+        this.transport = transport;
+        this.ownsTransport = ownsTransport;
+        this.core = core;
+        this.endpoint = endpoint;
+        this.drainTimeout = drainTimeout;
+    }
+
+    /** @return a builder with the defaults */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** @return the bound address, with the real port when port 0 was asked for */
+    public InetSocketAddress address() {
+        return endpoint.address();
+    }
+
+    /** @return the server's counters */
+    public RpcMetrics metrics() {
+        return core.metrics();
+    }
+
+    /** @return the buffer pool of the server's transport (its counters, its high-water mark) */
+    public BufferPool bufferPool() {
+        return transport.bufferPool();
+    }
+
+    /** @return true until shutdown starts */
+    public boolean isRunning() {
+        return running;
+    }
+
+    /**
+     * Graceful shutdown: stop accepting, refuse new requests with {@link Status#SHUTTING_DOWN}, wait up
+     * to {@code drainTimeout} for calls in flight to finish and be written, then close everything.
+     * Idempotent; concurrent callers wait for the first.
+     *
+     * @param drainTimeout how long to wait for calls in flight
+     * @return true when every call in flight finished in time
+     */
+    public boolean shutdown(Duration drainTimeout) {
+        synchronized (shutdownLock) {
+            if (drained != null) {
+                return drained;
+            }
+            running = false;
+            core.beginShutdown();
+            endpoint.close();
+            boolean ok = core.awaitDrained(drainTimeout.toNanos());
+            if (!ok) {
+                LOG.log(System.Logger.Level.WARNING, "RPC server on {0}: calls still in flight after {1}; closing anyway",
+                        endpoint.address(), drainTimeout);
+            }
+            core.closeConnections();
+            if (ownsTransport) {
+                transport.close();
+            }
+            LOG.log(System.Logger.Level.INFO, "RPC server on {0} stopped", endpoint.address());
+            drained = ok;
+            return ok;
+        }
+    }
+
+    /** {@link #shutdown(Duration)} with the builder's {@link Builder#drainTimeout}. */
+    @Override
+    public void close() {
+        shutdown(drainTimeout);
+    }
+
+    @Override
+    public String toString() {
+        return "RpcServer[" + endpoint.address() + ", " + transport.name() + (running ? "" : ", stopped") + "]";
+    }
+
+    /**
+     * Settings and methods of a server; {@link #start()} validates them and starts serving. Not
+     * thread-safe; use one builder per server.
+     */
+    public static final class Builder {
+        private InetSocketAddress bind = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+        private int ioThreads = Runtime.getRuntime().availableProcessors();
+        private int maxFrameLength = FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH;
+        private int maxInFlight = 10_000;
+        private Duration drainTimeout = Duration.ofSeconds(5);
+        private BufferPool.Config bufferPool = new BufferPool.Config();
+        private Transport transport;
+        private Duration idleSpin = TcpTransport.Config.DEFAULT_IDLE_SPIN;
+        private final MethodRegistry registry = new MethodRegistry();
+
+        private Builder() {
+        }
+
+        /**
+         * @param address where to listen; default 127.0.0.1 on a free port
+         * @return this
+         */
+        public Builder bind(InetSocketAddress address) {
+            this.bind = Objects.requireNonNull(address, "address");
+            return this;
+        }
+
+        /**
+         * @param n event-loop threads when the server creates its transport; default the number of
+         *          cores. Ignored with {@link #transport(Transport)}.
+         * @return this
+         */
+        public Builder ioThreads(int n) {
+            this.ioThreads = n;
+            return this;
+        }
+
+        /**
+         * @param spin how long each event loop polls without sleeping after its last event, when the
+         *             server creates its transport (see {@link TcpTransport.Config#idleSpin}); default 0
+         *             (sleep at once); 20-100 us where each side has cores of its own. Ignored with {@link #transport(Transport)}.
+         * @return this
+         */
+        public Builder idleSpin(Duration spin) {
+            this.idleSpin = Objects.requireNonNull(spin, "spin");
+            return this;
+        }
+
+        /**
+         * @param bytes the largest frame accepted or sent (header + payload + attachment); default
+         *              {@value FrameDescriptor#DEFAULT_MAX_FRAME_LENGTH}; at most
+         *              {@value FrameDescriptor#MAX_FRAME_LENGTH_LIMIT}. Use the same value on clients.
+         * @return this
+         */
+        public Builder maxFrameLength(int bytes) {
+            this.maxFrameLength = bytes;
+            return this;
+        }
+
+        /**
+         * @param n most blocking-handler calls in flight in the whole server; more are answered with
+         *          {@link Status#OVERLOADED}. Default 10,000.
+         * @return this
+         */
+        public Builder maxInFlight(int n) {
+            this.maxInFlight = n;
+            return this;
+        }
+
+        /**
+         * @param timeout how long {@link RpcServer#close()} waits for calls in flight; default 5 s
+         * @return this
+         */
+        public Builder drainTimeout(Duration timeout) {
+            this.drainTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
+        }
+
+        /**
+         * @param config buffer pool settings when the server creates its transport; default
+         *               {@code new BufferPool.Config()}. Ignored with {@link #transport(Transport)}.
+         * @return this
+         */
+        public Builder bufferPool(BufferPool.Config config) {
+            this.bufferPool = Objects.requireNonNull(config, "config");
+            return this;
+        }
+
+        /**
+         * @param transport a transport the caller owns (and closes after the server); default: the
+         *                  server creates and owns a TCP transport
+         * @return this
+         */
+        public Builder transport(Transport transport) {
+            this.transport = Objects.requireNonNull(transport, "transport");
+            return this;
+        }
+
+        /**
+         * Registers a non-blocking handler: it runs inline on the I/O thread.
+         *
+         * @param method  the method
+         * @param handler its implementation; must not block
+         * @param <Q>     request type
+         * @param <R>     response type
+         * @return this
+         * @throws IllegalArgumentException when a method with the same id is already registered
+         */
+        public <Q, R> Builder register(Method<Q, R> method, Handler<Q, R> handler) {
+            registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.INLINE,
+                    Objects.requireNonNull(handler, "handler"), null));
+            return this;
+        }
+
+        /**
+         * Registers a blocking handler: each call runs on a new virtual thread.
+         *
+         * @param method  the method
+         * @param handler its implementation; may block
+         * @param <Q>     request type
+         * @param <R>     response type
+         * @return this
+         * @throws IllegalArgumentException when a method with the same id is already registered
+         */
+        public <Q, R> Builder registerBlocking(Method<Q, R> method, Handler<Q, R> handler) {
+            registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.BLOCKING,
+                    Objects.requireNonNull(handler, "handler"), null));
+            return this;
+        }
+
+        /**
+         * Registers a zero-allocation raw handler: it runs inline on the I/O thread over the received
+         * bytes. The method's codecs are not used.
+         *
+         * @param method  the method (usually {@link Method#raw})
+         * @param handler its implementation; must not block
+         * @return this
+         * @throws IllegalArgumentException when a method with the same id is already registered
+         */
+        public Builder registerRaw(Method<?, ?> method, RawHandler handler) {
+            registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.RAW, null,
+                    Objects.requireNonNull(handler, "handler")));
+            return this;
+        }
+
+        /**
+         * Validates the settings, binds and starts serving.
+         *
+         * @return the running server, owned by the caller
+         * @throws java.io.UncheckedIOException when the address cannot be bound
+         * @throws IllegalArgumentException     for an invalid setting
+         */
+        public RpcServer start() {
+            if (maxFrameLength < FrameDescriptor.HEADER_LENGTH || maxFrameLength > FrameDescriptor.MAX_FRAME_LENGTH_LIMIT) {
+                throw new IllegalArgumentException("maxFrameLength must be in [" + FrameDescriptor.HEADER_LENGTH + ", "
+                        + FrameDescriptor.MAX_FRAME_LENGTH_LIMIT + "]: " + maxFrameLength);
+            }
+            if (maxInFlight < 1) {
+                throw new IllegalArgumentException("maxInFlight must be positive: " + maxInFlight);
+            }
+            if (drainTimeout.isNegative()) {
+                throw new IllegalArgumentException("drainTimeout must not be negative: " + drainTimeout);
+            }
+            boolean owns = transport == null;
+            Transport t = owns
+                    ? TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).bufferPool(bufferPool)
+                            .idleSpin(idleSpin).threadNamePrefix("rdmarpc-server"))
+                    : transport;
+            try {
+                ServerCore core = new ServerCore(registry, maxFrameLength, maxInFlight, t.bufferPool(), t.name());
+                ServerEndpoint endpoint = t.listen(bind, maxFrameLength, core);
+                LOG.log(System.Logger.Level.INFO, "RPC server listening on {0} ({1}, {2} methods)", endpoint.address(),
+                        t.name(), registry.size());
+                return new RpcServer(t, owns, core, endpoint, drainTimeout);
+            } catch (IOException e) {
+                if (owns) {
+                    t.close();
+                }
+                throw new UncheckedIOException("could not listen on " + bind, e);
+            } catch (RuntimeException e) {
+                if (owns) {
+                    t.close();
+                }
+                throw e;
+            }
+        }
+    }
+}

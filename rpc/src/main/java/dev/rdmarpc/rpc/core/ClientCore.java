@@ -1,0 +1,704 @@
+package dev.rdmarpc.rpc.core;
+
+import dev.rdmarpc.rpc.Attachment;
+import dev.rdmarpc.rpc.Method;
+import dev.rdmarpc.rpc.Reply;
+import dev.rdmarpc.rpc.ResponseListener;
+import dev.rdmarpc.rpc.RpcException;
+import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.codec.Codec;
+import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.ProtocolException;
+import java.io.EOFException;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The client side of one connection: a fixed table of outstanding calls indexed by the low bits of
+ * the request id, deadlines swept on the I/O thread's tick, every pending call failed at once when
+ * the connection closes.
+ *
+ * <p>Request id = (sequence &lt;&lt; 16) | slot. A response whose id no longer matches its slot
+ * (the call timed out meanwhile) is dropped. The table is guarded by one lock; a call takes it twice
+ * (reserve, complete) and allocates nothing on the {@link #send} path.
+ */
+public final class ClientCore implements FrameHandler {
+    private static final System.Logger LOG = System.getLogger(ClientCore.class.getName());
+    private static final int SLOT_BITS = 16;
+    private static final long SLOT_MASK = (1L << SLOT_BITS) - 1;
+    /** Most calls a connection can have outstanding (the slot field's range). */
+    public static final int MAX_OUTSTANDING = 1 << SLOT_BITS;
+
+    private final Counters metrics;
+    private final int capacity;
+    private final int maxFrameLength;
+    private final long defaultTimeoutNanos;
+    private final long sendHighWaterMark;
+    private final String transportName;
+    private volatile Connection connection;
+    private final CountDownLatch closedLatch = new CountDownLatch(1);
+    private volatile Runnable closeListener;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition slotFreed = lock.newCondition();
+    private int waiters;
+    private final long[] ids;
+    private final Object[] sinks;
+    private final long[] tags;
+    private final long[] deadlines;
+    private final long[] starts;
+    private final int[] requestBytes;
+    private final Method<?, ?>[] methods;
+    private final int[] free;
+    private volatile int freeTop;
+    private long seq;
+    private boolean closed;
+    private String closedReason = "connection closed";
+    private volatile long lastActivityNanos = System.nanoTime();
+
+    // I/O-thread scratch
+    private final ResponseViewImpl view = new ResponseViewImpl();
+    private final Object[] expiredSinks;
+    private final long[] expiredTags;
+    private final long[] expiredIds;
+    private final Method<?, ?>[] expiredMethods;
+
+    /**
+     * @param metrics             counters to update (shared by a pool's connections)
+     * @param capacity            most outstanding calls, in [1, {@link #MAX_OUTSTANDING}]
+     * @param maxFrameLength      largest frame sent or accepted
+     * @param defaultTimeoutNanos timeout of calls that set none
+     * @param sendHighWaterMark   bytes queued unsent above which calls are refused as overloaded
+     * @param transportName       for events and logs
+     */
+    public ClientCore(Counters metrics, int capacity, int maxFrameLength, long defaultTimeoutNanos,
+                      long sendHighWaterMark, String transportName) {
+        if (capacity < 1 || capacity > MAX_OUTSTANDING) {
+            throw new IllegalArgumentException("maxOutstanding must be in [1, " + MAX_OUTSTANDING + "]: " + capacity);
+        }
+        this.metrics = metrics;
+        this.capacity = capacity;
+        this.maxFrameLength = maxFrameLength;
+        this.defaultTimeoutNanos = defaultTimeoutNanos;
+        this.sendHighWaterMark = sendHighWaterMark;
+        this.transportName = transportName;
+        this.ids = new long[capacity];
+        this.sinks = new Object[capacity];
+        this.tags = new long[capacity];
+        this.deadlines = new long[capacity];
+        this.starts = new long[capacity];
+        this.requestBytes = new int[capacity];
+        this.methods = new Method<?, ?>[capacity];
+        this.free = new int[capacity];
+        for (int i = 0; i < capacity; i++) {
+            free[i] = capacity - 1 - i;
+        }
+        this.freeTop = capacity;
+        this.expiredSinks = new Object[capacity];
+        this.expiredTags = new long[capacity];
+        this.expiredIds = new long[capacity];
+        this.expiredMethods = new Method<?, ?>[capacity];
+    }
+
+    /**
+     * Binds the connection this core serves; call once, right after the transport connected.
+     *
+     * @param c the connection
+     */
+    public void attach(Connection c) {
+        this.connection = c;
+        metrics.connectionsOpened.increment();
+        Events.opened(transportName, "client", c.localAddress(), c.remoteAddress());
+        LOG.log(System.Logger.Level.DEBUG, "connected {0} -> {1}", c.localAddress(), c.remoteAddress());
+    }
+
+    /** @param r run once after the connection closed (a pool drops the connection) */
+    public void onClosed(Runnable r) {
+        this.closeListener = r;
+    }
+
+    /** @return the connection, null before {@link #attach} */
+    public Connection connection() {
+        return connection;
+    }
+
+    /** @return the peer's address */
+    public InetSocketAddress remoteAddress() {
+        return connection.remoteAddress();
+    }
+
+    /** @return true while the connection is open */
+    public boolean isOpen() {
+        Connection c = connection;
+        return c != null && c.isOpen() && !isClosed();
+    }
+
+    private boolean isClosed() {
+        lock.lock();
+        try {
+            return closed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return calls outstanding now */
+    public int outstanding() {
+        lock.lock();
+        try {
+            return capacity - freeTop;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return calls outstanding now, read without the lock (a hint for load balancing) */
+    public int outstandingHint() {
+        return capacity - freeTop;
+    }
+
+    /** @return the table's capacity */
+    public int capacity() {
+        return capacity;
+    }
+
+    /** @return {@link System#nanoTime()} of the last call started or completed */
+    public long lastActivityNanos() {
+        return lastActivityNanos;
+    }
+
+    // ================================================================== calls
+
+    /**
+     * The zero-allocation call (see {@code RpcClient.send}).
+     *
+     * @return true when sent, false when back-pressured
+     */
+    public boolean send(Method<?, ?> method, MemorySegment payload, MemorySegment attachment, long timeoutNanos,
+                        ResponseListener listener, long tag) {
+        long plen = payload.byteSize();
+        long alen = attachment.byteSize();
+        long frame = FrameDescriptor.HEADER_LENGTH + plen + alen;
+        checkFrame(frame);
+        Connection c = connection;
+        if (c.pendingBytes() > sendHighWaterMark) {
+            metrics.rejected.increment();
+            return false;
+        }
+        long id = reserve(listener, tag, method, timeoutNanos, (int) frame, false, 0);
+        if (id < 0) {
+            metrics.rejected.increment();
+            return false;
+        }
+        long off = c.claim((int) frame);
+        if (off < 0) {
+            return claimFailed(id, off);
+        }
+        try {
+            MemorySegment buf = c.claimBuffer();
+            FrameHeader.write(buf, off, FrameDescriptor.TYPE_REQUEST, id, method.id(), FrameDescriptor.STATUS_OK,
+                    (int) plen, (int) alen);
+            MemorySegment.copy(payload, 0, buf, off + FrameDescriptor.HEADER_LENGTH, plen);
+            if (alen > 0) {
+                MemorySegment.copy(attachment, 0, buf, off + FrameDescriptor.HEADER_LENGTH + plen, alen);
+            }
+        } catch (Throwable t) {
+            c.abort();
+            release(id);
+            throw t;
+        }
+        c.commit();
+        metrics.calls.increment();
+        metrics.bytesSent.add(frame);
+        return true;
+    }
+
+    /**
+     * A typed call completing a future.
+     *
+     * @param wait        true to wait for a free slot until {@code timeoutNanos} passes (blocking
+     *                    calls), false to fail with OVERLOADED at once
+     * @param wantReply   true to complete with a {@link Reply}
+     */
+    public <Q, R> PendingCall start(Method<Q, R> method, Q request, Attachment attachment, long timeoutNanos,
+                                    boolean wait, boolean wantReply) {
+        return start(method, request, attachment, null, timeoutNanos, wait, wantReply);
+    }
+
+    /**
+     * A typed call completing a future, whose response attachment lands in {@code responseTarget}.
+     *
+     * @param attachment     the request attachment, host or device memory
+     * @param responseTarget where the response attachment goes, or null for a heap copy
+     */
+    public <Q, R> PendingCall start(Method<Q, R> method, Q request, Attachment attachment, Attachment responseTarget,
+                                    long timeoutNanos, boolean wait, boolean wantReply) {
+        boolean device = attachment.location() == Attachment.Location.DEVICE;
+        DeviceAttachments.validate(attachment);
+        if (responseTarget != null) {
+            DeviceAttachments.validate(responseTarget);
+        }
+        Codec<Q> codec = method.requestCodec();
+        int plen = codec.encodedSize(request);
+        int alen = attachment.length();
+        long frame = (long) FrameDescriptor.HEADER_LENGTH + plen + alen;
+        checkFrame(frame);
+        Connection c = connection;
+        if (wait && c.inEventLoop()) {
+            throw new IllegalStateException("a blocking call on the client's own I/O thread would wait for itself;"
+                    + " use callAsync or send there");
+        }
+        PendingCall call = new PendingCall(method, wantReply, responseTarget);
+        long timeout = timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos;
+        long waitDeadline = System.nanoTime() + timeout;
+        if (!wait && c.pendingBytes() > sendHighWaterMark) {
+            metrics.rejected.increment();
+            call.completeExceptionally(overloaded());
+            return call;
+        }
+        long id = reserve(call, 0, method, timeout, (int) frame, wait, waitDeadline);
+        if (id < 0) {
+            metrics.rejected.increment();
+            metrics.errors.increment();
+            call.completeExceptionally(overloaded());
+            return call;
+        }
+        long off = c.claim((int) frame);
+        if (off < 0) {
+            if (!claimFailed(id, off)) {
+                call.completeExceptionally(new RpcException(Status.OVERLOADED,
+                        "send queue full (" + c.pendingBytes() + " bytes unsent)"));
+            }
+            return call;
+        }
+        MemorySegment buf;
+        try {
+            buf = c.claimBuffer();
+            FrameHeader.write(buf, off, FrameDescriptor.TYPE_REQUEST, id, method.id(), FrameDescriptor.STATUS_OK, plen, alen);
+            codec.encode(request, buf, off + FrameDescriptor.HEADER_LENGTH);
+            if (alen > 0 && !device) {
+                MemorySegment.copy(attachment.segment(), 0, buf, off + FrameDescriptor.HEADER_LENGTH + plen, alen);
+            }
+        } catch (Throwable t) {
+            c.abort();
+            release(id);
+            throw t;
+        }
+        if (device) {
+            try {
+                DeviceAttachments.fillAndCommit(c, buf, off, off + FrameDescriptor.HEADER_LENGTH + plen, attachment);
+            } catch (Throwable t) {
+                release(id);
+                throw t;
+            }
+        } else {
+            c.commit();
+        }
+        metrics.calls.increment();
+        metrics.bytesSent.add(frame);
+        return call;
+    }
+
+    private void checkFrame(long frame) {
+        if (frame > maxFrameLength) {
+            metrics.errors.increment();
+            throw new RpcException(Status.PAYLOAD_TOO_LARGE,
+                    "request frame of " + frame + " bytes exceeds the maximum frame length " + maxFrameLength);
+        }
+    }
+
+    private static RpcException overloaded() {
+        return new RpcException(Status.OVERLOADED, "too many calls outstanding on the connection");
+    }
+
+    /** Undo a reservation after a failed claim; returns false for back-pressure, else throws. */
+    private boolean claimFailed(long id, long code) {
+        boolean mine = release(id);
+        if (code == Connection.CLOSED) {
+            if (!mine) {
+                return true; // the close already failed this call through its sink
+            }
+            metrics.errors.increment();
+            throw new RpcException(Status.CONNECTION_CLOSED, closedReason());
+        }
+        if (code == Connection.NO_BUFFER) {
+            metrics.errors.increment();
+            throw new RpcException(Status.RESOURCE_EXHAUSTED, "buffer pool exhausted: no send buffer");
+        }
+        metrics.rejected.increment();
+        return false;
+    }
+
+    private String closedReason() {
+        lock.lock();
+        try {
+            return closedReason;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private long reserve(Object sink, long tag, Method<?, ?> method, long timeoutNanos, int frame, boolean wait,
+                         long waitDeadline) {
+        long now = System.nanoTime();
+        lock.lock();
+        try {
+            if (closed) {
+                metrics.errors.increment();
+                throw new RpcException(Status.CONNECTION_CLOSED, closedReason);
+            }
+            while (freeTop == 0) {
+                long remaining = waitDeadline - System.nanoTime();
+                if (!wait || remaining <= 0) {
+                    return -1;
+                }
+                waiters++;
+                try {
+                    slotFreed.awaitNanos(remaining);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new RpcException(Status.CANCELLED, "interrupted while waiting for a free call slot");
+                } finally {
+                    waiters--;
+                }
+                if (closed) {
+                    metrics.errors.increment();
+                    throw new RpcException(Status.CONNECTION_CLOSED, closedReason);
+                }
+                now = System.nanoTime();
+            }
+            int slot = free[--freeTop];
+            long id = (++seq << SLOT_BITS) | slot;
+            ids[slot] = id;
+            sinks[slot] = sink;
+            tags[slot] = tag;
+            methods[slot] = method;
+            // A call that waited for its slot keeps its original deadline (the wait counts).
+            deadlines[slot] = wait ? waitDeadline : now + (timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos);
+            starts[slot] = now;
+            requestBytes[slot] = frame;
+            lastActivityNanos = now;
+            metrics.inFlight.increment();
+            return id;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Frees the slot of {@code id}; false when it was no longer held by that call. */
+    private boolean release(long id) {
+        lock.lock();
+        try {
+            int slot = (int) (id & SLOT_MASK);
+            if (slot >= capacity || ids[slot] != id) {
+                return false;
+            }
+            freeSlot(slot);
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void freeSlot(int slot) {
+        ids[slot] = 0;
+        sinks[slot] = null;
+        methods[slot] = null;
+        free[freeTop++] = slot;
+        metrics.inFlight.decrement();
+        if (waiters > 0) {
+            slotFreed.signal();
+        }
+    }
+
+    // ================================================================== I/O thread
+
+    @Override
+    public void onFrame(Connection c, MemorySegment buf, long offset, int length) {
+        if (FrameHeader.type(buf, offset) != FrameDescriptor.TYPE_RESPONSE) {
+            LOG.log(System.Logger.Level.WARNING, "closing connection to {0}: server sent a request frame", c.remoteAddress());
+            c.close(new ProtocolException("server sent a request frame"));
+            return;
+        }
+        metrics.bytesReceived.add(length);
+        long id = FrameHeader.requestId(buf, offset);
+        Object sink;
+        long tag;
+        long start;
+        int reqBytes;
+        Method<?, ?> method;
+        long now = System.nanoTime();
+        lock.lock();
+        try {
+            int slot = (int) (id & SLOT_MASK);
+            if (slot >= capacity || ids[slot] != id) {
+                return; // a late response to a call that timed out
+            }
+            sink = sinks[slot];
+            tag = tags[slot];
+            start = starts[slot];
+            reqBytes = requestBytes[slot];
+            method = methods[slot];
+            freeSlot(slot);
+        } finally {
+            lock.unlock();
+        }
+        lastActivityNanos = now;
+        int statusCode = FrameHeader.status(buf, offset);
+        if (statusCode != FrameDescriptor.STATUS_OK) {
+            RpcException error = errorFrom(buf, offset, statusCode);
+            metrics.errors.increment();
+            fail(sink, tag, error);
+            if (Events.clientCallEnabled()) {
+                Events.clientCall(method.name(), method.id(), c.remoteAddress(), error.status().name(), now - start,
+                        reqBytes, length);
+            }
+            return;
+        }
+        if (sink instanceof ResponseListener l) {
+            try {
+                l.onResponse(tag, view.wrap(buf, offset));
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "response listener threw", e);
+            } finally {
+                view.clear();
+            }
+        } else {
+            ((PendingCall) sink).completeFrom(buf, offset, metrics);
+        }
+        if (Events.clientCallEnabled()) {
+            Events.clientCall(method.name(), method.id(), c.remoteAddress(), Status.OK.name(), now - start, reqBytes, length);
+        }
+    }
+
+    private static RpcException errorFrom(MemorySegment buf, long offset, int statusCode) {
+        Status status = Status.fromCode(statusCode);
+        int plen = FrameHeader.payloadLength(buf, offset);
+        String message;
+        try {
+            message = Codecs.STRING.decode(buf, offset + FrameDescriptor.HEADER_LENGTH, plen);
+        } catch (RuntimeException e) {
+            message = "(undecodable error message)";
+        }
+        if (status == null || status == Status.OK || !status.isWire()) {
+            return new RpcException(Status.PROTOCOL_ERROR, "server sent unknown status code " + statusCode + ": " + message);
+        }
+        return new RpcException(status, message);
+    }
+
+    private void fail(Object sink, long tag, RpcException error) {
+        if (sink instanceof ResponseListener l) {
+            try {
+                l.onError(tag, error);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "response listener threw", e);
+            }
+        } else if (sink instanceof PendingCall p) {
+            p.completeExceptionally(error);
+        }
+    }
+
+    @Override
+    public void onTick(Connection c, long nowNanos) {
+        int n = 0;
+        lock.lock();
+        try {
+            if (freeTop == capacity) {
+                return;
+            }
+            for (int slot = 0; slot < capacity; slot++) {
+                if (ids[slot] != 0 && deadlines[slot] - nowNanos <= 0) {
+                    expiredSinks[n] = sinks[slot];
+                    expiredTags[n] = tags[slot];
+                    expiredIds[n] = nowNanos - starts[slot];
+                    expiredMethods[n] = methods[slot];
+                    n++;
+                    freeSlot(slot);
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        for (int i = 0; i < n; i++) {
+            Object sink = expiredSinks[i];
+            expiredSinks[i] = null;
+            Method<?, ?> m = expiredMethods[i];
+            expiredMethods[i] = null;
+            metrics.timeouts.increment();
+            metrics.errors.increment();
+            fail(sink, expiredTags[i], new RpcException(Status.TIMEOUT,
+                    m.name() + " timed out after " + TimeUnit.NANOSECONDS.toMillis(expiredIds[i]) + " ms"));
+            if (Events.clientCallEnabled()) {
+                Events.clientCall(m.name(), m.id(), c.remoteAddress(), Status.TIMEOUT.name(), expiredIds[i], 0, 0);
+            }
+        }
+    }
+
+    @Override
+    public void onClose(Connection c, Throwable cause) {
+        String reason;
+        if (cause == null) {
+            reason = "client closed the connection";
+        } else if (cause instanceof EOFException) {
+            reason = "server closed the connection";
+        } else {
+            reason = "connection failed: " + cause.getMessage();
+        }
+        if (cause instanceof ProtocolException) {
+            metrics.protocolErrors.increment();
+        }
+        Object[] pendingSinks;
+        long[] pendingTags;
+        int n = 0;
+        lock.lock();
+        try {
+            closed = true;
+            closedReason = reason;
+            int count = capacity - freeTop;
+            pendingSinks = new Object[count];
+            pendingTags = new long[count];
+            for (int slot = 0; slot < capacity && n < count; slot++) {
+                if (ids[slot] != 0) {
+                    pendingSinks[n] = sinks[slot];
+                    pendingTags[n] = tags[slot];
+                    n++;
+                    freeSlot(slot);
+                }
+            }
+            slotFreed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        metrics.connectionsClosed.increment();
+        for (int i = 0; i < n; i++) {
+            metrics.errors.increment();
+            fail(pendingSinks[i], pendingTags[i], new RpcException(Status.CONNECTION_CLOSED, reason));
+        }
+        Events.closed(transportName, "client", c.localAddress(), c.remoteAddress(), reason);
+        LOG.log(cause == null || cause instanceof EOFException ? System.Logger.Level.DEBUG : System.Logger.Level.INFO,
+                "client connection {0} -> {1} closed: {2}", c.localAddress(), c.remoteAddress(), reason);
+        closedLatch.countDown();
+        Runnable r = closeListener;
+        if (r != null) {
+            r.run();
+        }
+    }
+
+    /**
+     * Closes the connection and waits (up to 5 s) until every pending call has been failed.
+     */
+    public void close() {
+        Connection c = connection;
+        if (c != null) {
+            c.close(null);
+            try {
+                closedLatch.await(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Waits for a typed call's outcome: the call's own deadline is enforced by the tick; this only
+     * guards against a stuck I/O thread.
+     */
+    public static <R> R await(CompletableFuture<?> f, long timeoutNanos) {
+        try {
+            @SuppressWarnings("unchecked")
+            R r = (R) f.get(timeoutNanos + TimeUnit.SECONDS.toNanos(2), TimeUnit.NANOSECONDS);
+            return r;
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof RpcException re) {
+                throw new RpcException(re.status(), re.getMessage(), re);
+            }
+            if (c instanceof RuntimeException rt) {
+                throw rt;
+            }
+            throw new RpcException(Status.PROTOCOL_ERROR, String.valueOf(c), c);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RpcException(Status.CANCELLED, "interrupted while waiting for the response");
+        } catch (TimeoutException e) {
+            throw new RpcException(Status.TIMEOUT, "no response (I/O thread unresponsive)");
+        }
+    }
+
+    /** @return the effective timeout for a call with {@code timeoutNanos} (0: default) */
+    public long effectiveTimeout(long timeoutNanos) {
+        return timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos;
+    }
+
+    /** A typed call in flight: a future that decodes its own response. */
+    public static final class PendingCall extends CompletableFuture<Object> {
+        private final Method<?, ?> method;
+        private final boolean reply;
+        private final Attachment responseTarget;
+
+        PendingCall(Method<?, ?> method, boolean reply, Attachment responseTarget) {
+            this.method = method;
+            this.reply = reply;
+            this.responseTarget = responseTarget;
+        }
+
+        void completeFrom(MemorySegment buf, long offset, Counters metrics) {
+            int plen = FrameHeader.payloadLength(buf, offset);
+            int alen = FrameHeader.attachmentLength(buf, offset);
+            long poff = offset + FrameDescriptor.HEADER_LENGTH;
+            Codec<?> codec = method.responseCodec();
+            Object value;
+            try {
+                if (codec.decodesToView()) {
+                    // The receive buffer is reused after this returns: give the value memory of its own.
+                    MemorySegment copy = MemorySegment.ofArray(new byte[plen]);
+                    MemorySegment.copy(buf, poff, copy, 0, plen);
+                    value = codec.decode(copy, 0, plen);
+                } else {
+                    value = codec.decode(buf, poff, plen);
+                }
+            } catch (RuntimeException e) {
+                metrics.errors.increment();
+                completeExceptionally(new RpcException(Status.PROTOCOL_ERROR,
+                        "response of " + method.name() + " could not be decoded: " + e.getMessage(), e));
+                return;
+            }
+            Attachment att = Attachment.NONE;
+            if (alen > 0 && responseTarget != null) {
+                if (alen > responseTarget.length()) {
+                    metrics.errors.increment();
+                    completeExceptionally(new RpcException(Status.PAYLOAD_TOO_LARGE, "response attachment of " + alen
+                            + " bytes does not fit the provided " + responseTarget));
+                    return;
+                }
+                try {
+                    att = DeviceAttachments.land(buf, poff + plen, alen, responseTarget);
+                } catch (RuntimeException e) { // a driver failure copying to the GPU: the caller sees it as is
+                    metrics.errors.increment();
+                    completeExceptionally(e);
+                    return;
+                }
+            } else if (alen > 0 && reply) {
+                MemorySegment copy = MemorySegment.ofArray(new byte[alen]);
+                MemorySegment.copy(buf, poff + plen, copy, 0, alen);
+                att = Attachment.of(copy);
+            }
+            if (reply) {
+                complete(new Reply<>(value, att));
+            } else {
+                complete(value);
+            }
+        }
+    }
+}

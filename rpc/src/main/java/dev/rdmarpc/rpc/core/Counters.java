@@ -1,0 +1,80 @@
+package dev.rdmarpc.rpc.core;
+
+import dev.rdmarpc.rpc.RpcMetrics;
+import java.util.concurrent.atomic.LongAdder;
+
+/** The counters behind {@link RpcMetrics}: striped adders, no allocation once warmed up. */
+public final class Counters implements RpcMetrics {
+    final LongAdder calls = new LongAdder();
+    final LongAdder errors = new LongAdder();
+    final LongAdder timeouts = new LongAdder();
+    final LongAdder rejected = new LongAdder();
+    final LongAdder bytesSent = new LongAdder();
+    final LongAdder bytesReceived = new LongAdder();
+    final LongAdder connectionsOpened = new LongAdder();
+    final LongAdder connectionsClosed = new LongAdder();
+    final LongAdder protocolErrors = new LongAdder();
+    final LongAdder inFlight = new LongAdder();
+
+    /** Creates zeroed counters. */
+    public Counters() {
+    }
+
+    @Override
+    public long calls() {
+        return calls.sum();
+    }
+
+    @Override
+    public long errors() {
+        return errors.sum();
+    }
+
+    @Override
+    public long timeouts() {
+        return timeouts.sum();
+    }
+
+    @Override
+    public long rejected() {
+        return rejected.sum();
+    }
+
+    @Override
+    public long bytesSent() {
+        return bytesSent.sum();
+    }
+
+    @Override
+    public long bytesReceived() {
+        return bytesReceived.sum();
+    }
+
+    @Override
+    public long connectionsOpened() {
+        return connectionsOpened.sum();
+    }
+
+    @Override
+    public long connectionsClosed() {
+        return connectionsClosed.sum();
+    }
+
+    @Override
+    public long protocolErrors() {
+        return protocolErrors.sum();
+    }
+
+    @Override
+    public long inFlight() {
+        return inFlight.sum();
+    }
+
+    @Override
+    public String toString() {
+        return "RpcMetrics[calls=" + calls() + ", errors=" + errors() + ", timeouts=" + timeouts() + ", rejected="
+                + rejected() + ", sent=" + bytesSent() + " B, received=" + bytesReceived() + " B, connections="
+                + connectionsActive() + " (opened " + connectionsOpened() + "), protocolErrors=" + protocolErrors()
+                + ", inFlight=" + inFlight() + "]";
+    }
+}

@@ -1,0 +1,85 @@
+package dev.rdmarpc.rpc.core;
+
+import dev.rdmarpc.rpc.Attachment;
+import dev.rdmarpc.rpc.DeviceStaging;
+import dev.rdmarpc.rpc.transport.Connection;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Sending and landing {@link Attachment.Location#DEVICE device} attachments over a transport that
+ * carries host memory. Used by the client and server cores only for device attachments, so the
+ * host-only path never reaches a {@link DeviceStaging} (nor the CUDA driver behind it).
+ *
+ * <p>Sending: the frame's header and payload are written in the claimed space first. Off the I/O
+ * thread the frame is then committed <em>held</em> ({@link Connection#commitHeld}): the transport
+ * starts writing the header and payload while the staging copies the attachment from the GPU in
+ * chunks, and each finished chunk is released to the socket at once. On the I/O thread, or when the
+ * transport holds another frame already, the attachment is copied under the claim and the frame
+ * committed whole.
+ */
+final class DeviceAttachments {
+    private DeviceAttachments() {
+    }
+
+    /** Throws IllegalArgumentException unless {@code a} is device memory its staging can move. */
+    static void validate(Attachment a) {
+        if (a.location() == Attachment.Location.DEVICE) {
+            a.staging().validate(a.deviceId(), a.address(), a.length());
+        }
+    }
+
+    /**
+     * Fills the device attachment of the claimed frame and commits it.
+     *
+     * @param c          the connection, with the claim open
+     * @param buf        {@code c.claimBuffer()}
+     * @param frameStart the claimed offset
+     * @param attOffset  where the attachment goes in {@code buf} (header and payload are written)
+     * @param att        the device attachment
+     * @throws RuntimeException when the copy fails: before the commit the claim is aborted; after a
+     *                          held commit the frame is abandoned, which closes the connection (the
+     *                          peer never gets a frame with unwritten bytes)
+     */
+    static void fillAndCommit(Connection c, MemorySegment buf, long frameStart, long attOffset, Attachment att) {
+        DeviceStaging staging = att.staging();
+        int ready = (int) (attOffset - frameStart);
+        int frameLength = ready + att.length();
+        if (!c.inEventLoop()) {
+            long token = c.commitHeld(ready);
+            if (token >= 0) {
+                try {
+                    staging.copyToHost(att.address(), buf, attOffset, att.length(),
+                            n -> c.releaseHeld(token, ready + (int) n));
+                } catch (Throwable t) {
+                    c.abandonHeld(token, new IOException("GPU " + att.deviceId()
+                            + " attachment could not be copied to host memory mid-frame: " + t.getMessage(), t));
+                    throw t;
+                }
+                c.releaseHeld(token, frameLength); // the staging reported it all; make sure the hold ends
+                return;
+            }
+        }
+        try {
+            staging.copyToHost(att.address(), buf, attOffset, att.length(), n -> { });
+        } catch (Throwable t) {
+            c.abort();
+            throw t;
+        }
+        c.commit();
+    }
+
+    /**
+     * Copies a received attachment into the target the caller provided.
+     *
+     * @return the filled prefix of {@code target}
+     */
+    static Attachment land(MemorySegment buf, long offset, int length, Attachment target) {
+        if (target.location() == Attachment.Location.DEVICE) {
+            target.staging().copyToDevice(buf, offset, target.address(), length);
+        } else {
+            MemorySegment.copy(buf, offset, target.segment(), 0, length);
+        }
+        return target.prefix(length);
+    }
+}

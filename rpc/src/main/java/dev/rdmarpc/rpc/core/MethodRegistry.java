@@ -1,0 +1,92 @@
+package dev.rdmarpc.rpc.core;
+
+import dev.rdmarpc.rpc.Handler;
+import dev.rdmarpc.rpc.Method;
+import dev.rdmarpc.rpc.RawHandler;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Method id to handler: built once before the server starts, then read-only (an open-addressing
+ * table of ints, no boxing on lookup).
+ */
+public final class MethodRegistry {
+    /** How a method is served. */
+    public enum Mode {
+        /** {@link RawHandler}, inline on the I/O thread. */
+        RAW,
+        /** Typed {@link Handler}, inline on the I/O thread. */
+        INLINE,
+        /** Typed {@link Handler}, on a virtual thread. */
+        BLOCKING
+    }
+
+    /** One registered method. */
+    public record Entry(Method<?, ?> method, Mode mode, Handler<?, ?> handler, RawHandler raw) {
+    }
+
+    private final Map<Integer, Entry> entries = new LinkedHashMap<>();
+    private int[] keys;
+    private Entry[] values;
+    private int mask;
+
+    /** Creates an empty registry. */
+    public MethodRegistry() {
+    }
+
+    /**
+     * @param entry the method to add
+     * @throws IllegalArgumentException when its id is taken
+     */
+    public void add(Entry entry) {
+        Entry old = entries.putIfAbsent(entry.method().id(), entry);
+        if (old != null) {
+            throw new IllegalArgumentException(old.method().name().equals(entry.method().name())
+                    ? "method " + entry.method().name() + " is already registered"
+                    : "methods " + old.method().name() + " and " + entry.method().name() + " have the same id 0x"
+                      + Integer.toHexString(entry.method().id()) + "; rename one");
+        }
+    }
+
+    /** Builds the lookup table; no {@link #add} afterwards. */
+    public void freeze() {
+        int size = Integer.highestOneBit(Math.max(4, entries.size() * 4 - 1)) << 1;
+        keys = new int[size];
+        values = new Entry[size];
+        mask = size - 1;
+        for (Entry e : entries.values()) {
+            int i = mix(e.method().id()) & mask;
+            while (values[i] != null) {
+                i = (i + 1) & mask;
+            }
+            keys[i] = e.method().id();
+            values[i] = e;
+        }
+    }
+
+    /**
+     * @param methodId a wire method id
+     * @return its entry, or null
+     */
+    public Entry get(int methodId) {
+        int i = mix(methodId) & mask;
+        Entry e;
+        while ((e = values[i]) != null) {
+            if (keys[i] == methodId) {
+                return e;
+            }
+            i = (i + 1) & mask;
+        }
+        return null;
+    }
+
+    /** @return number of methods */
+    public int size() {
+        return entries.size();
+    }
+
+    private static int mix(int h) {
+        h *= 0x9E3779B9;
+        return h ^ (h >>> 16);
+    }
+}

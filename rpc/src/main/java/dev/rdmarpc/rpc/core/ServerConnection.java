@@ -1,0 +1,372 @@
+package dev.rdmarpc.rpc.core;
+
+import dev.rdmarpc.rpc.Attachment;
+import dev.rdmarpc.rpc.CallContext;
+import dev.rdmarpc.rpc.Handler;
+import dev.rdmarpc.rpc.RawCall;
+import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.buffer.PooledBuffer;
+import dev.rdmarpc.rpc.codec.Codec;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.ProtocolException;
+import java.io.EOFException;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.util.Objects;
+
+/**
+ * The server side of one connection: dispatches each request frame. It is also the reusable
+ * {@link RawCall} / {@link CallContext} flyweight of inline handlers (I/O thread only).
+ */
+final class ServerConnection implements FrameHandler, RawCall {
+    private static final System.Logger LOG = System.getLogger(ServerConnection.class.getName());
+
+    private final ServerCore core;
+    final Connection connection;
+    private final InetSocketAddress peer;
+
+    // current inline call (I/O thread)
+    private MemorySegment buf;
+    private long frameOffset;
+    private long requestId;
+    private int methodId;
+    private int payloadLength;
+    private int attachmentLength;
+    private boolean responded;
+    private Attachment responseAttachment = Attachment.NONE;
+
+    ServerConnection(ServerCore core, Connection connection) {
+        this.core = core;
+        this.connection = connection;
+        this.peer = connection.remoteAddress();
+    }
+
+    @Override
+    public void onFrame(Connection c, MemorySegment frame, long offset, int length) {
+        Counters m = core.metrics;
+        m.bytesReceived.add(length);
+        if (FrameHeader.type(frame, offset) != FrameDescriptor.TYPE_REQUEST) {
+            LOG.log(System.Logger.Level.WARNING, "closing connection from {0}: client sent a response frame", peer);
+            c.close(new ProtocolException("client sent a response frame"));
+            return;
+        }
+        m.calls.increment();
+        long id = FrameHeader.requestId(frame, offset);
+        int mid = FrameHeader.methodId(frame, offset);
+        if (core.shuttingDown) {
+            ResponseWriter.writeError(c, m, id, mid, Status.SHUTTING_DOWN, "server is shutting down");
+            return;
+        }
+        MethodRegistry.Entry e = core.registry.get(mid);
+        if (e == null) {
+            ResponseWriter.writeError(c, m, id, mid, Status.UNKNOWN_METHOD, "no method with id 0x" + Integer.toHexString(mid));
+            return;
+        }
+        if (e.mode() == MethodRegistry.Mode.BLOCKING) {
+            dispatchBlocking(e, frame, offset, length, id, mid);
+            return;
+        }
+        boolean timed = Events.serverCallEnabled();
+        long start = timed ? System.nanoTime() : 0;
+        buf = frame;
+        frameOffset = offset;
+        requestId = id;
+        methodId = mid;
+        payloadLength = FrameHeader.payloadLength(frame, offset);
+        attachmentLength = FrameHeader.attachmentLength(frame, offset);
+        responded = false;
+        responseAttachment = Attachment.NONE;
+        Status status;
+        try {
+            status = e.mode() == MethodRegistry.Mode.RAW ? runRaw(e) : runInline(e);
+        } finally {
+            buf = null;
+            responseAttachment = Attachment.NONE;
+        }
+        if (timed) {
+            Events.serverCall(e.method().name(), mid, peer, status.name(), System.nanoTime() - start, length, e.mode().name());
+        }
+    }
+
+    private Status runRaw(MethodRegistry.Entry e) {
+        try {
+            e.raw().handle(this);
+        } catch (Throwable t) {
+            if (!responded) {
+                responded = true;
+                return ResponseWriter.writeError(connection, core.metrics, requestId, methodId,
+                        ResponseWriter.statusOf(t), ResponseWriter.messageOf(t));
+            }
+            LOG.log(System.Logger.Level.WARNING, "raw handler of " + e.method().name() + " threw after responding", t);
+            return Status.OK;
+        }
+        if (!responded) {
+            responded = true;
+            return ResponseWriter.writeError(connection, core.metrics, requestId, methodId, Status.HANDLER_FAILED,
+                    "handler of " + e.method().name() + " returned without responding");
+        }
+        return lastStatus;
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private Status runInline(MethodRegistry.Entry e) {
+        Object request;
+        try {
+            request = e.method().requestCodec().decode(buf, payloadOffset(), payloadLength);
+        } catch (RuntimeException ex) {
+            return ResponseWriter.writeError(connection, core.metrics, requestId, methodId, Status.PROTOCOL_ERROR,
+                    "request of " + e.method().name() + " could not be decoded: " + ex.getMessage());
+        }
+        Object response;
+        try {
+            response = ((Handler) e.handler()).handle(this, request);
+        } catch (Throwable t) {
+            return ResponseWriter.writeError(connection, core.metrics, requestId, methodId,
+                    ResponseWriter.statusOf(t), ResponseWriter.messageOf(t));
+        }
+        return ResponseWriter.writeValue(connection, core.maxFrameLength, core.metrics, requestId, methodId,
+                e.method().responseCodec(), response, responseAttachment);
+    }
+
+    private void dispatchBlocking(MethodRegistry.Entry e, MemorySegment frame, long offset, int length, long id, int mid) {
+        Counters m = core.metrics;
+        if (core.blockingInFlight.incrementAndGet() > core.maxInFlight) {
+            core.blockingInFlight.decrementAndGet();
+            m.rejected.increment();
+            ResponseWriter.writeError(connection, m, id, mid, Status.OVERLOADED,
+                    "server has " + core.maxInFlight + " calls in flight");
+            return;
+        }
+        PooledBuffer copy = core.pool.acquire(length);
+        if (copy == null) {
+            core.blockingInFlight.decrementAndGet();
+            ResponseWriter.writeError(connection, m, id, mid, Status.RESOURCE_EXHAUSTED, "server buffer pool exhausted");
+            return;
+        }
+        MemorySegment.copy(frame, offset, copy.segment(), 0, length);
+        m.inFlight.increment();
+        try {
+            core.blockingExecutor.execute(new BlockingCall(e, copy, length));
+        } catch (RuntimeException ex) { // executor shut down
+            copy.release();
+            m.inFlight.decrement();
+            core.blockingInFlight.decrementAndGet();
+            ResponseWriter.writeError(connection, m, id, mid, Status.SHUTTING_DOWN, "server is shutting down");
+        }
+    }
+
+    @Override
+    public void onTick(Connection c, long nowNanos) {
+        // nothing time-driven on the server side
+    }
+
+    @Override
+    public void onClose(Connection c, Throwable cause) {
+        core.removed(this);
+        String reason = cause == null ? "server closed the connection"
+                : cause instanceof EOFException ? "client closed the connection" : cause.getMessage();
+        if (cause instanceof ProtocolException) {
+            core.metrics.protocolErrors.increment();
+        }
+        Events.closed(core.transportName, "server", c.localAddress(), c.remoteAddress(), reason);
+        LOG.log(cause == null || cause instanceof EOFException ? System.Logger.Level.DEBUG : System.Logger.Level.INFO,
+                "server connection from {0} closed: {1}", c.remoteAddress(), reason);
+    }
+
+    // ============================================================ RawCall / CallContext (inline)
+
+    private Status lastStatus = Status.OK;
+
+    @Override
+    public InetSocketAddress peer() {
+        return peer;
+    }
+
+    @Override
+    public int methodId() {
+        return methodId;
+    }
+
+    @Override
+    public long requestId() {
+        return requestId;
+    }
+
+    @Override
+    public Attachment requestAttachment() {
+        return attachmentLength == 0 ? Attachment.NONE : Attachment.of(buf.asSlice(attachmentOffset(), attachmentLength));
+    }
+
+    @Override
+    public void responseAttachment(Attachment attachment) {
+        Objects.requireNonNull(attachment, "attachment");
+        DeviceAttachments.validate(attachment);
+        this.responseAttachment = attachment;
+    }
+
+    @Override
+    public MemorySegment buffer() {
+        return buf;
+    }
+
+    @Override
+    public long payloadOffset() {
+        return frameOffset + FrameDescriptor.HEADER_LENGTH;
+    }
+
+    @Override
+    public int payloadLength() {
+        return payloadLength;
+    }
+
+    @Override
+    public long attachmentOffset() {
+        return frameOffset + FrameDescriptor.HEADER_LENGTH + payloadLength;
+    }
+
+    @Override
+    public int attachmentLength() {
+        return attachmentLength;
+    }
+
+    @Override
+    public MemorySegment payload() {
+        return buf.asSlice(payloadOffset(), payloadLength);
+    }
+
+    private void checkRespond() {
+        if (buf == null) {
+            throw new IllegalStateException("the call is over: respond only inside the raw handler");
+        }
+        if (responded) {
+            throw new IllegalStateException("already responded");
+        }
+        responded = true;
+    }
+
+    @Override
+    public void respond(MemorySegment src, long offset, int length) {
+        checkRespond();
+        lastStatus = ResponseWriter.writeBytes(connection, core.maxFrameLength, core.metrics, requestId, methodId, src,
+                offset, length, responseAttachment);
+    }
+
+    @Override
+    public <T> void respond(Codec<T> codec, T value) {
+        checkRespond();
+        lastStatus = ResponseWriter.writeValue(connection, core.maxFrameLength, core.metrics, requestId, methodId, codec,
+                value, responseAttachment);
+    }
+
+    @Override
+    public void respondError(Status status, String message) {
+        if (status == Status.OK || !status.isWire()) {
+            throw new IllegalArgumentException("not an error status that can be sent: " + status);
+        }
+        checkRespond();
+        lastStatus = ResponseWriter.writeError(connection, core.metrics, requestId, methodId, status, message);
+    }
+
+    @Override
+    public boolean responded() {
+        return responded;
+    }
+
+    // ============================================================ blocking calls
+
+    /** A request copied out of the receive buffer, handled on a virtual thread. */
+    private final class BlockingCall implements Runnable, CallContext {
+        private final MethodRegistry.Entry entry;
+        private final PooledBuffer frame;
+        private final int length;
+        private final long id;
+        private final int mid;
+        private Attachment response = Attachment.NONE;
+
+        BlockingCall(MethodRegistry.Entry entry, PooledBuffer frame, int length) {
+            this.entry = entry;
+            this.frame = frame;
+            this.length = length;
+            this.id = FrameHeader.requestId(frame.segment(), 0);
+            this.mid = FrameHeader.methodId(frame.segment(), 0);
+        }
+
+        @Override
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        public void run() {
+            boolean timed = Events.serverCallEnabled();
+            long start = timed ? System.nanoTime() : 0;
+            Status status;
+            Counters m = core.metrics;
+            try {
+                MemorySegment seg = frame.segment();
+                int plen = FrameHeader.payloadLength(seg, 0);
+                Object request = null;
+                boolean decoded = false;
+                try {
+                    request = entry.method().requestCodec().decode(seg, FrameDescriptor.HEADER_LENGTH, plen);
+                    decoded = true;
+                } catch (RuntimeException ex) {
+                    status = ResponseWriter.writeError(connection, m, id, mid, Status.PROTOCOL_ERROR,
+                            "request of " + entry.method().name() + " could not be decoded: " + ex.getMessage());
+                }
+                if (decoded) {
+                    Object resp = null;
+                    Throwable failure = null;
+                    try {
+                        resp = ((Handler) entry.handler()).handle(this, request);
+                    } catch (Throwable t) {
+                        failure = t;
+                    }
+                    status = failure != null
+                            ? ResponseWriter.writeError(connection, m, id, mid, ResponseWriter.statusOf(failure),
+                                    ResponseWriter.messageOf(failure))
+                            : ResponseWriter.writeValue(connection, core.maxFrameLength, m, id, mid,
+                                    entry.method().responseCodec(), resp, response);
+                } else {
+                    status = Status.PROTOCOL_ERROR;
+                }
+            } finally {
+                frame.release();
+                m.inFlight.decrement();
+                core.blockingInFlight.decrementAndGet();
+            }
+            if (timed) {
+                Events.serverCall(entry.method().name(), mid, peer, status.name(), System.nanoTime() - start, length, "BLOCKING");
+            }
+        }
+
+        @Override
+        public InetSocketAddress peer() {
+            return peer;
+        }
+
+        @Override
+        public int methodId() {
+            return mid;
+        }
+
+        @Override
+        public long requestId() {
+            return id;
+        }
+
+        @Override
+        public Attachment requestAttachment() {
+            MemorySegment seg = frame.segment();
+            int plen = FrameHeader.payloadLength(seg, 0);
+            int alen = FrameHeader.attachmentLength(seg, 0);
+            return alen == 0 ? Attachment.NONE : Attachment.of(seg.asSlice(FrameDescriptor.HEADER_LENGTH + plen, alen));
+        }
+
+        @Override
+        public void responseAttachment(Attachment attachment) {
+            Objects.requireNonNull(attachment, "attachment");
+            DeviceAttachments.validate(attachment);
+            this.response = attachment;
+        }
+    }
+}

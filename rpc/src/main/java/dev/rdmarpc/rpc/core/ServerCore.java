@@ -1,0 +1,127 @@
+package dev.rdmarpc.rpc.core;
+
+import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.transport.Acceptor;
+import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.FrameHandler;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The server side of the RPC core: the method registry, the blocking-handler executor (a virtual
+ * thread per call), the in-flight bound, and the set of open connections for a graceful drain.
+ */
+public final class ServerCore implements Acceptor {
+    private static final System.Logger LOG = System.getLogger(ServerCore.class.getName());
+
+    final MethodRegistry registry;
+    final Counters metrics = new Counters();
+    final int maxFrameLength;
+    final int maxInFlight;
+    final String transportName;
+    final BufferPool pool;
+    final AtomicInteger blockingInFlight = new AtomicInteger();
+    final ExecutorService blockingExecutor;
+    private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
+    volatile boolean shuttingDown;
+
+    /**
+     * @param registry       the methods (frozen here)
+     * @param maxFrameLength largest frame accepted or sent
+     * @param maxInFlight    most blocking calls in flight
+     * @param pool           the transport's buffer pool (copies for blocking handlers)
+     * @param transportName  for events and logs
+     */
+    public ServerCore(MethodRegistry registry, int maxFrameLength, int maxInFlight, BufferPool pool, String transportName) {
+        registry.freeze();
+        this.registry = registry;
+        this.maxFrameLength = maxFrameLength;
+        this.maxInFlight = maxInFlight;
+        this.pool = pool;
+        this.transportName = transportName;
+        this.blockingExecutor = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("rdmarpc-handler-", 0).factory());
+    }
+
+    @Override
+    public FrameHandler accept(Connection connection) {
+        ServerConnection sc = new ServerConnection(this, connection);
+        connections.add(sc);
+        metrics.connectionsOpened.increment();
+        Events.opened(transportName, "server", connection.localAddress(), connection.remoteAddress());
+        LOG.log(System.Logger.Level.DEBUG, "accepted {0}", connection.remoteAddress());
+        return sc;
+    }
+
+    void removed(ServerConnection sc) {
+        connections.remove(sc);
+        metrics.connectionsClosed.increment();
+    }
+
+    /** @return the counters */
+    public Counters metrics() {
+        return metrics;
+    }
+
+    /** From now on new requests are answered with SHUTTING_DOWN. */
+    public void beginShutdown() {
+        shuttingDown = true;
+    }
+
+    /**
+     * Waits until no blocking call is in flight and every response has been written.
+     *
+     * @param timeoutNanos how long to wait
+     * @return true when drained in time
+     */
+    public boolean awaitDrained(long timeoutNanos) {
+        long deadline = System.nanoTime() + timeoutNanos;
+        while (true) {
+            boolean drained = blockingInFlight.get() == 0;
+            if (drained) {
+                for (ServerConnection c : connections) {
+                    if (c.connection.isOpen() && c.connection.pendingBytes() > 0) {
+                        drained = false;
+                        break;
+                    }
+                }
+            }
+            if (drained) {
+                return true;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                return false;
+            }
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+    }
+
+    /** Closes every connection (orderly) and stops the blocking executor. */
+    public void closeConnections() {
+        for (ServerConnection c : connections) {
+            c.connection.close(null);
+        }
+        blockingExecutor.shutdown();
+        try {
+            if (!blockingExecutor.awaitTermination(1, TimeUnit.SECONDS)) {
+                blockingExecutor.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            blockingExecutor.shutdownNow();
+        }
+    }
+
+    /** @return open connections now */
+    public int connectionCount() {
+        return connections.size();
+    }
+}

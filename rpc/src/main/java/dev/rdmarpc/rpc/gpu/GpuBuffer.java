@@ -1,0 +1,114 @@
+package dev.rdmarpc.rpc.gpu;
+
+import dev.rdmarpc.ibverbs.raw.ibv_sge;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * One attachment buffer of a {@link GpuBufferPool}: {@link #capacity()} bytes of GPU memory and how
+ * the NIC reaches them. In a direct mode ({@link GpuDirectMode#DMABUF}, {@link GpuDirectMode#PEER_MEMORY})
+ * the NIC reads and writes the GPU memory itself; {@link GpuDirectMode#STAGED STAGED} pairs it with
+ * pinned host memory the NIC registered ({@link #hostStaging()}), which the transport fills from the
+ * GPU before a send and copies to the GPU after a receive.
+ *
+ * <p>Ownership: whoever acquired it calls {@link #release()} once. Not thread-safe; hand it over with
+ * a happens-before edge.
+ */
+public final class GpuBuffer {
+    private final GpuBufferPool pool;
+    private final long deviceAddress;
+    private final int capacity;
+    private final long nicAddress;
+    private final int lkey;
+    private final int rkey;
+    private final MemorySegment hostStaging;
+    boolean inUse;
+
+    GpuBuffer(GpuBufferPool pool, long deviceAddress, int capacity, long nicAddress, int lkey, int rkey,
+              MemorySegment hostStaging) {
+        this.pool = pool;
+        this.deviceAddress = deviceAddress;
+        this.capacity = capacity;
+        this.nicAddress = nicAddress;
+        this.lkey = lkey;
+        this.rkey = rkey;
+        this.hostStaging = hostStaging;
+    }
+
+    /** @return the GPU's ordinal */
+    public int deviceOrdinal() {
+        return pool.deviceOrdinal();
+    }
+
+    /** @return the device address of the first byte */
+    public long deviceAddress() {
+        return deviceAddress;
+    }
+
+    /** @return the size in bytes */
+    public int capacity() {
+        return capacity;
+    }
+
+    /** @return how the NIC reaches this buffer */
+    public GpuDirectMode mode() {
+        return pool.decision().mode();
+    }
+
+    /** @return the address the NIC uses: the device address in a direct mode, the host staging address when staged */
+    public long nicAddress() {
+        return nicAddress;
+    }
+
+    /** @return the local key of the region holding {@link #nicAddress()} */
+    public int lkey() {
+        return lkey;
+    }
+
+    /** @return the remote key of that region */
+    public int rkey() {
+        return rkey;
+    }
+
+    /** @return the pinned, NIC-registered host memory paired with this buffer when staged; {@link MemorySegment#NULL} otherwise */
+    public MemorySegment hostStaging() {
+        return hostStaging;
+    }
+
+    /**
+     * Writes the two scatter/gather entries of a message whose attachment is in this buffer: SGE 0 is
+     * the header and payload in registered host memory, SGE 1 the attachment where the NIC reaches it
+     * (GPU memory, or its host staging). Headers never leave host memory, so they never need a copy
+     * from the GPU.
+     *
+     * @param sges             two {@code struct ibv_sge}, back to back (preallocated by the transport)
+     * @param hostAddress      the header's address in registered host memory
+     * @param hostLength       header and payload bytes
+     * @param hostLkey         the local key of the host region
+     * @param attachmentLength bytes of this buffer to send, at most {@link #capacity()}
+     */
+    public void writeSges(MemorySegment sges, long hostAddress, int hostLength, int hostLkey, int attachmentLength) {
+        if (attachmentLength < 0 || attachmentLength > capacity) {
+            throw new IndexOutOfBoundsException("attachment of " + attachmentLength + " bytes in a " + capacity + "-byte GPU buffer");
+        }
+        long size = ibv_sge.sizeof();
+        MemorySegment first = sges.asSlice(0, size);
+        ibv_sge.addr(first, hostAddress);
+        ibv_sge.length(first, hostLength);
+        ibv_sge.lkey(first, hostLkey);
+        MemorySegment second = sges.asSlice(size, size);
+        ibv_sge.addr(second, nicAddress);
+        ibv_sge.length(second, attachmentLength);
+        ibv_sge.lkey(second, lkey);
+    }
+
+    /** Returns the buffer to its pool; once. */
+    public void release() {
+        pool.release(this);
+    }
+
+    @Override
+    public String toString() {
+        return "GpuBuffer[GPU " + deviceOrdinal() + ", 0x" + Long.toHexString(deviceAddress) + ", " + capacity + " bytes, "
+                + pool.decision().mode().label() + "]";
+    }
+}

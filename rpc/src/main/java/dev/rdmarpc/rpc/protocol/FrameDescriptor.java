@@ -1,0 +1,196 @@
+package dev.rdmarpc.rpc.protocol;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * Byte offsets and constants of a frame, the one unit every transport carries (protocol version 1).
+ *
+ * <pre>
+ *  0                   1                   2                   3
+ *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ * +---------------------------------------------------------------+
+ * |              magic 'R' 'D' 'M' 'R' (0x524D4452 LE)            |  0
+ * +---------------+---------------+-------------------------------+
+ * |    version    |     type      |             flags             |  4
+ * +---------------+---------------+-------------------------------+
+ * |                                                               |  8
+ * +                      request id (64 bit)                      +
+ * |                                                               | 12
+ * +---------------------------------------------------------------+
+ * |                     method id (32 bit)                        | 16
+ * +-------------------------------+-------------------------------+
+ * |            status             |        reserved (0)           | 20
+ * +-------------------------------+-------------------------------+
+ * |                  payload length (32 bit)                      | 24
+ * +---------------------------------------------------------------+
+ * |                attachment length (32 bit)                     | 28
+ * +---------------------------------------------------------------+
+ * |   payload (payload length bytes) ...                          | 32
+ * +---------------------------------------------------------------+
+ * |   attachment (attachment length bytes) ...                    |
+ * +---------------------------------------------------------------+
+ * </pre>
+ *
+ * <p>All integers are little-endian and need no alignment. The frame length is
+ * {@code HEADER_LENGTH + payload length + attachment length} and must not exceed the receiver's
+ * maximum frame size (at most {@link #MAX_FRAME_LENGTH_LIMIT}). A request carries status 0
+ * ({@link #STATUS_OK}); a response echoes the request's id and method id. The method id is the
+ * 32-bit FNV-1a hash of the method name's UTF-8 bytes ({@link #methodId(String)}); a server refuses
+ * to register two names with the same id, so no handshake is needed. An error response carries a
+ * nonzero status and, as payload, the error message in UTF-8.
+ */
+public final class FrameDescriptor {
+    /** Magic number, bytes 'R','D','M','R', read as a little-endian int. */
+    public static final int MAGIC = 0x524D4452;
+    /** Protocol version this implementation speaks. */
+    public static final int VERSION = 1;
+
+    /** Offset of the magic (int). */
+    public static final int MAGIC_OFFSET = 0;
+    /** Offset of the version (unsigned byte). */
+    public static final int VERSION_OFFSET = 4;
+    /** Offset of the message type (unsigned byte). */
+    public static final int TYPE_OFFSET = 5;
+    /** Offset of the flags (unsigned short). */
+    public static final int FLAGS_OFFSET = 6;
+    /** Offset of the request id (long). */
+    public static final int REQUEST_ID_OFFSET = 8;
+    /** Offset of the method id (int). */
+    public static final int METHOD_ID_OFFSET = 16;
+    /** Offset of the status (unsigned short). */
+    public static final int STATUS_OFFSET = 20;
+    /** Offset of the reserved field (unsigned short, must be 0). */
+    public static final int RESERVED_OFFSET = 22;
+    /** Offset of the payload length (int). */
+    public static final int PAYLOAD_LENGTH_OFFSET = 24;
+    /** Offset of the attachment length (int). */
+    public static final int ATTACHMENT_LENGTH_OFFSET = 28;
+    /** Length of the header; the payload starts here. */
+    public static final int HEADER_LENGTH = 32;
+
+    /** Message type: a request from client to server. */
+    public static final int TYPE_REQUEST = 1;
+    /** Message type: a response from server to client. */
+    public static final int TYPE_RESPONSE = 2;
+
+    /** No flags are defined in version 1; every bit is reserved and must be 0. */
+    public static final int FLAGS_RESERVED_MASK = 0xFFFF;
+
+    /** Status of a request and of a successful response. */
+    public static final int STATUS_OK = 0;
+
+    /** The largest maximum frame size an endpoint may configure: 1 GiB. */
+    public static final int MAX_FRAME_LENGTH_LIMIT = 1 << 30;
+    /** Default maximum frame size: 16 MiB. */
+    public static final int DEFAULT_MAX_FRAME_LENGTH = 16 << 20;
+
+    /** {@link #check} result: fewer than {@link #HEADER_LENGTH} bytes were given. */
+    public static final int INCOMPLETE_HEADER = -1;
+    /** {@link #check} result: the magic is wrong. */
+    public static final int BAD_MAGIC = -2;
+    /** {@link #check} result: the version is not {@link #VERSION}. */
+    public static final int BAD_VERSION = -3;
+    /** {@link #check} result: the type is not a known message type. */
+    public static final int BAD_TYPE = -4;
+    /** {@link #check} result: a reserved flag bit or the reserved field is set. */
+    public static final int BAD_RESERVED = -5;
+    /** {@link #check} result: a length is negative. */
+    public static final int BAD_LENGTH = -6;
+    /** {@link #check} result: the frame is longer than the receiver's maximum. */
+    public static final int TOO_LONG = -7;
+    /** {@link #check} result: a request with a nonzero status. */
+    public static final int BAD_STATUS = -8;
+
+    static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    static final ValueLayout.OfByte BYTE = ValueLayout.JAVA_BYTE;
+
+    private FrameDescriptor() {
+    }
+
+    /**
+     * Validates the header at {@code offset} and computes the frame's length. Transports call this on
+     * every header they receive; a negative result means the connection must be closed.
+     *
+     * @param buf            memory holding at least {@code available} bytes from {@code offset}
+     * @param offset         where the header starts
+     * @param available      bytes readable from {@code offset}
+     * @param maxFrameLength the receiver's maximum frame length
+     * @return the frame length (header, payload and attachment), or a negative code:
+     *         {@link #INCOMPLETE_HEADER} (read more), or one of the {@code BAD_*}/{@link #TOO_LONG}
+     *         codes (a protocol error, see {@link #describe(int)})
+     */
+    public static long check(MemorySegment buf, long offset, long available, int maxFrameLength) {
+        if (available < HEADER_LENGTH) {
+            // Reject a wrong magic as early as its four bytes are here.
+            if (available >= 4 && buf.get(INT, offset + MAGIC_OFFSET) != MAGIC) {
+                return BAD_MAGIC;
+            }
+            return INCOMPLETE_HEADER;
+        }
+        if (buf.get(INT, offset + MAGIC_OFFSET) != MAGIC) {
+            return BAD_MAGIC;
+        }
+        if (buf.get(BYTE, offset + VERSION_OFFSET) != VERSION) {
+            return BAD_VERSION;
+        }
+        int type = buf.get(BYTE, offset + TYPE_OFFSET);
+        if (type != TYPE_REQUEST && type != TYPE_RESPONSE) {
+            return BAD_TYPE;
+        }
+        if ((buf.get(SHORT, offset + FLAGS_OFFSET) & FLAGS_RESERVED_MASK) != 0
+                || buf.get(SHORT, offset + RESERVED_OFFSET) != 0) {
+            return BAD_RESERVED;
+        }
+        if (type == TYPE_REQUEST && buf.get(SHORT, offset + STATUS_OFFSET) != STATUS_OK) {
+            return BAD_STATUS;
+        }
+        int payload = buf.get(INT, offset + PAYLOAD_LENGTH_OFFSET);
+        int attachment = buf.get(INT, offset + ATTACHMENT_LENGTH_OFFSET);
+        if (payload < 0 || attachment < 0) {
+            return BAD_LENGTH;
+        }
+        long length = (long) HEADER_LENGTH + payload + attachment;
+        if (length > maxFrameLength) {
+            return TOO_LONG;
+        }
+        return length;
+    }
+
+    /**
+     * @param code a negative result of {@link #check}
+     * @return a short human-readable reason, for logs and close causes
+     */
+    public static String describe(long code) {
+        return switch ((int) code) {
+            case (int) INCOMPLETE_HEADER -> "truncated frame header";
+            case (int) BAD_MAGIC -> "wrong magic";
+            case (int) BAD_VERSION -> "unsupported protocol version";
+            case (int) BAD_TYPE -> "unknown message type";
+            case (int) BAD_RESERVED -> "reserved flag or field set";
+            case (int) BAD_LENGTH -> "negative length";
+            case (int) TOO_LONG -> "frame longer than the maximum frame size";
+            case (int) BAD_STATUS -> "request with a nonzero status";
+            default -> "invalid frame (" + code + ")";
+        };
+    }
+
+    /**
+     * The method id of a method name: 32-bit FNV-1a over the name's UTF-8 bytes.
+     *
+     * @param name the method name, not empty
+     * @return its id
+     */
+    public static int methodId(String name) {
+        byte[] utf8 = name.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        int h = 0x811C9DC5;
+        for (byte b : utf8) {
+            h ^= b & 0xFF;
+            h *= 0x01000193;
+        }
+        return h;
+    }
+}

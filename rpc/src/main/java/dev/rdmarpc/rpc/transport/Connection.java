@@ -1,0 +1,127 @@
+package dev.rdmarpc.rpc.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+
+/**
+ * One connection of a {@link Transport}: frames in through its {@link FrameHandler}, frames out
+ * through claim/commit.
+ *
+ * <p>Sending: {@link #claim(int)} reserves space for one whole frame in the transport's outgoing
+ * buffers and returns its offset in {@link #claimBuffer()}; the caller writes the frame there and
+ * then calls {@link #commit()} (or {@link #abort()}). Between claim and commit/abort the caller holds
+ * the connection's send lock, so it must not block and must not claim again. Frames are sent in
+ * commit order; the transport batches them (a frame committed on the I/O thread goes out at the end
+ * of that event-loop iteration; from another thread it wakes the loop).
+ *
+ * <p>Thread-safety: every method may be called from any thread.
+ */
+public interface Connection {
+    /** {@link #claim} result: the connection is closed. */
+    long CLOSED = -1;
+    /** {@link #claim} result: no buffer is free (the pool is exhausted). */
+    long NO_BUFFER = -2;
+    /** {@link #claim} result: too much is queued for sending (the peer does not read). */
+    long BACK_PRESSURED = -3;
+
+    /**
+     * Reserves {@code frameLength} bytes for one frame.
+     *
+     * @param frameLength the frame's whole length, at most the peer's maximum frame length
+     * @return the frame's offset in {@link #claimBuffer()}, or {@link #CLOSED}, {@link #NO_BUFFER},
+     *         {@link #BACK_PRESSURED} (then nothing is held and commit/abort must not be called)
+     */
+    long claim(int frameLength);
+
+    /** @return the memory of the current claim; valid for the claiming thread until commit/abort */
+    MemorySegment claimBuffer();
+
+    /** Publishes the claimed frame for sending and releases the send lock. */
+    void commit();
+
+    /** Gives the claimed space back unsent and releases the send lock. */
+    void abort();
+
+    /**
+     * Commits the claimed frame while only its first {@code readyLength} bytes are written, so that a
+     * producer can fill the rest (a GPU attachment being copied to host memory) outside the send
+     * lock while the transport already sends what is ready. Frames committed later queue behind it.
+     * The producer keeps writing into {@link #claimBuffer()} (fetched before this call) at the
+     * claimed offset and reports progress with {@link #releaseHeld} until the whole frame is
+     * released, or gives up with {@link #abandonHeld} when the fill fails (a frame cannot be taken
+     * back once committed, so that closes the connection).
+     *
+     * <p>Optional: a transport that cannot hold a frame, or not now (one held frame at a time), returns
+     * -1 and leaves the claim open; the producer then fills the frame and calls {@link #commit()} or
+     * {@link #abort()} as usual. Never call this on the connection's I/O thread.
+     *
+     * @param readyLength bytes from the frame's start that are written, in [0, frame length]
+     * @return a token for {@link #releaseHeld}, or -1 (nothing committed, the claim is still open)
+     */
+    default long commitHeld(int readyLength) {
+        return -1;
+    }
+
+    /**
+     * Reports that the first {@code readyLength} bytes of the frame held by {@code token} are written;
+     * at the frame's length the hold ends. Counts never decrease. Any thread; a token that is no
+     * longer held is ignored.
+     *
+     * @param token       from {@link #commitHeld}
+     * @param readyLength bytes from the frame's start that are written
+     */
+    default void releaseHeld(long token, int readyLength) {
+    }
+
+    /**
+     * The held frame of {@code token} cannot be completed: the connection is closed without sending
+     * the rest of it (the peer never sees a frame with unwritten bytes), and its space is freed. Any
+     * thread; a token that is no longer held only closes the connection.
+     *
+     * @param token from {@link #commitHeld}
+     * @param cause why, handed to the connection's close
+     */
+    default void abandonHeld(long token, Throwable cause) {
+        close(cause);
+    }
+
+    /** @return true while the connection is open */
+    boolean isOpen();
+
+    /** @return true when called on this connection's I/O thread */
+    boolean inEventLoop();
+
+    /** @return the interval of {@link FrameHandler#onTick} calls, in nanoseconds */
+    long tickIntervalNanos();
+
+    /** @return the peer's address */
+    InetSocketAddress remoteAddress();
+
+    /** @return this side's address */
+    InetSocketAddress localAddress();
+
+    /** @return bytes committed but not yet written to the network */
+    long pendingBytes();
+
+    /**
+     * Closes the connection (asynchronously when called off the I/O thread); the handler's
+     * {@link FrameHandler#onClose} follows with {@code cause}. Idempotent.
+     *
+     * @param cause why, or null for an orderly close
+     */
+    void close(Throwable cause);
+
+    /**
+     * Stops or resumes reading from the peer (backpressure on a server whose handlers lag).
+     *
+     * @param enabled false to stop reading
+     */
+    void setReadEnabled(boolean enabled);
+
+    /**
+     * Runs {@code task} on this connection's I/O thread (now, if already on it).
+     *
+     * @param task the task
+     */
+    void execute(Runnable task);
+}

@@ -1,0 +1,117 @@
+package dev.rdmarpc.rpc.transport.tcp;
+
+import dev.rdmarpc.rpc.transport.Acceptor;
+import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.ServerEndpoint;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+
+/** A listening socket registered with one event loop; accepted connections go round-robin to all loops. */
+final class TcpListener implements ServerEndpoint {
+    private static final System.Logger LOG = System.getLogger(TcpListener.class.getName());
+
+    private final TcpTransport transport;
+    private final EventLoop loop;
+    private final ServerSocketChannel channel;
+    private final InetSocketAddress address;
+    private final int maxFrameLength;
+    private final Acceptor acceptor;
+    private SelectionKey key;
+    private volatile boolean closed;
+
+    TcpListener(TcpTransport transport, EventLoop loop, ServerSocketChannel channel, int maxFrameLength,
+                Acceptor acceptor) throws IOException {
+        this.transport = transport;
+        this.loop = loop;
+        this.channel = channel;
+        this.address = (InetSocketAddress) channel.getLocalAddress();
+        this.maxFrameLength = maxFrameLength;
+        this.acceptor = acceptor;
+    }
+
+    void register() throws IOException {
+        key = channel.register(loop.selector(), SelectionKey.OP_ACCEPT, this);
+    }
+
+    void onAcceptable() {
+        for (int i = 0; i < 64 && !closed; i++) {
+            SocketChannel ch;
+            try {
+                ch = channel.accept();
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, "accept on " + address + " failed", e);
+                return;
+            }
+            if (ch == null) {
+                return;
+            }
+            EventLoop target = transport.nextLoop();
+            try {
+                transport.configure(ch);
+                TcpConnection c = new TcpConnection(target, ch, maxFrameLength, transport.config().writeHighWaterMark());
+                target.execute(() -> {
+                    try {
+                        FrameHandler h = acceptor.accept(c);
+                        c.register(h);
+                    } catch (IOException | RuntimeException e) {
+                        LOG.log(System.Logger.Level.WARNING, "could not set up accepted connection " + c, e);
+                        c.closeNow(e);
+                    }
+                });
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, "could not configure accepted connection", e);
+                closeQuietly(ch);
+            }
+        }
+    }
+
+    private static void closeQuietly(SocketChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException ignored) {
+            // nothing more to do
+        }
+    }
+
+    @Override
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        Runnable r = () -> {
+            if (key != null) {
+                key.cancel();
+            }
+            try {
+                channel.close();
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.DEBUG, "closing listener failed", e);
+            }
+        };
+        if (loop.inLoop()) {
+            r.run();
+        } else {
+            java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+            loop.execute(() -> {
+                r.run();
+                done.complete(null);
+            });
+            try {
+                done.get(5, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (Exception e) {
+                r.run(); // the loop is gone: close from here
+            }
+        }
+        transport.removed(this);
+    }
+}

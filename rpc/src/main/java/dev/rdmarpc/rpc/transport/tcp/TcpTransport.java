@@ -1,0 +1,416 @@
+package dev.rdmarpc.rpc.transport.tcp;
+
+import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.transport.Acceptor;
+import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.ServerEndpoint;
+import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The TCP {@link Transport}: {@link Config#ioThreads} NIO event loops, each owning its connections.
+ * Create one with {@link #create(Config)}; the creator closes it.
+ */
+public final class TcpTransport implements Transport {
+    private static final System.Logger LOG = System.getLogger(TcpTransport.class.getName());
+
+    private final Config config;
+    private final BufferPool pool;
+    private final EventLoop[] loops;
+    private final AtomicInteger next = new AtomicInteger();
+    private final Set<TcpListener> listeners = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private TcpTransport(Config config) {
+        this.config = config;
+        this.pool = BufferPool.create(config.bufferPool());
+        this.loops = new EventLoop[config.ioThreads()];
+        int started = 0;
+        try {
+            for (int i = 0; i < loops.length; i++) {
+                loops[i] = new EventLoop(this, config.threadNamePrefix() + "-" + i, config.tickInterval().toNanos(),
+                        config.idleSpin().toNanos());
+            }
+            for (EventLoop l : loops) {
+                l.start();
+                started++;
+            }
+        } catch (IOException e) {
+            for (int i = 0; i < started; i++) {
+                loops[i].shutdown();
+            }
+            pool.close();
+            throw new UncheckedIOException("could not open a selector", e);
+        }
+    }
+
+    /**
+     * Creates a transport and starts its event loops (non-daemon threads).
+     *
+     * @param config settings, validated here
+     * @return a started transport the caller owns
+     */
+    public static TcpTransport create(Config config) {
+        return new TcpTransport(config.copy().conclude());
+    }
+
+    /** @return a transport with the default {@link Config} */
+    public static TcpTransport create() {
+        return create(new Config());
+    }
+
+    @Override
+    public String name() {
+        return "tcp";
+    }
+
+    @Override
+    public BufferPool bufferPool() {
+        return pool;
+    }
+
+    EventLoop nextLoop() {
+        return loops[Math.floorMod(next.getAndIncrement(), loops.length)];
+    }
+
+    void configure(SocketChannel ch) throws IOException {
+        ch.configureBlocking(false);
+        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+        if (config.socketSendBuffer() > 0) {
+            ch.setOption(StandardSocketOptions.SO_SNDBUF, config.socketSendBuffer());
+        }
+        if (config.socketReceiveBuffer() > 0) {
+            ch.setOption(StandardSocketOptions.SO_RCVBUF, config.socketReceiveBuffer());
+        }
+    }
+
+    void removed(TcpListener l) {
+        listeners.remove(l);
+    }
+
+    private void ensureOpen() throws IOException {
+        if (closed.get()) {
+            throw new IOException("transport is closed");
+        }
+    }
+
+    @Override
+    public ServerEndpoint listen(InetSocketAddress address, int maxFrameLength, Acceptor acceptor) throws IOException {
+        Objects.requireNonNull(address, "address");
+        Objects.requireNonNull(acceptor, "acceptor");
+        checkMaxFrame(maxFrameLength);
+        ensureOpen();
+        ServerSocketChannel ch = ServerSocketChannel.open();
+        try {
+            ch.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            ch.bind(address, 1024);
+            ch.configureBlocking(false);
+            EventLoop loop = nextLoop();
+            TcpListener l = new TcpListener(this, loop, ch, maxFrameLength, acceptor);
+            await(loop, () -> {
+                l.register();
+                return null;
+            }, Duration.ofSeconds(5));
+            listeners.add(l);
+            LOG.log(System.Logger.Level.DEBUG, "listening on {0}", l.address());
+            return l;
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public Connection connect(InetSocketAddress address, int maxFrameLength, FrameHandler handler, Duration timeout)
+            throws IOException {
+        Objects.requireNonNull(address, "address");
+        Objects.requireNonNull(handler, "handler");
+        checkMaxFrame(maxFrameLength);
+        ensureOpen();
+        SocketChannel ch = SocketChannel.open();
+        try {
+            long millis = Math.max(1, timeout.toMillis());
+            ch.socket().connect(address, (int) Math.min(Integer.MAX_VALUE, millis));
+            configure(ch);
+            EventLoop loop = nextLoop();
+            TcpConnection c = new TcpConnection(loop, ch, maxFrameLength, config.writeHighWaterMark());
+            await(loop, () -> {
+                c.register(handler);
+                return null;
+            }, timeout.plusSeconds(1));
+            return c;
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
+    }
+
+    private interface IoTask {
+        Void run() throws IOException;
+    }
+
+    private static void await(EventLoop loop, IoTask task, Duration timeout) throws IOException {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        loop.execute(() -> {
+            try {
+                task.run();
+                done.complete(null);
+            } catch (Throwable t) {
+                done.completeExceptionally(t);
+            }
+        });
+        try {
+            done.get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while registering with the event loop");
+        } catch (TimeoutException e) {
+            throw new IOException("event loop did not register the channel in time", e);
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof IOException io) {
+                throw io;
+            }
+            if (c instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new IOException(c);
+        }
+    }
+
+    private static void checkMaxFrame(int maxFrameLength) {
+        if (maxFrameLength < FrameDescriptor.HEADER_LENGTH || maxFrameLength > FrameDescriptor.MAX_FRAME_LENGTH_LIMIT) {
+            throw new IllegalArgumentException("maxFrameLength must be in [" + FrameDescriptor.HEADER_LENGTH + ", "
+                    + FrameDescriptor.MAX_FRAME_LENGTH_LIMIT + "]: " + maxFrameLength);
+        }
+    }
+
+    /**
+     * Closes every listener and connection, stops the event loops (waiting up to 5 s for them) and
+     * closes the buffer pool. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        for (TcpListener l : listeners) {
+            l.close();
+        }
+        for (EventLoop l : loops) {
+            l.shutdown();
+        }
+        boolean joined = true;
+        for (EventLoop l : loops) {
+            try {
+                l.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                joined = false;
+            }
+        }
+        if (joined) {
+            pool.close();
+        } else {
+            LOG.log(System.Logger.Level.WARNING, "TCP transport closed while interrupted; buffer pool left to the event loops");
+        }
+    }
+
+    /** @return the (validated) settings */
+    public Config config() {
+        return config.copy();
+    }
+
+    /**
+     * Settings of a {@link TcpTransport}, fluent, with documented defaults; validated once by
+     * {@link #conclude()}.
+     */
+    public static final class Config {
+        /** Default idle spin of the event loops: none (sleep as soon as there is nothing to do). */
+        public static final Duration DEFAULT_IDLE_SPIN = Duration.ZERO;
+        private int ioThreads = Runtime.getRuntime().availableProcessors();
+        private BufferPool.Config bufferPool = new BufferPool.Config();
+        private String threadNamePrefix = "rdmarpc-tcp";
+        private int socketSendBuffer;
+        private int socketReceiveBuffer;
+        private long writeHighWaterMark = 8L << 20;
+        private Duration tickInterval = Duration.ofMillis(10);
+        private Duration idleSpin = DEFAULT_IDLE_SPIN;
+
+        /** Creates a configuration with the defaults. */
+        public Config() {
+        }
+
+        /**
+         * @param n number of event-loop threads, at least 1; default the number of cores
+         * @return this
+         */
+        public Config ioThreads(int n) {
+            this.ioThreads = n;
+            return this;
+        }
+
+        /**
+         * @param config the buffer pool's settings; default {@code new BufferPool.Config()}
+         * @return this
+         */
+        public Config bufferPool(BufferPool.Config config) {
+            this.bufferPool = Objects.requireNonNull(config, "config");
+            return this;
+        }
+
+        /**
+         * @param prefix name prefix of the event-loop threads; default "rdmarpc-tcp"
+         * @return this
+         */
+        public Config threadNamePrefix(String prefix) {
+            this.threadNamePrefix = Objects.requireNonNull(prefix, "prefix");
+            return this;
+        }
+
+        /**
+         * @param bytes SO_SNDBUF, or 0 for the system default (the default)
+         * @return this
+         */
+        public Config socketSendBuffer(int bytes) {
+            this.socketSendBuffer = bytes;
+            return this;
+        }
+
+        /**
+         * @param bytes SO_RCVBUF, or 0 for the system default (the default)
+         * @return this
+         */
+        public Config socketReceiveBuffer(int bytes) {
+            this.socketReceiveBuffer = bytes;
+            return this;
+        }
+
+        /**
+         * @param bytes bytes queued for sending on one connection above which
+         *              {@link Connection#claim} answers {@link Connection#BACK_PRESSURED}; default 8 MiB
+         * @return this
+         */
+        public Config writeHighWaterMark(long bytes) {
+            this.writeHighWaterMark = bytes;
+            return this;
+        }
+
+        /**
+         * @param interval period of {@link FrameHandler#onTick}; default 10 ms (the granularity of
+         *                 call timeouts)
+         * @return this
+         */
+        public Config tickInterval(Duration interval) {
+            this.tickInterval = Objects.requireNonNull(interval, "interval");
+            return this;
+        }
+
+        /**
+         * @param spin how long an event loop keeps polling (yielding between polls) after its last
+         *             event before it blocks in the selector. Waking a sleeping thread costs tens of
+         *             microseconds on virtual machines, more than a loopback round trip, so where each
+         *             side has a core of its own (a server pinned to its cores) a spin of 20-100 us
+         *             lets back-to-back batches find the loop awake. Where client and server share
+         *             the cores, spinning takes CPU from the peer and lowers throughput: hence
+         *             default {@link #DEFAULT_IDLE_SPIN} (0, block at once). It costs CPU only while
+         *             traffic flows; an idle loop sleeps.
+         * @return this
+         */
+        public Config idleSpin(Duration spin) {
+            this.idleSpin = Objects.requireNonNull(spin, "spin");
+            return this;
+        }
+
+        /** @return the idle spin */
+        public Duration idleSpin() {
+            return idleSpin;
+        }
+
+        /** @return the number of event loops */
+        public int ioThreads() {
+            return ioThreads;
+        }
+
+        /** @return the buffer pool settings */
+        public BufferPool.Config bufferPool() {
+            return bufferPool;
+        }
+
+        /** @return the thread name prefix */
+        public String threadNamePrefix() {
+            return threadNamePrefix;
+        }
+
+        /** @return SO_SNDBUF or 0 */
+        public int socketSendBuffer() {
+            return socketSendBuffer;
+        }
+
+        /** @return SO_RCVBUF or 0 */
+        public int socketReceiveBuffer() {
+            return socketReceiveBuffer;
+        }
+
+        /** @return the write high-water mark */
+        public long writeHighWaterMark() {
+            return writeHighWaterMark;
+        }
+
+        /** @return the tick interval */
+        public Duration tickInterval() {
+            return tickInterval;
+        }
+
+        /**
+         * Validates the settings.
+         *
+         * @return this
+         * @throws IllegalArgumentException naming the first bad setting
+         */
+        public Config conclude() {
+            if (ioThreads < 1 || ioThreads > 1024) {
+                throw new IllegalArgumentException("ioThreads must be in [1, 1024]: " + ioThreads);
+            }
+            if (socketSendBuffer < 0 || socketReceiveBuffer < 0) {
+                throw new IllegalArgumentException("socket buffer sizes must not be negative");
+            }
+            if (writeHighWaterMark < 1) {
+                throw new IllegalArgumentException("writeHighWaterMark must be positive: " + writeHighWaterMark);
+            }
+            if (tickInterval.toMillis() < 1 || tickInterval.toSeconds() > 60) {
+                throw new IllegalArgumentException("tickInterval must be in [1 ms, 60 s]: " + tickInterval);
+            }
+            if (idleSpin.isNegative() || idleSpin.toMillis() > 1000) {
+                throw new IllegalArgumentException("idleSpin must be in [0, 1 s]: " + idleSpin);
+            }
+            bufferPool.conclude();
+            return this;
+        }
+
+        Config copy() {
+            return new Config().ioThreads(ioThreads).bufferPool(bufferPool).threadNamePrefix(threadNamePrefix)
+                    .socketSendBuffer(socketSendBuffer).socketReceiveBuffer(socketReceiveBuffer)
+                    .writeHighWaterMark(writeHighWaterMark).tickInterval(tickInterval).idleSpin(idleSpin);
+        }
+    }
+}

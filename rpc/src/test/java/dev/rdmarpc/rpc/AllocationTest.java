@@ -1,0 +1,122 @@
+package dev.rdmarpc.rpc;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.reflect.Method;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Checks that the MemorySegment call path allocates nothing per call in steady state, on both I/O
+ * threads (client and server), by reading each thread's allocated-bytes counter
+ * ({@code com.sun.management.ThreadMXBean}) around many round trips. This checks allocation, not
+ * speed; throughput figures come from the benchmarks.
+ */
+@Timeout(60)
+class AllocationTest {
+    static final dev.rdmarpc.rpc.Method<MemorySegment, MemorySegment> ECHO = dev.rdmarpc.rpc.Method.raw("echo");
+    static final int CONCURRENCY = 16;
+
+    /** Pipelined echo: each response sends the next request from the I/O thread until a budget is spent. */
+    static final class Pump implements ResponseListener {
+        final RpcClient client;
+        final MemorySegment payload;
+        long remaining;
+        int active;
+        CountDownLatch done;
+        final AtomicReference<RpcException> error = new AtomicReference<>();
+
+        Pump(RpcClient client, MemorySegment payload) {
+            this.client = client;
+            this.payload = payload;
+        }
+
+        void run(long calls) throws InterruptedException {
+            done = new CountDownLatch(1);
+            remaining = calls;
+            active = CONCURRENCY;
+            // Kick off from the client's I/O thread so every call of the run happens there.
+            client.send(ECHO, payload, new ResponseListener() {
+                @Override
+                public void onResponse(long tag, ResponseView response) {
+                    for (int i = 0; i < CONCURRENCY; i++) {
+                        remaining--;
+                        assertTrue(client.send(ECHO, payload, Pump.this, i));
+                    }
+                }
+
+                @Override
+                public void onError(long tag, RpcException e) {
+                    error.set(e);
+                    done.countDown();
+                }
+            }, -1);
+            assertTrue(done.await(30, TimeUnit.SECONDS), "pump finished");
+            assertNull(error.get());
+        }
+
+        @Override
+        public void onResponse(long tag, ResponseView r) {
+            if (r.payloadLength() != payload.byteSize() || r.buffer().get(ValueLayout.JAVA_BYTE, r.payloadOffset()) != 42) {
+                error.set(new RpcException(Status.PROTOCOL_ERROR, "bad echo"));
+            }
+            if (remaining > 0) {
+                remaining--;
+                client.send(ECHO, payload, this, tag);
+            } else if (--active == 0) {
+                done.countDown();
+            }
+        }
+
+        @Override
+        public void onError(long tag, RpcException e) {
+            error.set(e);
+            done.countDown();
+        }
+    }
+
+    @Test
+    void memorySegmentCallPathAllocatesNothingPerCall() throws Exception {
+        try (RpcServer server = RpcServer.builder().ioThreads(1)
+                .registerRaw(ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength())).start();
+             RpcClient client = RpcClient.connect(server.address());
+             Arena arena = Arena.ofShared()) {
+            MemorySegment payload = arena.allocate(128).fill((byte) 42);
+            Pump pump = new Pump(client, payload);
+            pump.run(300_000); // warm-up: JIT, pool growth
+            long[] serverIo = threadIds("rdmarpc-server-");
+            long[] clientIo = threadIds("rdmarpc-client-");
+            long before = allocated(serverIo) + allocated(clientIo);
+            long calls = 200_000;
+            pump.run(calls);
+            long after = allocated(serverIo) + allocated(clientIo);
+            double perCall = (after - before) / (double) calls;
+            System.out.printf("allocation: %d bytes on the I/O threads over %d calls = %.3f B/call%n", after - before,
+                    calls, perCall);
+            assertTrue(perCall < 1.0, "expected ~0 B/call on the I/O threads, got " + perCall);
+        }
+    }
+
+    private static long[] threadIds(String prefix) {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith(prefix))
+                .mapToLong(Thread::threadId).toArray();
+    }
+
+    private static long allocated(long[] ids) throws Exception {
+        // Reflection: the rpc module does not read java.management, and core reflection needs no read edge.
+        Object bean = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean").invoke(null);
+        Method m = Class.forName("com.sun.management.ThreadMXBean").getMethod("getThreadAllocatedBytes", long[].class);
+        long sum = 0;
+        for (long b : (long[]) m.invoke(bean, (Object) ids)) {
+            sum += b;
+        }
+        assertTrue(ids.length > 0);
+        return sum;
+    }
+}
