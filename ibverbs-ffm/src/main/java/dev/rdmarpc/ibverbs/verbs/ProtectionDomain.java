@@ -57,7 +57,9 @@ public final class ProtectionDomain extends VerbsResource {
      * walk, then on real hardware the table is written to the NIC), so it costs roughly linear time in
      * the number of pages plus a fixed syscall cost; deregistration unpins. It belongs at setup, not
      * on the data path: register large buffers once and carve them up (huge pages make the walk
-     * 512 times shorter). {@code RegistrationCostTest} measures it in the Soft-RoCE VM.
+     * 512 times shorter). {@code RegistrationCostTest} measures it in the Soft-RoCE VM (rxe under
+     * qemu/TCG, so only the shape counts): 4 KiB about 0.6 ms (the fixed cost dominates), 1 MiB
+     * 0.28 ms (1.1 us/page), 16 MiB 2.1 ms (0.5 us/page); deregistration 0.3 to 1 ms.
      *
      * @param memory the memory; a heap segment cannot be registered
      * @param access {@link Access} bits

@@ -102,7 +102,13 @@ class VerbsRdmaTest {
         assertEquals("veth0", v2.netdev());
         assertTrue(gids.contains(v2), gids.toString());
         assertEquals(v2, a.ctx.gid(1, v2.index()));
-        assertTrue(gids.stream().anyMatch(g -> g.type() == GidType.ROCE_V1), "rxe lists RoCE v1 entries too: " + gids);
+        for (GidEntry g : gids) { // the link-local GID and the IPv4-mapped one, both of veth0
+            assertEquals(1, g.port(), g.toString());
+            assertTrue(g.type() != GidType.UNKNOWN && !g.gid().isZero(), g.toString());
+            assertEquals(v2.netdev(), g.netdev(), g.toString());
+            assertEquals(v2.ifIndex(), g.ifIndex(), g.toString());
+        }
+        assertTrue(gids.stream().anyMatch(g -> g.gid().subnetPrefix() == 0xfe80000000000000L), gids.toString());
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> a.ctx.gidFor(1, RdmaDevices.address(RdmaDevices.ADDR1)));
         assertTrue(e.getMessage().startsWith("no RoCE v2 GID for " + RdmaDevices.ADDR1 + " on " + RdmaDevices.DEV0),
