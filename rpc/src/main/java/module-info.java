@@ -15,4 +15,5 @@ module dev.rdmarpc.rpc {
     exports dev.rdmarpc.rpc.transport;
     exports dev.rdmarpc.rpc.transport.tcp;
     exports dev.rdmarpc.rpc.gpu;
+    exports dev.rdmarpc.rpc.transport.rdma;
 }

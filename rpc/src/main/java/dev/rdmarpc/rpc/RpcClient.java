@@ -6,6 +6,8 @@ import dev.rdmarpc.rpc.core.Counters;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
+import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -275,6 +277,8 @@ public final class RpcClient implements AutoCloseable {
             Connection c = t.connect(address, maxFrameLength, core, timeout);
             core.attach(c);
             return c;
+        } catch (ResourceExhaustedException e) {
+            throw new RpcException(Status.RESOURCE_EXHAUSTED, "cannot connect to " + address + ": " + e.getMessage(), e);
         } catch (IOException e) {
             throw new RpcException(Status.UNAVAILABLE, "cannot connect to " + address + ": " + e.getMessage(), e);
         }
@@ -295,9 +299,34 @@ public final class RpcClient implements AutoCloseable {
         private int ioThreads = 1;
         private BufferPool.Config bufferPool = new BufferPool.Config();
         private Transport transport;
+        private RdmaConfig rdma;
         private Duration idleSpin = TcpTransport.Config.DEFAULT_IDLE_SPIN;
 
         private Builder() {
+        }
+
+        /**
+         * Connects over RDMA with the default {@link RdmaConfig}, like coro_rpc's {@code init_ibv()}:
+         * the same calls then travel over a reliable-connected queue pair. The server must have been
+         * started with {@code rdma()}. Without this call nothing of RDMA is loaded.
+         *
+         * @return this
+         */
+        public Builder rdma() {
+            return rdma(new RdmaConfig());
+        }
+
+        /**
+         * Connects over RDMA with {@code config} (copied; validated by {@link #connect()}). The client
+         * creates and owns the RDMA transport; {@link #ioThreads} and {@link #bufferPool} do not
+         * apply, and {@link #transport(Transport)} cannot be combined.
+         *
+         * @param config the RDMA settings
+         * @return this
+         */
+        public Builder rdma(RdmaConfig config) {
+            this.rdma = Objects.requireNonNull(config, "config").copy();
+            return this;
         }
 
         /**
@@ -400,11 +429,12 @@ public final class RpcClient implements AutoCloseable {
             Settings.checkPositive("connectTimeout", connectTimeout);
             Settings.checkPositive("defaultTimeout", defaultTimeout);
             Settings.checkMaxFrame(maxFrameLength);
+            RdmaSupport.checkExclusive(rdma, transport);
             boolean owns = transport == null;
-            Transport t = owns
-                    ? TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).bufferPool(bufferPool)
-                            .idleSpin(idleSpin).threadNamePrefix("rdmarpc-client"))
-                    : transport;
+            Transport t = !owns ? transport
+                    : rdma != null ? RdmaSupport.create(rdma, "rdmarpc-client-rdma")
+                    : TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).bufferPool(bufferPool)
+                            .idleSpin(idleSpin).threadNamePrefix("rdmarpc-client"));
             try {
                 Counters metrics = new Counters();
                 ClientCore core = new ClientCore(metrics, maxOutstanding, maxFrameLength, defaultTimeout.toNanos(),

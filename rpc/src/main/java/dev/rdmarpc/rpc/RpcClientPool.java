@@ -4,6 +4,7 @@ import dev.rdmarpc.rpc.core.ClientCore;
 import dev.rdmarpc.rpc.core.Counters;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
@@ -369,9 +370,31 @@ public final class RpcClientPool implements AutoCloseable {
         private int maxFrameLength = FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH;
         private int ioThreads = 1;
         private Transport transport;
+        private RdmaConfig rdma;
         private Duration idleSpin = TcpTransport.Config.DEFAULT_IDLE_SPIN;
 
         private Builder() {
+        }
+
+        /**
+         * Connects over RDMA with the default {@link RdmaConfig}; see {@link #rdma(RdmaConfig)}.
+         *
+         * @return this
+         */
+        public Builder rdma() {
+            return rdma(new RdmaConfig());
+        }
+
+        /**
+         * Connects over RDMA with {@code config} (copied): the pool creates and owns one RDMA
+         * transport shared by all its connections. Cannot be combined with {@link #transport}.
+         *
+         * @param config the RDMA settings
+         * @return this
+         */
+        public Builder rdma(RdmaConfig config) {
+            this.rdma = Objects.requireNonNull(config, "config").copy();
+            return this;
         }
 
         /**
@@ -485,11 +508,12 @@ public final class RpcClientPool implements AutoCloseable {
             Settings.checkPositive("connectTimeout", connectTimeout);
             Settings.checkPositive("defaultTimeout", defaultTimeout);
             Settings.checkMaxFrame(maxFrameLength);
+            RdmaSupport.checkExclusive(rdma, transport);
             boolean owns = transport == null;
-            Transport t = owns
-                    ? TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).idleSpin(idleSpin)
-                            .threadNamePrefix("rdmarpc-pool"))
-                    : transport;
+            Transport t = !owns ? transport
+                    : rdma != null ? RdmaSupport.create(rdma, "rdmarpc-pool-rdma")
+                    : TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).idleSpin(idleSpin)
+                            .threadNamePrefix("rdmarpc-pool"));
             return new RpcClientPool(this, t, owns);
         }
     }

@@ -6,6 +6,7 @@ import dev.rdmarpc.rpc.core.ServerCore;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -136,6 +137,7 @@ public final class RpcServer implements AutoCloseable {
         private Duration drainTimeout = Duration.ofSeconds(5);
         private BufferPool.Config bufferPool = new BufferPool.Config();
         private Transport transport;
+        private RdmaConfig rdma;
         private Duration idleSpin = TcpTransport.Config.DEFAULT_IDLE_SPIN;
         private final MethodRegistry registry = new MethodRegistry();
 
@@ -223,6 +225,31 @@ public final class RpcServer implements AutoCloseable {
         }
 
         /**
+         * Serves over RDMA with the default {@link RdmaConfig}: the one call that switches a server
+         * to RDMA (handlers stay the same). The server still accepts plain TCP clients on the same
+         * port. Needs libibverbs and an RDMA device with the bound address; without this call
+         * nothing of RDMA is loaded.
+         *
+         * @return this
+         */
+        public Builder rdma() {
+            return rdma(new RdmaConfig());
+        }
+
+        /**
+         * Serves over RDMA with {@code config} (copied; validated by {@link #start()}). The server
+         * creates and owns the RDMA transport; {@link #ioThreads} and {@link #bufferPool} do not
+         * apply (the config has its own), and {@link #transport(Transport)} cannot be combined.
+         *
+         * @param config the RDMA settings
+         * @return this
+         */
+        public Builder rdma(RdmaConfig config) {
+            this.rdma = Objects.requireNonNull(config, "config").copy();
+            return this;
+        }
+
+        /**
          * Registers a non-blocking handler: it runs inline on the I/O thread.
          *
          * @param method  the method
@@ -287,11 +314,12 @@ public final class RpcServer implements AutoCloseable {
             if (drainTimeout.isNegative()) {
                 throw new IllegalArgumentException("drainTimeout must not be negative: " + drainTimeout);
             }
+            RdmaSupport.checkExclusive(rdma, transport);
             boolean owns = transport == null;
-            Transport t = owns
-                    ? TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).bufferPool(bufferPool)
-                            .idleSpin(idleSpin).threadNamePrefix("rdmarpc-server"))
-                    : transport;
+            Transport t = !owns ? transport
+                    : rdma != null ? RdmaSupport.create(rdma, "rdmarpc-server-rdma")
+                    : TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).bufferPool(bufferPool)
+                            .idleSpin(idleSpin).threadNamePrefix("rdmarpc-server"));
             try {
                 ServerCore core = new ServerCore(registry, maxFrameLength, maxInFlight, t.bufferPool(), t.name());
                 ServerEndpoint endpoint = t.listen(bind, maxFrameLength, core);

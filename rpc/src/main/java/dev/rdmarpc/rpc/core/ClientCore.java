@@ -201,7 +201,11 @@ public final class ClientCore implements FrameHandler {
             metrics.rejected.increment();
             return false;
         }
-        long off = c.claim((int) frame);
+        long off = alen > 0 ? c.claimWithTail((int) frame, attachment) : Connection.UNSUPPORTED;
+        boolean inPlace = off != Connection.UNSUPPORTED;
+        if (!inPlace) {
+            off = c.claim((int) frame);
+        }
         if (off < 0) {
             return claimFailed(id, off);
         }
@@ -210,7 +214,7 @@ public final class ClientCore implements FrameHandler {
             FrameHeader.write(buf, off, FrameDescriptor.TYPE_REQUEST, id, method.id(), FrameDescriptor.STATUS_OK,
                     (int) plen, (int) alen);
             MemorySegment.copy(payload, 0, buf, off + FrameDescriptor.HEADER_LENGTH, plen);
-            if (alen > 0) {
+            if (alen > 0 && !inPlace) {
                 MemorySegment.copy(attachment, 0, buf, off + FrameDescriptor.HEADER_LENGTH + plen, alen);
             }
         } catch (Throwable t) {
@@ -274,7 +278,12 @@ public final class ClientCore implements FrameHandler {
             call.completeExceptionally(overloaded());
             return call;
         }
-        long off = c.claim((int) frame);
+        // A host attachment in memory the transport registered goes without a copy (RDMA); a GPU one is staged.
+        long off = alen > 0 && !device ? c.claimWithTail((int) frame, attachment.segment()) : Connection.UNSUPPORTED;
+        boolean inPlace = off != Connection.UNSUPPORTED;
+        if (!inPlace) {
+            off = c.claim((int) frame);
+        }
         if (off < 0) {
             if (!claimFailed(id, off)) {
                 call.completeExceptionally(new RpcException(Status.OVERLOADED,
@@ -287,7 +296,7 @@ public final class ClientCore implements FrameHandler {
             buf = c.claimBuffer();
             FrameHeader.write(buf, off, FrameDescriptor.TYPE_REQUEST, id, method.id(), FrameDescriptor.STATUS_OK, plen, alen);
             codec.encode(request, buf, off + FrameDescriptor.HEADER_LENGTH);
-            if (alen > 0 && !device) {
+            if (alen > 0 && !device && !inPlace) {
                 MemorySegment.copy(attachment.segment(), 0, buf, off + FrameDescriptor.HEADER_LENGTH + plen, alen);
             }
         } catch (Throwable t) {

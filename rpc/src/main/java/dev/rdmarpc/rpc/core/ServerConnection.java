@@ -48,9 +48,13 @@ final class ServerConnection implements FrameHandler, RawCall {
     public void onFrame(Connection c, MemorySegment frame, long offset, int length) {
         Counters m = core.metrics;
         m.bytesReceived.add(length);
-        if (FrameHeader.type(frame, offset) != FrameDescriptor.TYPE_REQUEST) {
-            LOG.log(System.Logger.Level.WARNING, "closing connection from {0}: client sent a response frame", peer);
-            c.close(new ProtocolException("client sent a response frame"));
+        int type = FrameHeader.type(frame, offset);
+        if (type != FrameDescriptor.TYPE_REQUEST) {
+            String why = type == FrameDescriptor.TYPE_RDMA_HELLO
+                    ? "client asked for RDMA but this server was started without rdma()"
+                    : "client sent a response frame";
+            LOG.log(System.Logger.Level.WARNING, "closing connection from {0}: {1}", peer, why);
+            c.close(new ProtocolException(why));
             return;
         }
         m.calls.increment();

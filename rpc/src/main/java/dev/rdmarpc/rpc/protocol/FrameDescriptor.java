@@ -74,6 +74,12 @@ public final class FrameDescriptor {
     public static final int TYPE_REQUEST = 1;
     /** Message type: a response from server to client. */
     public static final int TYPE_RESPONSE = 2;
+    /**
+     * Message type: an RDMA connection-setup message (hello), exchanged once in each direction on the
+     * TCP connection before the peers switch to RDMA; its payload is laid out by the RDMA transport's
+     * {@code HelloDescriptor}. A server without RDMA closes a connection that sends one.
+     */
+    public static final int TYPE_RDMA_HELLO = 3;
 
     /** No flags are defined in version 1; every bit is reserved and must be 0. */
     public static final int FLAGS_RESERVED_MASK = 0xFFFF;
@@ -138,7 +144,7 @@ public final class FrameDescriptor {
             return BAD_VERSION;
         }
         int type = buf.get(BYTE, offset + TYPE_OFFSET);
-        if (type != TYPE_REQUEST && type != TYPE_RESPONSE) {
+        if (type != TYPE_REQUEST && type != TYPE_RESPONSE && type != TYPE_RDMA_HELLO) {
             return BAD_TYPE;
         }
         if ((buf.get(SHORT, offset + FLAGS_OFFSET) & FLAGS_RESERVED_MASK) != 0

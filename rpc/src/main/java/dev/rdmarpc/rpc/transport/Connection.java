@@ -23,6 +23,8 @@ public interface Connection {
     long NO_BUFFER = -2;
     /** {@link #claim} result: too much is queued for sending (the peer does not read). */
     long BACK_PRESSURED = -3;
+    /** {@link #claimWithTail} result: this connection cannot send that memory in place; copy it instead. */
+    long UNSUPPORTED = -4;
 
     /**
      * Reserves {@code frameLength} bytes for one frame.
@@ -32,6 +34,22 @@ public interface Connection {
      *         {@link #BACK_PRESSURED} (then nothing is held and commit/abort must not be called)
      */
     long claim(int frameLength);
+
+    /**
+     * Reserves a frame whose last {@code tail.byteSize()} bytes are sent straight from {@code tail}
+     * without being copied (zero-copy, e.g. RDMA from the application's registered memory); the
+     * caller writes only the first {@code frameLength - tail.byteSize()} bytes into the claim. The
+     * tail must stay unchanged until the peer has answered the frame. Transports that cannot do
+     * this (the default) answer {@link #UNSUPPORTED} without holding anything, and the caller
+     * claims the whole frame and copies.
+     *
+     * @param frameLength the frame's whole length, tail included
+     * @param tail        the frame's last bytes
+     * @return as {@link #claim(int)}, or {@link #UNSUPPORTED}
+     */
+    default long claimWithTail(int frameLength, MemorySegment tail) {
+        return UNSUPPORTED;
+    }
 
     /** @return the memory of the current claim; valid for the claiming thread until commit/abort */
     MemorySegment claimBuffer();

@@ -1,0 +1,17 @@
+package dev.rdmarpc.rpc.transport;
+
+import java.io.IOException;
+
+/**
+ * A connection could not be made because a bounded resource is used up (an RDMA server's registered
+ * buffer pool reached its high-water mark, a completion queue is full). Connections already open
+ * are not affected; trying again later may succeed.
+ */
+public final class ResourceExhaustedException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    /** @param message what ran out, with the figures */
+    public ResourceExhaustedException(String message) {
+        super(message);
+    }
+}

@@ -1,0 +1,191 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+/**
+ * Flow control of one connection: credits piggybacked in the immediate data of every SEND, so that a
+ * sender never sends without a receive buffer posted for it at the peer (no RNR NAK, ever).
+ *
+ * <p>Immediate data (32 bits, big-endian on the wire):
+ * <pre>
+ *  bits  0-15  credits returned: receive buffers the sender of this message re-posted since its
+ *              previous report (each allows the peer one more data message)
+ *  bit  16     STALLED: the sender ran out of credits since its previous message (the receiver may
+ *              grow its receive queue)
+ *  bit  17     CREDIT_ONLY: no payload; sent when credits must go back and no data is leaving
+ *  bits 18-31  reserved, 0
+ * </pre>
+ *
+ * <p>The rules, and why the receive queue never runs dry:
+ * <ul>
+ * <li>Each side posts {@code depth + RESERVED_RECEIVES} receives and grants the peer {@code depth}
+ *     credits in its hello. A data message costs the sender one credit; credit-only messages cost
+ *     none and are never credited back (their receive is simply re-posted).</li>
+ * <li>A receiver re-posts each buffer as soon as its message is handled and counts it in
+ *     {@link #toReturn}; every outgoing message carries all of it. When {@code toReturn} reaches
+ *     half the depth and nothing is leaving, it sends one credit-only message.</li>
+ * <li>Credit-only messages in flight are at most two: each returns at least depth/2 credits for
+ *     distinct messages, and the peer cannot have sent more than {@code depth} messages beyond the
+ *     credits it has already seen. So {@code depth} data receives plus two for credit-only messages
+ *     always suffice.</li>
+ * <li>When the peer reports a stall, the receiver may grow its depth: it posts the new receives
+ *     first, then grants them with its next message. Grants never trigger a credit-only message on
+ *     their own (only returned credits do), which keeps the bound above true while the depth grows:
+ *     a grant the peer has processed comes after every earlier credit-only message (RC delivers in
+ *     order), so the credit-only messages it has not processed were all sent at the current depth.</li>
+ * </ul>
+ *
+ * <p>Not thread-safe: the connection guards it with its send lock.
+ */
+final class Credits {
+    /** Mask of the credits field. */
+    static final int CREDITS_MASK = 0xFFFF;
+    /** Flag: the sender was stalled without credits since its previous message. */
+    static final int STALLED = 1 << 16;
+    /** Flag: a credit-only message, without payload. */
+    static final int CREDIT_ONLY = 1 << 17;
+    /** Bits that must be 0. */
+    static final int RESERVED_MASK = ~(CREDITS_MASK | STALLED | CREDIT_ONLY);
+
+    // ---- sending side
+    private int available;
+    private boolean stalled;
+    private long stalls;
+
+    // ---- receiving side
+    private int depth;
+    private final int maxDepth;
+    private int toReturn;
+    private int granted;
+
+    /**
+     * @param peerDepth the credits the peer granted in its hello
+     * @param depth     receives this side posted and credited to the peer
+     * @param maxDepth  the most this side's depth may grow to
+     */
+    Credits(int peerDepth, int depth, int maxDepth) {
+        if (peerDepth < 1 || depth < 1 || maxDepth < depth) {
+            throw new IllegalArgumentException("bad credit setup: peer " + peerDepth + ", depth " + depth + ", max " + maxDepth);
+        }
+        this.available = peerDepth;
+        this.depth = depth;
+        this.maxDepth = maxDepth;
+    }
+
+    /** @return data messages this side may send now */
+    int available() {
+        return available;
+    }
+
+    /**
+     * Takes one credit for a data message.
+     *
+     * @return true when one was available; false marks this side stalled (reported on the next message)
+     */
+    boolean tryConsume() {
+        if (available > 0) {
+            available--;
+            return true;
+        }
+        if (!stalled) {
+            stalled = true;
+            stalls++;
+        }
+        return false;
+    }
+
+    /** @return true while this side wants to send and has no credit */
+    boolean isStalled() {
+        return stalled;
+    }
+
+    /** @return how many times this side ran out of credits */
+    long stalls() {
+        return stalls;
+    }
+
+    /**
+     * The immediate data of the next message: takes all credits to return and the stalled flag.
+     *
+     * @param creditOnly true for a credit-only message
+     * @return the value to send (host order; the transport writes it big-endian)
+     */
+    int nextImm(boolean creditOnly) {
+        int n = Math.min(toReturn, CREDITS_MASK);
+        toReturn -= n;
+        int g = Math.min(granted, CREDITS_MASK - n);
+        granted -= g;
+        int imm = n + g;
+        if (stalled) {
+            imm |= STALLED;
+            stalled = false;
+        }
+        if (creditOnly) {
+            imm |= CREDIT_ONLY;
+        }
+        return imm;
+    }
+
+    /**
+     * Applies the immediate data of a received message.
+     *
+     * @param imm the value received (host order)
+     * @return true when the peer says it was stalled
+     * @throws IllegalArgumentException when reserved bits are set (a protocol error)
+     */
+    boolean onImm(int imm) {
+        if ((imm & RESERVED_MASK) != 0) {
+            throw new IllegalArgumentException("immediate data with reserved bits set: 0x" + Integer.toHexString(imm));
+        }
+        available += imm & CREDITS_MASK;
+        return (imm & STALLED) != 0;
+    }
+
+    /** A data message was handled and its receive buffer re-posted. */
+    void reposted() {
+        toReturn++;
+    }
+
+    /** @return credits waiting to go back to the peer (returned receives and growth grants) */
+    int toReturn() {
+        return toReturn + granted;
+    }
+
+    /** @return true when a credit-only message should go now (nothing else is leaving) */
+    boolean creditOnlyDue() {
+        return toReturn > 0 && toReturn >= ackThreshold();
+    }
+
+    /** @return the credits that make a credit-only message worth sending: half the depth, rounded up */
+    int ackThreshold() {
+        return (depth + 1) >>> 1;
+    }
+
+    /** @return this side's credited receive depth */
+    int depth() {
+        return depth;
+    }
+
+    /** @return how many receives to add when the peer reports a stall: 0 at the maximum */
+    int growthStep() {
+        return Math.min(depth, maxDepth - depth);
+    }
+
+    /**
+     * The depth grew by {@code added} posted receives: they are granted to the peer with the next
+     * message.
+     *
+     * @param added receives posted
+     */
+    void grew(int added) {
+        if (added < 0 || depth + added > maxDepth) {
+            throw new IllegalArgumentException("cannot grow depth " + depth + " by " + added + " (max " + maxDepth + ")");
+        }
+        depth += added;
+        granted += added;
+    }
+
+    @Override
+    public String toString() {
+        return "Credits[available=" + available + ", stalled=" + stalled + ", depth=" + depth + ", toReturn=" + toReturn
+                + ", granted=" + granted + "]";
+    }
+}

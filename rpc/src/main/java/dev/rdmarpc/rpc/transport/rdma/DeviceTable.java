@@ -1,0 +1,421 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import dev.rdmarpc.ibverbs.verbs.Access;
+import dev.rdmarpc.ibverbs.verbs.Context;
+import dev.rdmarpc.ibverbs.verbs.DeviceInfo;
+import dev.rdmarpc.ibverbs.verbs.Gid;
+import dev.rdmarpc.ibverbs.verbs.GidEntry;
+import dev.rdmarpc.ibverbs.verbs.GidType;
+import dev.rdmarpc.ibverbs.verbs.MemoryRegion;
+import dev.rdmarpc.ibverbs.verbs.PortAttributes;
+import dev.rdmarpc.ibverbs.verbs.ProtectionDomain;
+import dev.rdmarpc.ibverbs.verbs.Verbs;
+import dev.rdmarpc.rpc.buffer.PooledBuffer;
+import dev.rdmarpc.rpc.buffer.Slab;
+import dev.rdmarpc.rpc.buffer.SlabListener;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The devices a transport uses, and the registration of its buffer pool with each of them.
+ *
+ * <p>A device is opened (context and protection domain) the first time a connection needs it. Each
+ * slab of the pool is registered once per device in use: when the slab is created with every device
+ * open at that time, and when a device opens with every slab that exists then. A buffer's local key
+ * for a device is then one array read ({@link #lkey}), no lookup and no registration on the data
+ * path. Slabs are deregistered when the pool frees them, before their memory goes.
+ *
+ * <p>Registered memory allows local access only ({@link Access#LOCAL}): the transport moves data
+ * with SEND/RECEIVE, so no peer can ever read or write this memory by key.
+ *
+ * <p>Thread-safe (one lock; used at connection setup and when the pool grows, never per message).
+ */
+final class DeviceTable implements SlabListener, AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(DeviceTable.class.getName());
+    /** Most devices one transport can use at once. */
+    static final int MAX_DEVICES = 16;
+
+    /** One opened device: its context, its protection domain, its index in every registration. */
+    static final class Device {
+        final int index;
+        final Context context;
+        final ProtectionDomain pd;
+        final int port;
+        final PortAttributes portAttributes;
+
+        Device(int index, Context context, ProtectionDomain pd, int port, PortAttributes portAttributes) {
+            this.index = index;
+            this.context = context;
+            this.pd = pd;
+            this.port = port;
+            this.portAttributes = portAttributes;
+        }
+
+        @Override
+        public String toString() {
+            return context.name() + " port " + port;
+        }
+    }
+
+    /** A device and the GID index to use from one local address. */
+    record Choice(Device device, int gidIndex) {
+    }
+
+    /** Application memory registered with every device ({@link RegisteredMemory}). */
+    static final class UserRegion {
+        final long start;
+        final long end;
+        final MemorySegment segment;
+        final MemoryRegion[] regions = new MemoryRegion[MAX_DEVICES];
+        final long[] lkeys = new long[MAX_DEVICES];
+        boolean closed;
+
+        UserRegion(MemorySegment segment) {
+            this.segment = segment;
+            this.start = segment.address();
+            this.end = segment.address() + segment.byteSize();
+            java.util.Arrays.fill(lkeys, -1);
+        }
+    }
+
+    /** What hangs on each slab: its memory region per device, and the local keys for the data path. */
+    static final class Registration {
+        final MemoryRegion[] regions = new MemoryRegion[MAX_DEVICES];
+        final int[] lkeys = new int[MAX_DEVICES];
+    }
+
+    private final RdmaConfig config;
+    private final Device[] devices = new Device[MAX_DEVICES];
+    private int deviceCount;
+    private final List<Slab> slabs = new ArrayList<>();
+    /** Registered application memory; copy-on-write so the data path reads it without a lock. */
+    private volatile UserRegion[] userRegions = new UserRegion[0];
+    private final Map<InetAddress, Choice> choices = new HashMap<>();
+    private boolean closed;
+
+    DeviceTable(RdmaConfig config) {
+        this.config = config;
+    }
+
+    /**
+     * The local key of {@code buffer}'s memory on device {@code deviceIndex}. Allocates nothing.
+     */
+    static int lkey(PooledBuffer buffer, int deviceIndex) {
+        return ((Registration) buffer.slab().registration()).lkeys[deviceIndex];
+    }
+
+    @Override
+    public synchronized void slabCreated(Slab slab) {
+        if (closed) {
+            throw new IllegalStateException("RDMA transport is closed");
+        }
+        Registration r = new Registration();
+        slab.setRegistration(r);
+        try {
+            for (int i = 0; i < deviceCount; i++) {
+                register(slab, r, devices[i]);
+            }
+        } catch (RuntimeException e) {
+            deregister(slab);
+            throw e;
+        }
+        slabs.add(slab);
+    }
+
+    @Override
+    public synchronized void slabFreed(Slab slab) {
+        slabs.remove(slab);
+        deregister(slab);
+    }
+
+    private static void register(Slab slab, Registration r, Device d) {
+        MemoryRegion mr = d.pd.register(slab.segment(), Access.LOCAL);
+        r.regions[d.index] = mr;
+        r.lkeys[d.index] = mr.lkey();
+    }
+
+    private static void deregister(Slab slab) {
+        Registration r = (Registration) slab.registration();
+        if (r == null) {
+            return;
+        }
+        for (int i = 0; i < MAX_DEVICES; i++) {
+            MemoryRegion mr = r.regions[i];
+            if (mr != null) {
+                r.regions[i] = null;
+                try {
+                    mr.close();
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "could not deregister " + mr, e);
+                }
+            }
+        }
+        slab.setRegistration(null);
+    }
+
+    /** Registers application memory with every open device, and with every device opened later. */
+    synchronized UserRegion registerUser(MemorySegment segment) {
+        if (closed) {
+            throw new IllegalStateException("RDMA transport is closed");
+        }
+        if (!segment.isNative() || segment.byteSize() == 0) {
+            throw new IllegalArgumentException("only non-empty native memory can be registered: " + segment);
+        }
+        UserRegion u = new UserRegion(segment);
+        try {
+            for (int i = 0; i < deviceCount; i++) {
+                registerUser(u, devices[i]);
+            }
+        } catch (RuntimeException e) {
+            closeUser(u);
+            throw e;
+        }
+        UserRegion[] old = userRegions;
+        UserRegion[] copy = java.util.Arrays.copyOf(old, old.length + 1);
+        copy[old.length] = u;
+        userRegions = copy;
+        return u;
+    }
+
+    private static void registerUser(UserRegion u, Device d) {
+        MemoryRegion mr = d.pd.register(u.segment, Access.LOCAL);
+        u.regions[d.index] = mr;
+        u.lkeys[d.index] = Integer.toUnsignedLong(mr.lkey());
+    }
+
+    synchronized void deregisterUser(UserRegion u) {
+        if (u.closed) {
+            return;
+        }
+        userRegions = java.util.Arrays.stream(userRegions).filter(r -> r != u).toArray(UserRegion[]::new);
+        closeUser(u);
+    }
+
+    private static void closeUser(UserRegion u) {
+        u.closed = true;
+        for (int i = 0; i < MAX_DEVICES; i++) {
+            MemoryRegion mr = u.regions[i];
+            if (mr != null) {
+                u.regions[i] = null;
+                u.lkeys[i] = -1;
+                try {
+                    mr.close();
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "could not deregister " + mr, e);
+                }
+            }
+        }
+    }
+
+    /**
+     * The local key under which {@code [address, address + length)} is registered on device
+     * {@code deviceIndex}, or -1 when no application registration covers it. Lock-free; allocates
+     * nothing.
+     */
+    long userLkey(long address, long length, int deviceIndex) {
+        UserRegion[] rs = userRegions;
+        for (UserRegion r : rs) {
+            if (address >= r.start && address + length <= r.end) {
+                return r.lkeys[deviceIndex];
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * The device (opened if needed) and GID index for connections from {@code local}: the configured
+     * device, or the one with a RoCE v2 GID for that address; the configured GID index, or that GID's.
+     *
+     * @throws IOException naming the address and what was found, when no device fits
+     */
+    synchronized Choice choose(InetAddress local) throws IOException {
+        if (closed) {
+            throw new IOException("RDMA transport is closed");
+        }
+        Choice c = choices.get(local);
+        if (c != null) {
+            return c;
+        }
+        c = config.device() != null ? chooseNamed(config.device(), local) : chooseByAddress(local);
+        choices.put(local, c);
+        LOG.log(System.Logger.Level.DEBUG, "connections from {0} use {1}, GID index {2}", local.getHostAddress(),
+                c.device(), c.gidIndex());
+        return c;
+    }
+
+    private Choice chooseNamed(String name, InetAddress local) throws IOException {
+        Device d = device(name);
+        if (config.gidIndex() != RdmaConfig.AUTO_GID_INDEX) {
+            return new Choice(d, config.gidIndex());
+        }
+        if (!d.portAttributes.isEthernet()) {
+            return new Choice(d, 0); // InfiniBand: GID 0 is the port GID
+        }
+        try {
+            return new Choice(d, d.context.gidFor(d.port, local).index());
+        } catch (IllegalArgumentException e) {
+            throw new IOException("device " + name + " cannot send from " + local.getHostAddress() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private Choice chooseByAddress(InetAddress local) throws IOException {
+        Gid wanted = Gid.of(local);
+        for (int i = 0; i < deviceCount; i++) {
+            int gid = gidIndexOf(devices[i].context, devices[i].port, wanted);
+            if (gid >= 0) {
+                return new Choice(devices[i], config.gidIndex() != RdmaConfig.AUTO_GID_INDEX ? config.gidIndex() : gid);
+            }
+        }
+        List<DeviceInfo> all = Verbs.devices();
+        StringBuilder seen = new StringBuilder();
+        for (DeviceInfo info : all) {
+            if (find(info.name()) != null) {
+                continue;
+            }
+            int gid;
+            try (Context ctx = Context.open(info.name())) {
+                gid = gidIndexOf(ctx, config.port(), wanted);
+            } catch (RuntimeException e) {
+                seen.append(' ').append(info.name()).append(" (").append(e.getMessage()).append(')');
+                continue;
+            }
+            if (gid >= 0) {
+                Device d = device(info.name());
+                return new Choice(d, config.gidIndex() != RdmaConfig.AUTO_GID_INDEX ? config.gidIndex() : gid);
+            }
+            seen.append(' ').append(info.name());
+        }
+        throw new IOException("no RDMA device has a RoCE v2 GID for the local address " + local.getHostAddress()
+                + " (devices:" + (all.isEmpty() ? " none" : seen.toString()) + "); name one with RdmaConfig.device");
+    }
+
+    private static int gidIndexOf(Context ctx, int port, Gid wanted) {
+        for (GidEntry e : ctx.gidTable(port)) {
+            if (e.type() == GidType.ROCE_V2 && e.gid().equals(wanted)) {
+                return e.index();
+            }
+        }
+        return -1;
+    }
+
+    private Device find(String name) {
+        for (int i = 0; i < deviceCount; i++) {
+            if (devices[i].context.name().equals(name)) {
+                return devices[i];
+            }
+        }
+        return null;
+    }
+
+    /** Opens {@code name} (once) and registers every existing slab with it. */
+    private Device device(String name) throws IOException {
+        Device d = find(name);
+        if (d != null) {
+            return d;
+        }
+        if (deviceCount == MAX_DEVICES) {
+            throw new IOException("an RDMA transport uses at most " + MAX_DEVICES + " devices");
+        }
+        Context ctx;
+        try {
+            ctx = Context.open(name);
+        } catch (RuntimeException e) {
+            throw new IOException("cannot open RDMA device " + name + ": " + e.getMessage(), e);
+        }
+        ProtectionDomain pd = null;
+        try {
+            PortAttributes port = ctx.queryPort(config.port());
+            if (!port.isActive()) {
+                throw new IOException("RDMA device " + name + " port " + config.port() + " is " + port.state()
+                        + ", not ACTIVE");
+            }
+            pd = ctx.allocateProtectionDomain();
+            d = new Device(deviceCount, ctx, pd, config.port(), port);
+            for (Slab s : slabs) {
+                register(s, (Registration) s.registration(), d);
+            }
+            for (UserRegion u : userRegions) {
+                registerUser(u, d);
+            }
+        } catch (IOException | RuntimeException e) {
+            if (d != null) {
+                for (Slab s : slabs) {
+                    Registration r = (Registration) s.registration();
+                    MemoryRegion mr = r.regions[d.index];
+                    if (mr != null) {
+                        r.regions[d.index] = null;
+                        mr.close();
+                    }
+                }
+                for (UserRegion u : userRegions) {
+                    MemoryRegion mr = u.regions[d.index];
+                    if (mr != null) {
+                        u.regions[d.index] = null;
+                        u.lkeys[d.index] = -1;
+                        mr.close();
+                    }
+                }
+            }
+            if (pd != null) {
+                pd.close();
+            }
+            ctx.close();
+            if (e instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException("cannot use RDMA device " + name + ": " + e.getMessage(), e);
+        }
+        devices[deviceCount++] = d;
+        LOG.log(System.Logger.Level.DEBUG, "opened RDMA device {0}", d);
+        return d;
+    }
+
+    /** @return the devices opened so far */
+    synchronized List<Device> opened() {
+        List<Device> l = new ArrayList<>();
+        for (int i = 0; i < deviceCount; i++) {
+            l.add(devices[i]);
+        }
+        return l;
+    }
+
+    /**
+     * Closes the protection domains and contexts, newest first. Call after the buffer pool closed
+     * (which deregistered every slab) and after every queue pair and completion queue is gone.
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (Slab s : new ArrayList<>(slabs)) {
+            deregister(s); // only if the pool was not closed first
+        }
+        slabs.clear();
+        for (UserRegion u : userRegions) {
+            closeUser(u);
+        }
+        userRegions = new UserRegion[0];
+        for (int i = deviceCount - 1; i >= 0; i--) {
+            Device d = devices[i];
+            devices[i] = null;
+            try {
+                d.pd.close();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "could not close the protection domain of " + d, e);
+            }
+            try {
+                d.context.close();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "could not close " + d, e);
+            }
+        }
+        deviceCount = 0;
+    }
+}

@@ -1,0 +1,553 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import dev.rdmarpc.ibverbs.verbs.CompletionChannel;
+import dev.rdmarpc.ibverbs.verbs.CompletionQueue;
+import dev.rdmarpc.ibverbs.verbs.WorkCompletions;
+import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.transport.FrameHandler;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One RDMA I/O thread: it owns a send and a receive completion queue per device it serves (with
+ * their completion channel), the connections assigned to it, and delivers every event of those
+ * connections, one at a time.
+ *
+ * <p>Each iteration polls the completion queues (up to {@value #POLL_BATCH} completions at a time)
+ * and dispatches each completion by its work request id to its connection, runs tasks from other
+ * threads, posts what handlers committed during the iteration ({@link #scheduleFlush}), and ticks
+ * the connections. Then, by completion mode: BUSY_POLL goes round again; EVENT arms the receive
+ * queues for solicited completions only (the last message of each burst), arms the send queues only
+ * when a connection waits for its window, polls once more (nothing slips between poll and arm) and
+ * sleeps in {@code poll(2)} on the channels and an eventfd; HYBRID spins for a while first.
+ *
+ * <p>A work request id is {@code generation:16 | table index:24 | kind:2 | slot:22}: the table slot
+ * of a closed connection can be reused at once, because completions still in flight for the old
+ * one carry an older generation and are dropped.
+ */
+final class RdmaLoop implements Runnable {
+    private static final System.Logger LOG = System.getLogger(RdmaLoop.class.getName());
+    static final int POLL_BATCH = 32;
+    static final int KIND_DATA = 0;
+    static final int KIND_CREDIT = 1;
+    static final int KIND_RECV = 2;
+    static final long KIND_DATA_BITS = (long) KIND_DATA << 22;
+    static final long KIND_CREDIT_BITS = (long) KIND_CREDIT << 22;
+    static final long KIND_RECV_BITS = (long) KIND_RECV << 22;
+    private static final int MAX_CONNECTIONS = 1 << 24;
+
+    /** The completion queues of one device on this loop, and how much of them connections reserved. */
+    static final class LoopDevice {
+        final DeviceTable.Device device;
+        final CompletionChannel channel;
+        final CompletionQueue sendCq;
+        final CompletionQueue recvCq;
+        int recvReserved;
+        int sendReserved;
+        boolean recvArmed;
+        boolean sendArmed;
+
+        LoopDevice(DeviceTable.Device device, CompletionChannel channel, CompletionQueue sendCq, CompletionQueue recvCq) {
+            this.device = device;
+            this.channel = channel;
+            this.sendCq = sendCq;
+            this.recvCq = recvCq;
+        }
+    }
+
+    final RdmaTransport transport;
+    final RdmaConfig config;
+    final RdmaMetrics metrics;
+    final BufferPool pool;
+    private final Thread thread;
+    private final Wakeup wakeup;
+    private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean awake = new AtomicBoolean(true);
+    private volatile boolean running = true;
+    private final long tickNanos;
+    private final long spinNanos;
+    private final RdmaConfig.CompletionMode mode;
+
+    // devices: created by setup threads under this lock; the loop learns of them through attach tasks
+    private final LoopDevice[] devices = new LoopDevice[DeviceTable.MAX_DEVICES];
+    private final Object setupLock = new Object();
+
+    // connection table: indexes reserved under setupLock, slots filled and read on the loop thread
+    private volatile RdmaConnection[] table = new RdmaConnection[64];
+    private int[] generations = new int[64];
+    private boolean[] reserved = new boolean[64];
+
+    // loop-thread state
+    private final WorkCompletions wc;
+    private final LoopDevice[] active = new LoopDevice[DeviceTable.MAX_DEVICES];
+    private int activeCount;
+    private final int[] fds = new int[DeviceTable.MAX_DEVICES];
+    private final boolean[] ready = new boolean[DeviceTable.MAX_DEVICES];
+    private final List<RdmaConnection> connections = new ArrayList<>();
+    private final List<RdmaConnection> drainingList = new ArrayList<>();
+    private RdmaConnection[] flushList = new RdmaConnection[16];
+    private int flushCount;
+    private long nextTick;
+    private long lastActivity;
+
+    RdmaLoop(RdmaTransport transport, String name) {
+        this.transport = transport;
+        this.config = transport.rdmaConfig();
+        this.metrics = transport.metrics();
+        this.pool = transport.bufferPool();
+        this.tickNanos = config.tickInterval().toNanos();
+        this.spinNanos = config.hybridSpin().toNanos();
+        this.mode = config.completionMode();
+        this.wakeup = new Wakeup();
+        this.wc = new WorkCompletions(POLL_BATCH);
+        this.thread = new Thread(this, name);
+        this.thread.setDaemon(false);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    static long wrIdBase(int index, int generation) {
+        return ((long) (generation & 0xFFFF) << 48) | ((long) index << 24);
+    }
+
+    boolean inLoop() {
+        return Thread.currentThread() == thread;
+    }
+
+    // ================================================================== setup (any thread)
+
+    /**
+     * The completion queues for {@code device} on this loop (created on first use) with room
+     * reserved for one more connection.
+     *
+     * @return the loop device, or null when its completion queues are full
+     */
+    LoopDevice reserve(DeviceTable.Device device, int recvEntries, int sendEntries) {
+        synchronized (setupLock) {
+            LoopDevice ld = devices[device.index];
+            if (ld == null) {
+                CompletionChannel ch = device.context.createCompletionChannel();
+                CompletionQueue send = null;
+                try {
+                    send = device.context.createCompletionQueue(config.completionQueueSize(), ch, 0);
+                    CompletionQueue recv = device.context.createCompletionQueue(config.completionQueueSize(), ch, 0);
+                    ld = new LoopDevice(device, ch, send, recv);
+                } catch (RuntimeException e) {
+                    if (send != null) {
+                        send.close();
+                    }
+                    ch.close();
+                    throw e;
+                }
+                devices[device.index] = ld;
+            }
+            if (ld.recvReserved + recvEntries > ld.recvCq.capacity() || ld.sendReserved + sendEntries > ld.sendCq.capacity()) {
+                return null;
+            }
+            ld.recvReserved += recvEntries;
+            ld.sendReserved += sendEntries;
+            return ld;
+        }
+    }
+
+    void release(LoopDevice ld, int recvEntries, int sendEntries) {
+        synchronized (setupLock) {
+            ld.recvReserved -= recvEntries;
+            ld.sendReserved -= sendEntries;
+        }
+    }
+
+    /** @return connections' completion queue entries reserved on this loop (a load measure) */
+    int load() {
+        synchronized (setupLock) {
+            int n = 0;
+            for (LoopDevice ld : devices) {
+                if (ld != null) {
+                    n += ld.recvReserved;
+                }
+            }
+            return n;
+        }
+    }
+
+    int reserveIndex() {
+        synchronized (setupLock) {
+            for (int i = 0; i < reserved.length; i++) {
+                if (!reserved[i]) {
+                    return take(i);
+                }
+            }
+            int n = reserved.length;
+            if (n * 2 > MAX_CONNECTIONS) {
+                throw new IllegalStateException("too many connections on one RDMA I/O thread");
+            }
+            reserved = Arrays.copyOf(reserved, n * 2);
+            generations = Arrays.copyOf(generations, n * 2);
+            RdmaConnection[] t = Arrays.copyOf(table, n * 2);
+            table = t; // a larger table; the loop reads it only after an attach task (happens-after)
+            return take(n);
+        }
+    }
+
+    private int take(int i) {
+        reserved[i] = true;
+        generations[i] = (generations[i] + 1) & 0xFFFF;
+        return i;
+    }
+
+    int generation(int index) {
+        synchronized (setupLock) {
+            return generations[index];
+        }
+    }
+
+    void releaseIndex(int index) {
+        synchronized (setupLock) {
+            reserved[index] = false;
+        }
+    }
+
+    /**
+     * Hands a connected connection to the loop and its frames to {@code handler}; runs on the loop.
+     * Its receives were posted already; no completion can come before the peer learns our QP.
+     */
+    void attach(RdmaConnection c, FrameHandler handler) {
+        RdmaConnection[] t;
+        synchronized (setupLock) {
+            t = table;
+        }
+        t[c.tableIndex()] = c;
+        connections.add(c);
+        LoopDevice ld = c.loopDevice;
+        boolean known = false;
+        for (int i = 0; i < activeCount; i++) {
+            known |= active[i] == ld;
+        }
+        if (!known) {
+            active[activeCount] = ld;
+            fds[activeCount] = ld.channel.fd();
+            activeCount++;
+        }
+        c.attached(handler);
+    }
+
+    /** The connection was destroyed; its table slot is free again (loop thread). */
+    void detach(RdmaConnection c) {
+        RdmaConnection[] t;
+        synchronized (setupLock) {
+            t = table;
+            if (t[c.tableIndex()] == c) {
+                t[c.tableIndex()] = null;
+            }
+            reserved[c.tableIndex()] = false;
+        }
+        connections.remove(c);
+    }
+
+    // ================================================================== cross-thread
+
+    /** Runs {@code task} on the loop (now, when called on it). */
+    void execute(Runnable task) {
+        if (inLoop()) {
+            task.run();
+            return;
+        }
+        tasks.add(task);
+        wakeup();
+    }
+
+    /** Wakes the loop if it sleeps. */
+    void wakeup() {
+        if (awake.compareAndSet(false, true) && running) {
+            wakeup.wake();
+        }
+    }
+
+    /** Posts {@code c}'s committed frames at the end of this iteration (loop thread). */
+    void scheduleFlush(RdmaConnection c) {
+        if (c.flushScheduled) {
+            return;
+        }
+        c.flushScheduled = true;
+        if (flushCount == flushList.length) {
+            flushList = Arrays.copyOf(flushList, flushCount * 2);
+        }
+        flushList[flushCount++] = c;
+    }
+
+    /** Lines describing this loop and its connections, gathered on the loop. */
+    String diagnostics() {
+        java.util.concurrent.CompletableFuture<String> f = new java.util.concurrent.CompletableFuture<>();
+        execute(() -> {
+            StringBuilder sb = new StringBuilder(thread.getName()).append(": ").append(connections.size())
+                    .append(" connections, ").append(drainingList.size()).append(" draining");
+            for (int i = 0; i < activeCount; i++) {
+                sb.append(", ").append(active[i].device).append(" recvArmed ").append(active[i].recvArmed)
+                        .append(" sendArmed ").append(active[i].sendArmed);
+            }
+            for (RdmaConnection c : connections) {
+                sb.append("\n  ").append(c.diagnostics());
+            }
+            f.complete(sb.toString());
+        });
+        try {
+            return f.get(5, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (Exception e) {
+            return thread.getName() + ": no answer (" + e + ")";
+        }
+    }
+
+    /** {@code c} closed; destroy it once its posted work requests have been flushed (loop thread). */
+    void draining(RdmaConnection c) {
+        drainingList.add(c);
+    }
+
+    void shutdown() {
+        running = false;
+        wakeup.wake();
+    }
+
+    void join(long millis) throws InterruptedException {
+        if (!inLoop()) {
+            thread.join(millis);
+        }
+    }
+
+    boolean isAlive() {
+        return thread.isAlive();
+    }
+
+    // ================================================================== the loop
+
+    @Override
+    public void run() {
+        nextTick = System.nanoTime() + tickNanos;
+        lastActivity = System.nanoTime();
+        try {
+            while (running) {
+                try {
+                    iterate();
+                } catch (Throwable t) {
+                    LOG.log(System.Logger.Level.ERROR, "RDMA I/O thread " + thread.getName() + " caught an unexpected error", t);
+                }
+            }
+        } finally {
+            closeAll();
+        }
+    }
+
+    private void iterate() {
+        int n = pollAll();
+        runTasks();
+        flushAll();
+        long now = System.nanoTime();
+        if (now - nextTick >= 0) {
+            nextTick = now + tickNanos;
+            for (int i = connections.size() - 1; i >= 0; i--) {
+                if (i < connections.size()) {
+                    connections.get(i).tick(now);
+                }
+            }
+            reapDrained(now);
+            flushAll();
+        }
+        if (n > 0 || !tasks.isEmpty()) {
+            lastActivity = now;
+            return;
+        }
+        if (mode == RdmaConfig.CompletionMode.BUSY_POLL
+                || (mode == RdmaConfig.CompletionMode.HYBRID && now - lastActivity < spinNanos)) {
+            Thread.onSpinWait();
+            return;
+        }
+        sleep(now);
+    }
+
+    private void sleep(long now) {
+        for (int i = 0; i < activeCount; i++) {
+            LoopDevice ld = active[i];
+            if (!ld.recvArmed) {
+                ld.recvCq.requestNotify(true);
+                ld.recvArmed = true;
+            }
+            if (!ld.sendArmed && needsSendEvents(ld)) {
+                ld.sendCq.requestNotify(false);
+                ld.sendArmed = true;
+            }
+        }
+        awake.set(false);
+        if (!tasks.isEmpty() || !running || pollAll() > 0 || flushCount > 0) {
+            awake.set(true);
+            lastActivity = System.nanoTime();
+            flushAll();
+            return;
+        }
+        int timeout = (int) Math.max(1, Math.min(1000, (nextTick - now) / 1_000_000L));
+        wakeup.await(fds, activeCount, timeout, ready);
+        awake.set(true);
+        metrics.wakeups.increment();
+        for (int i = 0; i < activeCount; i++) {
+            if (ready[i]) {
+                LoopDevice ld = active[i];
+                CompletionQueue fired;
+                while ((fired = ld.channel.awaitEvent(0)) != null) {
+                    if (fired == ld.recvCq) {
+                        ld.recvArmed = false;
+                    } else if (fired == ld.sendCq) {
+                        ld.sendArmed = false;
+                    }
+                }
+            }
+        }
+        lastActivity = System.nanoTime();
+    }
+
+    private boolean needsSendEvents(LoopDevice ld) {
+        for (int i = 0; i < connections.size(); i++) {
+            RdmaConnection c = connections.get(i);
+            if (c.loopDevice == ld && c.needsSendEvents()) {
+                return true;
+            }
+        }
+        for (int i = 0; i < drainingList.size(); i++) {
+            if (drainingList.get(i).loopDevice == ld) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private int pollAll() {
+        int total = 0;
+        for (int d = 0; d < activeCount; d++) {
+            LoopDevice ld = active[d];
+            total += drain(ld.recvCq); // receives first: an error there is the cause of flushed sends
+            total += drain(ld.sendCq);
+        }
+        return total;
+    }
+
+    private int drain(CompletionQueue cq) {
+        int total = 0;
+        int n;
+        do {
+            n = cq.poll(wc, POLL_BATCH);
+            for (int i = 0; i < n; i++) {
+                dispatch(i);
+            }
+            total += n;
+        } while (n == POLL_BATCH);
+        return total;
+    }
+
+    private void dispatch(int i) {
+        long id = wc.wrId(i);
+        int index = (int) (id >>> 24) & 0xFFFFFF;
+        int generation = (int) (id >>> 48) & 0xFFFF;
+        RdmaConnection[] t = table;
+        if (index >= t.length) {
+            synchronized (setupLock) {
+                t = table;
+            }
+        }
+        RdmaConnection c = index < t.length ? t[index] : null;
+        if (c == null || c.generationMismatch(generation)) {
+            return; // a completion of a connection already destroyed
+        }
+        int kind = (int) (id >>> 22) & 3;
+        int slot = (int) (id & 0x3FFFFF);
+        if (kind == KIND_RECV) {
+            c.onReceive(slot, wc, i);
+        } else {
+            c.onSend(kind, slot, wc, i);
+        }
+    }
+
+    private void runTasks() {
+        Runnable r;
+        int budget = 1024;
+        while (budget-- > 0 && (r = tasks.poll()) != null) {
+            try {
+                r.run();
+            } catch (Throwable t) {
+                LOG.log(System.Logger.Level.ERROR, "RDMA I/O task failed", t);
+            }
+        }
+    }
+
+    private void flushAll() {
+        while (flushCount > 0) {
+            int n = flushCount;
+            flushCount = 0;
+            for (int i = 0; i < n; i++) {
+                RdmaConnection c = flushList[i];
+                flushList[i] = null;
+                try {
+                    c.flushFromLoop();
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.ERROR, "posting on " + c + " failed", e);
+                    c.closeNow(e);
+                }
+            }
+        }
+    }
+
+    private void reapDrained(long now) {
+        for (int i = drainingList.size() - 1; i >= 0; i--) {
+            RdmaConnection c = drainingList.get(i);
+            boolean done = c.drained();
+            if (done || c.drainExpired(now)) {
+                if (!done) {
+                    LOG.log(System.Logger.Level.DEBUG, "{0}: flushed completions did not all arrive; destroying anyway", c);
+                }
+                drainingList.remove(i);
+                c.destroy();
+            }
+        }
+    }
+
+    private void closeAll() {
+        runTasks();
+        for (RdmaConnection c : new ArrayList<>(connections)) {
+            c.closeNow(null);
+        }
+        long deadline = System.nanoTime() + 2_000_000_000L;
+        while (!drainingList.isEmpty() && System.nanoTime() - deadline < 0) {
+            pollAll();
+            runTasks();
+            reapDrained(System.nanoTime());
+            if (!drainingList.isEmpty()) {
+                Thread.onSpinWait();
+            }
+        }
+        for (RdmaConnection c : new ArrayList<>(drainingList)) {
+            c.destroy();
+        }
+        drainingList.clear();
+        pollAll(); // whatever is left names destroyed connections: dropped
+        synchronized (setupLock) {
+            for (int i = devices.length - 1; i >= 0; i--) {
+                LoopDevice ld = devices[i];
+                if (ld == null) {
+                    continue;
+                }
+                devices[i] = null;
+                try {
+                    ld.recvCq.close();
+                    ld.sendCq.close();
+                    ld.channel.close();
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "could not close the completion queues of " + ld.device, e);
+                }
+            }
+        }
+        wc.close();
+        wakeup.close();
+    }
+}

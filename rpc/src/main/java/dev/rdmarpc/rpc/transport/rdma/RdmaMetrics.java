@@ -1,0 +1,106 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Counters of an {@link RdmaTransport}, readable from code at any time (all thread-safe; each is a
+ * sum over the transport's connections since it was created).
+ */
+public final class RdmaMetrics {
+    final LongAdder messagesSent = new LongAdder();
+    final LongAdder messagesReceived = new LongAdder();
+    final LongAdder creditOnlySent = new LongAdder();
+    final LongAdder inlineSent = new LongAdder();
+    final LongAdder completionErrors = new LongAdder();
+    final LongAdder rnrErrors = new LongAdder();
+    final LongAdder retryErrors = new LongAdder();
+    final LongAdder windowStalls = new LongAdder();
+    final LongAdder creditStalls = new LongAdder();
+    final LongAdder receiveGrowths = new LongAdder();
+    final LongAdder connectionsRefused = new LongAdder();
+    final LongAdder tcpFallbackConnections = new LongAdder();
+    final LongAdder wakeups = new LongAdder();
+    final LongAdder zeroCopyBytes = new LongAdder();
+
+    RdmaMetrics() {
+    }
+
+    /** @return SEND work requests posted with data (a message carries one or more frames, or part of one) */
+    public long messagesSent() {
+        return messagesSent.sum();
+    }
+
+    /** @return data messages received */
+    public long messagesReceived() {
+        return messagesReceived.sum();
+    }
+
+    /** @return credit-only messages sent (credits going back while no data was leaving) */
+    public long creditOnlySent() {
+        return creditOnlySent.sum();
+    }
+
+    /** @return data messages sent inline */
+    public long inlineSent() {
+        return inlineSent.sum();
+    }
+
+    /** @return work completions with an error status other than a flush (each also a JFR event) */
+    public long completionErrors() {
+        return completionErrors.sum();
+    }
+
+    /** @return completions with status RNR_RETRY_EXC_ERR: a SEND found no receive posted (should stay 0) */
+    public long rnrErrors() {
+        return rnrErrors.sum();
+    }
+
+    /** @return completions with status RETRY_EXC_ERR: the peer stopped acknowledging (gone) */
+    public long retryErrors() {
+        return retryErrors.sum();
+    }
+
+    /** @return times committed frames had to wait for the send window */
+    public long windowStalls() {
+        return windowStalls.sum();
+    }
+
+    /** @return times committed frames had to wait for credits from the peer */
+    public long creditStalls() {
+        return creditStalls.sum();
+    }
+
+    /** @return times a connection grew its receive queue because its peer ran out of credits */
+    public long receiveGrowths() {
+        return receiveGrowths.sum();
+    }
+
+    /** @return RDMA connections refused (pool high-water mark, no device, bad hello) */
+    public long connectionsRefused() {
+        return connectionsRefused.sum();
+    }
+
+    /** @return connections accepted from plain TCP clients by an RDMA server */
+    public long tcpConnections() {
+        return tcpFallbackConnections.sum();
+    }
+
+    /** @return attachment bytes sent straight from registered application memory, without a copy */
+    public long zeroCopyBytes() {
+        return zeroCopyBytes.sum();
+    }
+
+    /** @return times an I/O thread woke from sleep (event mode) */
+    public long wakeups() {
+        return wakeups.sum();
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaMetrics[sent=" + messagesSent() + ", received=" + messagesReceived() + ", creditOnly=" + creditOnlySent()
+                + ", inline=" + inlineSent() + ", errors=" + completionErrors() + ", rnr=" + rnrErrors() + ", retry="
+                + retryErrors() + ", windowStalls=" + windowStalls() + ", creditStalls=" + creditStalls() + ", growths="
+                + receiveGrowths() + ", refused=" + connectionsRefused() + ", tcp=" + tcpConnections() + ", wakeups="
+                + wakeups() + ", zeroCopyBytes=" + zeroCopyBytes() + "]";
+    }
+}

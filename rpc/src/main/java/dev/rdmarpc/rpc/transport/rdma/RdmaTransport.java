@@ -1,0 +1,538 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import dev.rdmarpc.ibverbs.Ibverbs;
+import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.transport.Acceptor;
+import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.ProtocolException;
+import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
+import dev.rdmarpc.rpc.transport.ServerEndpoint;
+import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The RDMA {@link Transport}: reliable-connected queue pairs set up by a hello exchanged on a TCP
+ * connection to the RPC's own port, then frames carried by SEND/RECEIVE through a registered buffer
+ * pool, with credit-based flow control. See {@code docs/rdma.md} for the protocol and the choices.
+ *
+ * <p>A listening RDMA transport answers plain TCP clients too: a connection whose first frame is
+ * not an RDMA hello stays a TCP connection and is served as such. The TCP connection of an RDMA
+ * connection stays open beside it as the liveness channel: when it closes (the peer process died,
+ * the host is gone and keepalive noticed), the RDMA connection closes and every pending call fails.
+ *
+ * <p>Creating one loads libibverbs (and fails with {@code VerbsUnavailableException} when it
+ * cannot); devices are opened when the first connection needs them. Ownership: the creator closes
+ * it; closing closes every connection and listener, stops the threads, deregisters and frees the
+ * pool, closes the devices. Thread-safe.
+ */
+public final class RdmaTransport implements Transport {
+    private static final System.Logger LOG = System.getLogger(RdmaTransport.class.getName());
+
+    private final RdmaConfig config;
+    private final RdmaMetrics metrics = new RdmaMetrics();
+    private final DeviceTable devices;
+    private final BufferPool pool;
+    private final TcpTransport tcp;
+    private final RdmaLoop[] loops;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private RdmaTransport(RdmaConfig config) {
+        this.config = config;
+        if (config.sharedReceiveQueue()) {
+            throw new UnsupportedOperationException("RdmaConfig.sharedReceiveQueue(true) is not implemented yet:"
+                    + " every connection has its own receive queue (see docs/rdma.md)");
+        }
+        Ibverbs.ensureAvailability();
+        this.devices = new DeviceTable(config);
+        this.pool = BufferPool.create(new BufferPool.Config().chunkSize(config.chunkSize()).slabSize(config.slabBytes())
+                .maxPooledBytes(config.poolBytes()).maxLargeBytes(config.poolBytes()).slabListener(devices));
+        TcpTransport t = null;
+        RdmaLoop[] l = new RdmaLoop[config.ioThreads()];
+        try {
+            t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tickInterval(config.tickInterval())
+                    .threadNamePrefix(config.threadNamePrefix() + "-tcp")
+                    .bufferPool(new BufferPool.Config().chunkSize(16 * 1024).slabSize(256 * 1024)));
+            for (int i = 0; i < l.length; i++) {
+                l[i] = new RdmaLoop(this, config.threadNamePrefix() + "-" + i);
+            }
+        } catch (RuntimeException | Error e) {
+            if (t != null) {
+                t.close();
+            }
+            pool.close();
+            devices.close();
+            throw e;
+        }
+        this.tcp = t;
+        this.loops = l;
+        for (RdmaLoop loop : loops) {
+            loop.start();
+        }
+    }
+
+    /**
+     * Creates a transport and starts its threads (non-daemon).
+     *
+     * @param config settings, validated here
+     * @return a started transport the caller owns
+     * @throws IllegalArgumentException                          for an invalid setting
+     * @throws dev.rdmarpc.ibverbs.VerbsUnavailableException when libibverbs cannot be loaded
+     */
+    public static RdmaTransport create(RdmaConfig config) {
+        return new RdmaTransport(config.copy().conclude());
+    }
+
+    @Override
+    public String name() {
+        return "rdma";
+    }
+
+    /** @return the registered pool every RDMA buffer comes from */
+    @Override
+    public BufferPool bufferPool() {
+        return pool;
+    }
+
+    /** @return the transport's counters */
+    public RdmaMetrics metrics() {
+        return metrics;
+    }
+
+    /** @return the (validated) settings */
+    public RdmaConfig config() {
+        return config.copy();
+    }
+
+    /**
+     * Registers application memory with every device this transport uses (now and later), so that
+     * request attachments inside it travel without a copy (see {@link RegisteredMemory}).
+     *
+     * @param memory native memory the caller owns and keeps alive until the registration is closed
+     * @return the registration, owned by the caller
+     * @throws IllegalArgumentException for heap or empty memory
+     * @throws IllegalStateException    when the transport is closed
+     */
+    public RegisteredMemory register(MemorySegment memory) {
+        return new RegisteredMemory(devices, memory, devices.registerUser(memory));
+    }
+
+    /** The state of every I/O thread and connection, for diagnostics and tests. */
+    String diagnostics() {
+        StringBuilder sb = new StringBuilder(metrics.toString());
+        for (RdmaLoop l : loops) {
+            sb.append('\n').append(l.diagnostics());
+        }
+        return sb.toString();
+    }
+
+    DeviceTable devices() {
+        return devices;
+    }
+
+    RdmaConfig rdmaConfig() {
+        return config;
+    }
+
+    /** @return registered bytes handed out now (chunks and large buffers) */
+    long bytesInUse() {
+        return (long) pool.chunksInUse() * pool.chunkSize() + pool.largeBytesInUse();
+    }
+
+    private long bytesPerConnection() {
+        return (long) (config.receiveQueueDepth() + RdmaConfig.RESERVED_RECEIVES) * pool.chunkSize();
+    }
+
+    private void ensureOpen() throws IOException {
+        if (closed.get()) {
+            throw new IOException("RDMA transport is closed");
+        }
+    }
+
+    private static void checkMaxFrame(int maxFrameLength) {
+        if (maxFrameLength < FrameDescriptor.HEADER_LENGTH || maxFrameLength > FrameDescriptor.MAX_FRAME_LENGTH_LIMIT) {
+            throw new IllegalArgumentException("maxFrameLength must be in [" + FrameDescriptor.HEADER_LENGTH + ", "
+                    + FrameDescriptor.MAX_FRAME_LENGTH_LIMIT + "]: " + maxFrameLength);
+        }
+    }
+
+    /** Why a new connection cannot have its buffers now, or null when it can. */
+    private String poolRefusal(String side) {
+        long inUse = bytesInUse();
+        long need = bytesPerConnection();
+        if (inUse + need <= config.poolHighWaterMark()) {
+            return null;
+        }
+        return "RDMA buffer pool high-water mark reached on the " + side + ": " + inUse + " bytes in use, a connection needs "
+                + need + ", the mark is " + config.poolHighWaterMark() + " of " + config.poolBytes()
+                + " (existing connections keep working; raise RdmaConfig.poolHighWaterMark or poolBytes)";
+    }
+
+    private RdmaLoop pickLoop() {
+        RdmaLoop best = loops[0];
+        int bestLoad = best.load();
+        for (int i = 1; i < loops.length; i++) {
+            int l = loops[i].load();
+            if (l < bestLoad) {
+                best = loops[i];
+                bestLoad = l;
+            }
+        }
+        return best;
+    }
+
+    private int recvEntries() {
+        return config.maxReceiveQueueDepth() + RdmaConfig.RESERVED_RECEIVES;
+    }
+
+    private int sendEntries() {
+        return config.sendWindow() + 2;
+    }
+
+    /** A connection for {@code tcpConnection}: device chosen, completion queue room reserved, QP in INIT. */
+    private RdmaConnection newConnection(Connection tcpConnection, int maxFrameLength, boolean serverSide)
+            throws IOException {
+        DeviceTable.Choice choice = devices.choose(tcpConnection.localAddress().getAddress());
+        RdmaLoop loop = pickLoop();
+        RdmaLoop.LoopDevice ld;
+        try {
+            ld = loop.reserve(choice.device(), recvEntries(), sendEntries());
+        } catch (RuntimeException e) {
+            throw new IOException("cannot create completion queues on " + choice.device() + ": " + e.getMessage(), e);
+        }
+        if (ld == null) {
+            throw new ResourceExhaustedException("the completion queues of the RDMA I/O thread are full ("
+                    + config.completionQueueSize() + " entries; raise RdmaConfig.completionQueueSize or ioThreads)");
+        }
+        return new RdmaConnection(loop, ld, choice.gidIndex(), tcpConnection, maxFrameLength, recvEntries(), sendEntries(),
+                serverSide);
+    }
+
+    // ================================================================== server side
+
+    @Override
+    public ServerEndpoint listen(InetSocketAddress address, int maxFrameLength, Acceptor acceptor) throws IOException {
+        Objects.requireNonNull(address, "address");
+        Objects.requireNonNull(acceptor, "acceptor");
+        checkMaxFrame(maxFrameLength);
+        ensureOpen();
+        return tcp.listen(address, maxFrameLength, c -> new ServerSide(c, maxFrameLength, acceptor));
+    }
+
+    /**
+     * The first frame decides: an RDMA hello makes it an RDMA connection (this TCP connection then
+     * only watches liveness); anything else makes it a plain TCP connection served by the acceptor's
+     * handler, which gets every frame from then on. Runs on the TCP I/O thread.
+     */
+    private final class ServerSide implements FrameHandler {
+        private final Connection tcpConnection;
+        private final int maxFrameLength;
+        private final Acceptor acceptor;
+        private FrameHandler tcpHandler;
+        private volatile RdmaConnection rdma;
+        private boolean helloSeen;
+
+        ServerSide(Connection tcpConnection, int maxFrameLength, Acceptor acceptor) {
+            this.tcpConnection = tcpConnection;
+            this.maxFrameLength = maxFrameLength;
+            this.acceptor = acceptor;
+        }
+
+        @Override
+        public void onFrame(Connection c, MemorySegment buffer, long offset, int length) {
+            if (tcpHandler != null) {
+                tcpHandler.onFrame(c, buffer, offset, length);
+                return;
+            }
+            if (helloSeen) {
+                LOG.log(System.Logger.Level.WARNING, "closing connection from {0}: a frame on the TCP side of an RDMA connection",
+                        c.remoteAddress());
+                c.close(new ProtocolException("a frame on the TCP connection of an RDMA connection"));
+                return;
+            }
+            if (FrameHeader.type(buffer, offset) != FrameDescriptor.TYPE_RDMA_HELLO) {
+                metrics.tcpFallbackConnections.increment();
+                tcpHandler = acceptor.accept(c);
+                tcpHandler.onFrame(c, buffer, offset, length);
+                return;
+            }
+            helloSeen = true;
+            Hello peer = new Hello();
+            try {
+                peer.decode(buffer, offset, length);
+            } catch (Hello.HelloException e) {
+                refuse(Status.PROTOCOL_ERROR, "bad RDMA hello: " + e.getMessage());
+                return;
+            }
+            String full = poolRefusal("server");
+            if (full != null) {
+                RdmaEvents.poolPressure("connection refused", String.valueOf(c.remoteAddress()), bytesInUse(),
+                        config.poolHighWaterMark(), config.poolBytes());
+                refuse(Status.RESOURCE_EXHAUSTED, full);
+                return;
+            }
+            RdmaConnection conn;
+            Hello mine = new Hello();
+            try {
+                conn = newConnection(c, maxFrameLength, true);
+            } catch (IOException e) {
+                refuse(e instanceof ResourceExhaustedException ? Status.RESOURCE_EXHAUSTED : Status.HANDLER_FAILED,
+                        "the server cannot set up RDMA: " + e.getMessage());
+                return;
+            }
+            try {
+                conn.prepareHello(mine, config.receiveQueueDepth());
+                conn.connect(peer);
+            } catch (IOException | RuntimeException e) {
+                conn.abandon();
+                refuse(Status.HANDLER_FAILED, "the server cannot set up RDMA: " + e.getMessage());
+                return;
+            }
+            rdma = conn;
+            RdmaLoop loop = conn.loop();
+            loop.execute(() -> {
+                if (!tcpConnection.isOpen()) {
+                    conn.abandonOnLoop();
+                    return;
+                }
+                FrameHandler h;
+                try {
+                    h = acceptor.accept(conn);
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "could not set up accepted RDMA connection " + conn, e);
+                    conn.abandonOnLoop();
+                    tcpConnection.close(e);
+                    return;
+                }
+                loop.attach(conn, h);
+                if (!sendHello(tcpConnection, mine)) {
+                    conn.closeNow(new IOException("could not send the RDMA hello"));
+                    return;
+                }
+                LOG.log(System.Logger.Level.DEBUG, "accepted RDMA connection {0}", conn);
+            });
+        }
+
+        private void refuse(Status status, String reason) {
+            metrics.connectionsRefused.increment();
+            LOG.log(System.Logger.Level.WARNING, "refusing RDMA connection from {0}: {1}", tcpConnection.remoteAddress(), reason);
+            int len = Hello.refusalLength(reason);
+            long at = tcpConnection.claim(len);
+            if (at >= 0) {
+                Hello.encodeRefusal(tcpConnection.claimBuffer(), at, status.code(), reason);
+                tcpConnection.commit();
+            }
+            tcpConnection.close(null);
+        }
+
+        @Override
+        public void onTick(Connection c, long nowNanos) {
+            if (tcpHandler != null) {
+                tcpHandler.onTick(c, nowNanos);
+            }
+        }
+
+        @Override
+        public void onClose(Connection c, Throwable cause) {
+            if (tcpHandler != null) {
+                tcpHandler.onClose(c, cause);
+            }
+            RdmaConnection r = rdma;
+            if (r != null) {
+                r.peerLost(cause);
+            }
+        }
+    }
+
+    private static boolean sendHello(Connection c, Hello h) {
+        long at = c.claim(Hello.FRAME_LENGTH);
+        if (at < 0) {
+            return false;
+        }
+        h.encode(c.claimBuffer(), at);
+        c.commit();
+        return true;
+    }
+
+    // ================================================================== client side
+
+    /** Receives the server's hello, then watches the TCP connection's liveness. */
+    private static final class ClientSide implements FrameHandler {
+        final CompletableFuture<Hello> reply = new CompletableFuture<>();
+        volatile RdmaConnection rdma;
+
+        @Override
+        public void onFrame(Connection c, MemorySegment buffer, long offset, int length) {
+            if (reply.isDone()) {
+                c.close(new ProtocolException("a frame on the TCP connection of an RDMA connection"));
+                return;
+            }
+            if (FrameHeader.type(buffer, offset) != FrameDescriptor.TYPE_RDMA_HELLO) {
+                reply.completeExceptionally(new ProtocolException("the server answered the RDMA hello with a frame of type "
+                        + FrameHeader.type(buffer, offset)));
+                return;
+            }
+            try {
+                reply.complete(new Hello().decode(buffer, offset, length));
+            } catch (Hello.HelloException e) {
+                reply.completeExceptionally(e);
+            }
+        }
+
+        @Override
+        public void onTick(Connection c, long nowNanos) {
+        }
+
+        @Override
+        public void onClose(Connection c, Throwable cause) {
+            reply.completeExceptionally(new EOFException("the server closed the connection during the RDMA handshake"
+                    + " (is rdma() enabled on the server?)" + (cause == null || cause instanceof EOFException ? ""
+                            : ": " + cause.getMessage())));
+            RdmaConnection r = rdma;
+            if (r != null) {
+                r.peerLost(cause);
+            }
+        }
+    }
+
+    @Override
+    public Connection connect(InetSocketAddress address, int maxFrameLength, FrameHandler handler, Duration timeout)
+            throws IOException {
+        Objects.requireNonNull(address, "address");
+        Objects.requireNonNull(handler, "handler");
+        checkMaxFrame(maxFrameLength);
+        ensureOpen();
+        String full = poolRefusal("client");
+        if (full != null) {
+            metrics.connectionsRefused.increment();
+            RdmaEvents.poolPressure("connection refused", String.valueOf(address), bytesInUse(), config.poolHighWaterMark(),
+                    config.poolBytes());
+            throw new ResourceExhaustedException(full);
+        }
+        ClientSide side = new ClientSide();
+        Connection c = tcp.connect(address, maxFrameLength, side, timeout);
+        RdmaConnection conn = null;
+        boolean attached = false;
+        try {
+            conn = newConnection(c, maxFrameLength, false);
+            side.rdma = conn;
+            Hello mine = new Hello();
+            conn.prepareHello(mine, config.receiveQueueDepth());
+            if (!sendHello(c, mine)) {
+                throw new IOException("could not send the RDMA hello to " + address);
+            }
+            long deadline = System.nanoTime() + config.handshakeTimeout().toNanos();
+            Hello peer;
+            try {
+                peer = side.reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (ExecutionException e) {
+                Throwable cause = e.getCause();
+                if (cause instanceof Hello.HelloException he) {
+                    String msg = "the server refused the RDMA connection: " + he.getMessage();
+                    throw he.status() == Status.RESOURCE_EXHAUSTED.code() ? new ResourceExhaustedException(msg)
+                            : new IOException(msg, he);
+                }
+                if (cause instanceof IOException io) {
+                    throw io;
+                }
+                throw new IOException("RDMA handshake with " + address + " failed: " + cause, cause);
+            } catch (TimeoutException e) {
+                throw new IOException("no RDMA hello from " + address + " within " + config.handshakeTimeout()
+                        + " (is rdma() enabled on the server?)");
+            }
+            conn.connect(peer);
+            RdmaConnection ready = conn;
+            RdmaLoop loop = conn.loop();
+            CompletableFuture<Boolean> done = new CompletableFuture<>();
+            loop.execute(() -> {
+                if (ready.isClosing() || !c.isOpen()) {
+                    done.complete(false);
+                    return;
+                }
+                loop.attach(ready, handler);
+                done.complete(true);
+            });
+            try {
+                attached = done.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                throw new IOException("the RDMA I/O thread did not take the connection in time", e);
+            }
+            if (!attached) {
+                throw new EOFException("the server closed the connection right after the RDMA handshake");
+            }
+            LOG.log(System.Logger.Level.DEBUG, "RDMA connection {0}", conn);
+            return conn;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted during the RDMA handshake");
+        } catch (IOException | RuntimeException e) {
+            if (conn != null && !attached) {
+                side.rdma = null;
+                RdmaConnection dead = conn;
+                if (dead.loop().isAlive()) {
+                    dead.loop().execute(dead::abandonOnLoop);
+                } else {
+                    dead.abandon();
+                }
+            }
+            c.close(null);
+            throw e;
+        } finally {
+            if (conn == null && !attached) {
+                LOG.log(System.Logger.Level.DEBUG, "RDMA connect to {0} failed", address);
+            }
+        }
+    }
+
+    /**
+     * Closes the TCP side (listeners and connections, so every RDMA connection learns its peer is
+     * gone), stops the I/O threads (each closes and drains its connections, then frees its
+     * completion queues), then frees and deregisters the pool and closes the devices. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        tcp.close();
+        for (RdmaLoop l : loops) {
+            l.shutdown();
+        }
+        boolean joined = true;
+        for (RdmaLoop l : loops) {
+            try {
+                l.join(10_000);
+                joined &= !l.isAlive();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                joined = false;
+            }
+        }
+        if (!joined) {
+            LOG.log(System.Logger.Level.WARNING, "RDMA I/O threads did not stop in time; registered memory is left in place");
+            return;
+        }
+        pool.close();
+        devices.close();
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaTransport[" + config + "]";
+    }
+}

@@ -1,0 +1,147 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayDeque;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/** Credit accounting, and a simulation of two peers that checks no receive queue ever runs dry. */
+class CreditsTest {
+
+    @Test
+    void consumesGrantedCreditsThenStalls() {
+        Credits c = new Credits(2, 8, 8);
+        assertTrue(c.tryConsume());
+        assertTrue(c.tryConsume());
+        assertFalse(c.tryConsume());
+        assertTrue(c.isStalled());
+        assertEquals(1, c.stalls());
+        assertFalse(c.tryConsume());
+        assertEquals(1, c.stalls(), "one stall until it is reported");
+        int imm = c.nextImm(false);
+        assertEquals(Credits.STALLED, imm, "the next message reports the stall");
+        assertFalse(c.isStalled());
+        assertFalse(c.onImm(3));
+        assertEquals(3, c.available());
+    }
+
+    @Test
+    void returnsRepostedReceivesOnTheNextMessage() {
+        Credits c = new Credits(4, 8, 8);
+        for (int i = 0; i < 3; i++) {
+            c.reposted();
+        }
+        assertFalse(c.creditOnlyDue(), "3 < half of 8");
+        c.reposted();
+        assertTrue(c.creditOnlyDue());
+        int imm = c.nextImm(true);
+        assertEquals(4 | Credits.CREDIT_ONLY, imm);
+        assertEquals(0, c.toReturn());
+        assertFalse(c.creditOnlyDue());
+    }
+
+    @Test
+    void growthGrantsRideAlongButDoNotTriggerCreditOnlyMessages() {
+        Credits c = new Credits(4, 8, 32);
+        assertEquals(8, c.growthStep());
+        c.grew(8);
+        assertEquals(16, c.depth());
+        assertEquals(8, c.toReturn());
+        assertFalse(c.creditOnlyDue(), "grants alone never trigger a credit-only message");
+        assertEquals(8, c.nextImm(false) & Credits.CREDITS_MASK);
+        c.grew(c.growthStep());
+        assertEquals(32, c.depth());
+        assertEquals(0, c.growthStep());
+        assertThrows(IllegalArgumentException.class, () -> c.grew(1));
+    }
+
+    @Test
+    void rejectsReservedBits() {
+        Credits c = new Credits(1, 1, 1);
+        assertThrows(IllegalArgumentException.class, () -> c.onImm(1 << 20));
+        assertThrows(IllegalArgumentException.class, () -> new Credits(0, 1, 1));
+        assertThrows(IllegalArgumentException.class, () -> new Credits(1, 2, 1));
+    }
+
+    /**
+     * Two peers with random traffic, random delivery delays (in order per direction), random
+     * handling delays and depth growth: every message must find a posted receive.
+     */
+    @Test
+    void simulatedPeersNeverOverrunTheReceiveQueue() {
+        Random rnd = new Random(42);
+        for (int run = 0; run < 200; run++) {
+            int depth = 1 + rnd.nextInt(16);
+            int max = depth + rnd.nextInt(3) * depth;
+            Peer a = new Peer(depth, max);
+            Peer b = new Peer(depth, max);
+            a.credits = new Credits(depth, depth, max);
+            b.credits = new Credits(depth, depth, max);
+            for (int step = 0; step < 5_000; step++) {
+                Peer p = rnd.nextBoolean() ? a : b;
+                Peer q = p == a ? b : a;
+                switch (rnd.nextInt(5)) {
+                    case 0, 1 -> p.wantToSend += rnd.nextInt(4);
+                    case 2 -> p.deliverOne(q);
+                    case 3 -> p.handleOne(rnd);
+                    default -> p.flush(q);
+                }
+            }
+        }
+    }
+
+    private static final class Peer {
+        Credits credits;
+        int posted;
+        int wantToSend;
+        final ArrayDeque<Integer> wire = new ArrayDeque<>(); // imm values in flight towards the peer
+        final ArrayDeque<Integer> received = new ArrayDeque<>(); // consumed receives awaiting handling
+
+        Peer(int depth, int max) {
+            this.posted = depth + RdmaConfig.RESERVED_RECEIVES;
+        }
+
+        void flush(Peer to) {
+            while (wantToSend > 0 && credits.tryConsume()) {
+                wantToSend--;
+                wire.add(credits.nextImm(false));
+            }
+            if (credits.creditOnlyDue()) {
+                wire.add(credits.nextImm(true));
+            }
+        }
+
+        void deliverOne(Peer to) {
+            Integer imm = wire.poll();
+            if (imm == null) {
+                return;
+            }
+            if (to.posted == 0) {
+                throw new AssertionError("RNR: a message arrived with no receive posted");
+            }
+            to.posted--;
+            to.received.add(imm);
+        }
+
+        void handleOne(Random rnd) {
+            Integer imm = received.poll();
+            if (imm == null) {
+                return;
+            }
+            boolean stalled = credits.onImm(imm);
+            posted++;
+            if ((imm & Credits.CREDIT_ONLY) == 0) {
+                credits.reposted();
+            }
+            if (stalled && rnd.nextBoolean()) {
+                int add = credits.growthStep();
+                posted += add;
+                credits.grew(add);
+            }
+        }
+    }
+}

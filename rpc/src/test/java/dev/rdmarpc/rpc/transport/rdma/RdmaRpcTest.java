@@ -1,0 +1,370 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.rdmarpc.ibverbs.verbs.ResourceKind;
+import dev.rdmarpc.ibverbs.verbs.VerbsResources;
+import dev.rdmarpc.rpc.Attachment;
+import dev.rdmarpc.rpc.CallOptions;
+import dev.rdmarpc.rpc.Method;
+import dev.rdmarpc.rpc.ResponseListener;
+import dev.rdmarpc.rpc.ResponseView;
+import dev.rdmarpc.rpc.RpcClient;
+import dev.rdmarpc.rpc.RpcException;
+import dev.rdmarpc.rpc.RpcServer;
+import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.codec.Codecs;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import dev.rdmarpc.testsupport.RdmaTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The RPC over RDMA for real, in the Soft-RoCE VM: the server on the second address (rxe1), clients
+ * from the first (rxe0).
+ */
+@RdmaTest
+@Timeout(600)
+class RdmaRpcTest {
+    static final Method<MemorySegment, MemorySegment> ECHO = Method.raw("echo");
+    static final Method<byte[], byte[]> ECHO_BYTES = Method.of("echoBytes", Codecs.BYTES, Codecs.BYTES);
+    static final Method<byte[], byte[]> SLOW_ECHO = Method.of("slowEcho", Codecs.BYTES, Codecs.BYTES);
+    static final Method<MemorySegment, MemorySegment> ATTACHMENT_HASH = Method.raw("attachmentHash");
+
+    static RpcServer.Builder echoServer() {
+        return RpcServer.builder().bind(RdmaTestEnv.serverBind())
+                .registerRaw(ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength()))
+                .registerRaw(ATTACHMENT_HASH, c -> c.respond(Codecs.LONG,
+                        hash(c.buffer().asSlice(c.attachmentOffset(), c.attachmentLength()))))
+                .registerBlocking(ECHO_BYTES, (ctx, req) -> req)
+                .registerBlocking(SLOW_ECHO, (ctx, req) -> {
+                    Thread.sleep(2);
+                    return req;
+                });
+    }
+
+    /** Pipelined echo through the zero-allocation path: up to {@code concurrency} calls in flight, payloads checked. */
+    static final class Driver implements ResponseListener {
+        private final RpcClient client;
+        private final MemorySegment[] payloads;
+        private final AtomicInteger outstanding = new AtomicInteger();
+        private final AtomicLong completed = new AtomicLong();
+        private final AtomicReference<Throwable> failure = new AtomicReference<>();
+        private final AtomicLong backPressured = new AtomicLong();
+
+        Driver(RpcClient client, MemorySegment[] payloads) {
+            this.client = client;
+            this.payloads = payloads;
+        }
+
+        void run(Method<?, ?> method, int calls, int concurrency) throws InterruptedException {
+            completed.set(0);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(240);
+            for (int i = 0; i < calls; ) {
+                if (failure.get() != null) {
+                    throw new AssertionError("call failed", failure.get());
+                }
+                if (outstanding.get() >= concurrency) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                outstanding.incrementAndGet();
+                if (client.send(method, payloads[i % payloads.length], this, i % payloads.length)) {
+                    i++;
+                } else {
+                    outstanding.decrementAndGet();
+                    backPressured.incrementAndGet();
+                    Thread.sleep(0, 100_000);
+                }
+                assertTrue(System.nanoTime() < deadline, "echo did not finish in time");
+            }
+            while (completed.get() < calls) {
+                if (failure.get() != null) {
+                    throw new AssertionError("call failed", failure.get());
+                }
+                assertTrue(System.nanoTime() < deadline, "echo did not finish in time: " + completed.get() + "/" + calls);
+                Thread.sleep(1);
+            }
+        }
+
+        @Override
+        public void onResponse(long tag, ResponseView r) {
+            MemorySegment expected = payloads[(int) tag];
+            MemorySegment got = r.buffer().asSlice(r.payloadOffset(), r.payloadLength());
+            if (got.byteSize() != expected.byteSize() || got.mismatch(expected) != -1) {
+                failure.compareAndSet(null, new AssertionError("echo of " + expected.byteSize() + " bytes came back as "
+                        + got.byteSize() + " bytes, first difference at " + got.mismatch(expected)));
+            }
+            outstanding.decrementAndGet();
+            completed.incrementAndGet();
+        }
+
+        @Override
+        public void onError(long tag, RpcException e) {
+            failure.compareAndSet(null, e);
+            outstanding.decrementAndGet();
+        }
+    }
+
+    static long hash(MemorySegment s) {
+        long h = 0x811C9DC5L;
+        for (long i = 0; i < s.byteSize(); i++) {
+            h = (h ^ s.get(ValueLayout.JAVA_BYTE, i)) * 0x100000001B3L;
+        }
+        return h;
+    }
+
+    static MemorySegment[] payloads(Arena arena, int size, int variants) {
+        MemorySegment[] p = new MemorySegment[variants];
+        for (int v = 0; v < variants; v++) {
+            p[v] = arena.allocate(Math.max(1, size)).asSlice(0, size);
+            for (int i = 0; i < size; i++) {
+                p[v].set(ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + v * 7 + (i >>> 10)));
+            }
+        }
+        return p;
+    }
+
+    @Test
+    void framesAroundTheChunkSize() throws Exception {
+        try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RpcServer server = echoServer().transport(serverT).start();
+             RpcClient client = RpcClient.builder().address(server.address()).transport(clientT)
+                     .defaultTimeout(java.time.Duration.ofSeconds(20)).connect();
+             Arena arena = Arena.ofShared()) {
+            int chunk = serverT.bufferPool().chunkSize();
+            try {
+                for (int conc : new int[]{1, 2, 8, 8, 8, 8, 8}) {
+                    for (int size : new int[]{chunk - 33, chunk - 32, chunk - 31, 2 * chunk}) {
+                        System.out.printf("around the chunk: size %d conc %d%n", size, conc);
+                        System.out.flush();
+                        new Driver(client, payloads(arena, size, 4)).run(ECHO, 16, conc);
+                    }
+                }
+            } catch (AssertionError e) {
+                System.out.println("client " + clientT.diagnostics());
+                System.out.println("server " + serverT.diagnostics());
+                throw e;
+            }
+            System.out.println("client " + clientT.metrics());
+            System.out.println("server " + serverT.metrics());
+        }
+    }
+
+    @Test
+    void echoFromOneByteToEightMebibytesAtConcurrencyOneToSixtyFour() throws Exception {
+        long rnrBefore = RdmaTestEnv.hwCounter("rcvd_rnr_err");
+        long rnrSentBefore = RdmaTestEnv.hwCounter("send_rnr_err");
+        try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig().poolBytes(256L << 20));
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig().poolBytes(256L << 20));
+             RpcServer server = echoServer().transport(serverT).start();
+             RpcClient client = RpcClient.builder().address(server.address()).transport(clientT).connect();
+             Arena arena = Arena.ofShared()) {
+            int chunk = serverT.bufferPool().chunkSize();
+            int[] sizes = {1, 200, 4096, chunk - 32, chunk - 31, 1 << 20, 8 << 20};
+            int[] concurrencies = {1, 8, 64};
+            for (int size : sizes) {
+                MemorySegment[] p = payloads(arena, size, 4);
+                for (int conc : concurrencies) {
+                    int calls = Math.max(Math.min(conc, 16), Math.min(1000, (4 << 20) / Math.max(1, size)));
+                    Driver d = new Driver(client, p);
+                    long t0 = System.nanoTime();
+                    d.run(ECHO, calls, conc);
+                    long us = (System.nanoTime() - t0) / 1000;
+                    System.out.printf("echo size %8d conc %2d: %5d calls in %9d us (%d back-pressured retries)%n",
+                            size, conc, calls, us, d.backPressured.get());
+                    System.out.flush();
+                }
+            }
+            // The copying path (blocking handler, typed codec) with a frame over one chunk.
+            byte[] big = new byte[3 * chunk + 17];
+            for (int i = 0; i < big.length; i++) {
+                big[i] = (byte) (i ^ (i >>> 8));
+            }
+            assertArrayEquals(big, client.call(ECHO_BYTES, big));
+            System.out.println("client " + clientT.metrics());
+            System.out.println("server " + serverT.metrics());
+            assertEquals(0, clientT.metrics().completionErrors() + serverT.metrics().completionErrors());
+            assertEquals(0, clientT.metrics().rnrErrors() + serverT.metrics().rnrErrors());
+            assertTrue(clientT.metrics().messagesSent() > 0 && serverT.metrics().messagesReceived() > 0);
+        }
+        assertNoNewRnr(rnrBefore, rnrSentBefore);
+    }
+
+    static void assertNoNewRnr(long rcvdBefore, long sentBefore) {
+        long rcvd = RdmaTestEnv.hwCounter("rcvd_rnr_err");
+        long sent = RdmaTestEnv.hwCounter("send_rnr_err");
+        System.out.println("rxe hw_counters rcvd_rnr_err " + rcvdBefore + " -> " + rcvd + ", send_rnr_err " + sentBefore
+                + " -> " + sent);
+        if (rcvd >= 0) {
+            assertEquals(rcvdBefore, rcvd, "RNR NAKs received by the devices");
+        }
+        if (sent >= 0) {
+            assertEquals(sentBefore, sent, "RNR NAKs sent by the devices");
+        }
+    }
+
+    @Test
+    void aBurstAgainstTinyReceiveQueuesNeverMeetsAnRnr() throws Exception {
+        long rnrBefore = RdmaTestEnv.hwCounter("rcvd_rnr_err");
+        long rnrSentBefore = RdmaTestEnv.hwCounter("send_rnr_err");
+        RdmaConfig tiny = RdmaTestEnv.smallConfig().receiveQueueDepth(2).maxReceiveQueueDepth(4).sendWindow(2)
+                .chunkSize(4096).slabBytes(1 << 20);
+        try (RdmaTransport serverT = RdmaTransport.create(tiny);
+             RdmaTransport clientT = RdmaTransport.create(tiny);
+             RpcServer server = echoServer().transport(serverT).start();
+             RpcClient client = RpcClient.builder().address(server.address()).transport(clientT).maxOutstanding(4096)
+                     .connect();
+             Arena arena = Arena.ofShared()) {
+            // Inline echoes, then slow (blocking) ones that make the server's responses lag behind.
+            new Driver(client, payloads(arena, 3000, 8)).run(ECHO, 5_000, 2048);
+            new Driver(client, payloads(arena, 100, 8)).run(SLOW_ECHO, 1_000, 1024);
+            new Driver(client, payloads(arena, 10_000, 8)).run(ECHO, 1_000, 512); // 3 messages per frame
+            RdmaMetrics c = clientT.metrics();
+            RdmaMetrics s = serverT.metrics();
+            System.out.println("client " + c);
+            System.out.println("server " + s);
+            assertEquals(0, c.rnrErrors() + s.rnrErrors(), "RNR error completions");
+            assertEquals(0, c.completionErrors() + s.completionErrors(), "error completions");
+            assertTrue(c.creditStalls() + s.creditStalls() > 0, "the burst ran out of credits (flow control exercised)");
+        }
+        assertNoNewRnr(rnrBefore, rnrSentBefore);
+    }
+
+    @Test
+    void theOneCallSwitchAndPlainTcpClientsOnTheSamePort() throws Exception {
+        try (RpcServer server = echoServer().rdma(RdmaTestEnv.smallConfig()).start();
+             RpcClient rdmaClient = RpcClient.builder().address(server.address()).rdma(RdmaTestEnv.smallConfig()).connect();
+             RpcClient tcpClient = RpcClient.connect(server.address())) {
+            byte[] msg = "over rdma".getBytes();
+            assertArrayEquals(msg, rdmaClient.call(ECHO_BYTES, msg));
+            byte[] msg2 = "over tcp, same port".getBytes();
+            assertArrayEquals(msg2, tcpClient.call(ECHO_BYTES, msg2));
+            byte[] large = new byte[1 << 20];
+            large[12345] = 7;
+            assertArrayEquals(large, tcpClient.call(ECHO_BYTES, large));
+            assertArrayEquals(large, rdmaClient.call(ECHO_BYTES, large));
+            assertEquals(2, server.metrics().connectionsOpened());
+        }
+    }
+
+    @Test
+    void aTcpOnlyServerRefusesAnRdmaClientWithAClearError() {
+        try (RpcServer server = echoServer().start()) {
+            RpcException e = assertThrows(RpcException.class,
+                    () -> RpcClient.builder().address(server.address()).rdma(RdmaTestEnv.smallConfig()).connect());
+            assertEquals(Status.UNAVAILABLE, e.status());
+            assertTrue(e.getMessage().contains("rdma() enabled on the server"), e.getMessage());
+        }
+    }
+
+    @Test
+    void tenThousandCallsLeaveNoNativeResourceBehind() throws Exception {
+        Map<ResourceKind, Long> before = VerbsResources.snapshot();
+        try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RpcServer server = echoServer().transport(serverT).start()) {
+            for (int round = 0; round < 2; round++) {
+                try (RpcClient client = RpcClient.builder().address(server.address()).rdma(RdmaTestEnv.smallConfig())
+                        .connect();
+                     Arena arena = Arena.ofShared()) {
+                    new Driver(client, payloads(arena, 512, 4)).run(ECHO, 5_000, 16);
+                }
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (server.metrics().connectionsOpened() != server.metrics().connectionsClosed()
+                    || serverT.bufferPool().chunksInUse() != 0) {
+                assertTrue(System.nanoTime() < deadline, "server connections not drained: " + serverT.bufferPool());
+                Thread.sleep(5);
+            }
+            assertEquals(0, serverT.bufferPool().largeBuffersInUse());
+        }
+        assertEquals(before, VerbsResources.snapshot(), "live verbs resources after 10,000 calls and close");
+    }
+
+    @Test
+    void poolHighWaterMarkRefusesNewConnectionsAndKeepsOldOnes() throws Exception {
+        // 16 receive chunks of 64 KiB per connection (14 + 2) = 1 MiB; the mark admits two connections.
+        RdmaConfig serverConfig = RdmaTestEnv.smallConfig().chunkSize(64 * 1024).slabBytes(1 << 20).receiveQueueDepth(14)
+                .maxReceiveQueueDepth(14).poolBytes(8L << 20).poolHighWaterMark((2L << 20) + (512 << 10));
+        try (RdmaTransport serverT = RdmaTransport.create(serverConfig);
+             RpcServer server = echoServer().transport(serverT).start()) {
+            List<RpcClient> clients = new ArrayList<>();
+            try {
+                for (int i = 0; i < 2; i++) {
+                    clients.add(RpcClient.builder().address(server.address()).rdma(RdmaTestEnv.smallConfig()).connect());
+                }
+                RpcException e = assertThrows(RpcException.class,
+                        () -> RpcClient.builder().address(server.address()).rdma(RdmaTestEnv.smallConfig()).connect());
+                assertEquals(Status.RESOURCE_EXHAUSTED, e.status());
+                assertTrue(e.getMessage().contains("high-water mark"), e.getMessage());
+                assertEquals(1, serverT.metrics().connectionsRefused());
+                for (RpcClient c : clients) {
+                    assertArrayEquals(new byte[]{1, 2, 3}, c.call(ECHO_BYTES, new byte[]{1, 2, 3}), "old ones keep working");
+                }
+                clients.remove(0).close();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                RpcClient again = null;
+                while (again == null) {
+                    try {
+                        again = RpcClient.builder().address(server.address()).rdma(RdmaTestEnv.smallConfig()).connect();
+                    } catch (RpcException retry) {
+                        assertEquals(Status.RESOURCE_EXHAUSTED, retry.status());
+                        assertTrue(System.nanoTime() < deadline, "room did not come back after a close");
+                        Thread.sleep(20);
+                    }
+                }
+                clients.add(again);
+                assertArrayEquals(new byte[]{4}, again.call(ECHO_BYTES, new byte[]{4}));
+            } finally {
+                for (RpcClient c : clients) {
+                    c.close();
+                }
+            }
+        }
+    }
+
+    @Test
+    void attachmentsInRegisteredMemoryAreSentWithoutACopy() throws Exception {
+        try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RpcServer server = echoServer().transport(serverT).start();
+             Arena arena = Arena.ofShared()) {
+            MemorySegment blob = arena.allocate(4 << 20);
+            for (long i = 0; i < blob.byteSize(); i += 8) {
+                blob.set(ValueLayout.JAVA_LONG_UNALIGNED, i, i * 0x9E3779B97F4A7C15L);
+            }
+            try (RegisteredMemory reg = clientT.register(blob);
+                 RpcClient client = RpcClient.builder().address(server.address()).transport(clientT).connect()) {
+                Method<MemorySegment, Long> hashCall = Method.of(ATTACHMENT_HASH.name(), Codecs.SEGMENT, Codecs.LONG);
+                long sent = 0;
+                for (int size : new int[]{4096, 100_000, 1 << 20, 3 << 20}) {
+                    MemorySegment part = reg.segment().asSlice(size % 4096, size);
+                    CallOptions opts = CallOptions.DEFAULT.withAttachment(Attachment.of(part));
+                    long h = client.call(hashCall, arena.allocate(10), opts);
+                    assertEquals(hash(part), h, "attachment of " + size + " bytes arrived intact");
+                    sent += size;
+                }
+                assertEquals(sent, clientT.metrics().zeroCopyBytes(), "every attachment byte sent in place");
+                assertEquals(0, clientT.bufferPool().largeAllocations(), "no large send buffer was needed");
+                // Small or unregistered attachments are copied, and still arrive.
+                MemorySegment heap = MemorySegment.ofArray(new byte[50_000]).fill((byte) 5);
+                long h = client.call(hashCall, arena.allocate(1), CallOptions.DEFAULT.withAttachment(Attachment.of(heap)));
+                assertEquals(hash(heap), h);
+                assertEquals(sent, clientT.metrics().zeroCopyBytes());
+            }
+        }
+    }
+}

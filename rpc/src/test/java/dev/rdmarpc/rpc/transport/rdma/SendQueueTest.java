@@ -1,0 +1,214 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.buffer.PooledBuffer;
+import dev.rdmarpc.rpc.transport.Connection;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Coalescing, fragmentation and the window of the send side, without a device. */
+class SendQueueTest {
+    private static final int CHUNK = 4096;
+    private final BufferPool pool = BufferPool.create(new BufferPool.Config().chunkSize(CHUNK).slabSize(16 * CHUNK)
+            .maxPooledBytes(64 * CHUNK).maxLargeBytes(1 << 20));
+
+    @AfterEach
+    void close() {
+        pool.close();
+    }
+
+    private static void put(SendQueue q, int length, byte fill) {
+        long at = q.claim(length);
+        assertTrue(at >= 0, "claim " + length + " -> " + at);
+        q.claimBuffer().asSlice(at, length).fill(fill);
+        q.commit();
+    }
+
+    @Test
+    void smallFramesQueuedBehindAFullWindowShareOneMessage() {
+        SendQueue q = new SendQueue(pool, 1, CHUNK);
+        put(q, 100, (byte) 1);
+        int s0 = q.take();
+        assertEquals(0, s0);
+        assertEquals(100, q.takenLength());
+        assertTrue(q.windowFull());
+        for (int i = 0; i < 10; i++) {
+            put(q, 200, (byte) (2 + i));
+        }
+        assertEquals(-1, q.take(), "window full");
+        assertEquals(100 + 2000, q.pendingBytes());
+        q.completed(s0);
+        int s1 = q.take();
+        assertEquals(2000, q.takenLength(), "ten frames coalesced into one message");
+        MemorySegment seg = q.takenBuffer().segment();
+        for (int i = 0; i < 10; i++) {
+            assertEquals((byte) (2 + i), seg.get(ValueLayout.JAVA_BYTE, q.takenOffset() + i * 200L));
+        }
+        assertFalse(q.hasQueued());
+        q.completed(s1);
+        assertEquals(0, q.pendingBytes());
+        assertEquals(0, pool.chunksInUse(), "every chunk back in the pool");
+    }
+
+    @Test
+    void aTakenMessageIsSealedAgainstAppends() {
+        SendQueue q = new SendQueue(pool, 4, CHUNK);
+        put(q, 100, (byte) 1);
+        int s0 = q.take();
+        put(q, 100, (byte) 2);
+        int s1 = q.take();
+        assertEquals(100, q.takenLength());
+        assertEquals(2, pool.chunksInUse(), "second frame got a chunk of its own");
+        assertEquals(s0 + 1, s1, "slots are handed out in ring order");
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, () -> q.completed(s1),
+                "completions come in order");
+        q.completed(s0);
+        q.completed(s1);
+        assertEquals(0, pool.chunksInUse());
+    }
+
+    @Test
+    void largeFrameLeavesAsMessagesPointingIntoOneBuffer() {
+        int len = 3 * CHUNK + 10;
+        SendQueue q = new SendQueue(pool, 2, CHUNK);
+        put(q, len, (byte) 7);
+        PooledBuffer large = null;
+        int[] lengths = new int[4];
+        int[] slots = new int[4];
+        for (int i = 0; i < 2; i++) {
+            slots[i] = q.take();
+            lengths[i] = q.takenLength();
+            large = large == null ? q.takenBuffer() : large;
+            assertSame(large, q.takenBuffer());
+            assertEquals(i * CHUNK, q.takenOffset());
+        }
+        assertEquals(-1, q.take());
+        q.completed(slots[0]);
+        assertEquals(1, pool.largeBuffersInUse(), "not released before its last message completes");
+        slots[2] = q.take();
+        lengths[2] = q.takenLength();
+        q.completed(slots[1]);
+        slots[3] = q.take();
+        lengths[3] = q.takenLength();
+        assertEquals(10, lengths[3]);
+        assertEquals(len, lengths[0] + lengths[1] + lengths[2] + lengths[3]);
+        assertFalse(q.hasQueued());
+        q.completed(slots[2]);
+        assertEquals(1, pool.largeBuffersInUse());
+        q.completed(slots[3]);
+        assertEquals(0, pool.largeBuffersInUse());
+        assertEquals(0, q.pendingBytes());
+    }
+
+    @Test
+    void framesBetweenChunkAndMessageSizeAreFragmentedToo() {
+        SendQueue q = new SendQueue(pool, 4, 1024); // the peer's buffers are smaller than ours
+        put(q, 3000, (byte) 1);
+        int s0 = q.take();
+        assertEquals(1024, q.takenLength());
+        q.take();
+        q.take();
+        assertEquals(3000 - 2048, q.takenLength());
+        assertFalse(q.hasQueued());
+        q.completed(s0);
+    }
+
+    @Test
+    void abortGivesAFreshBufferBack() {
+        SendQueue q = new SendQueue(pool, 4, CHUNK);
+        long at = q.claim(100);
+        assertEquals(0, at);
+        q.abort();
+        assertEquals(0, pool.chunksInUse());
+        assertFalse(q.hasQueued());
+        put(q, 100, (byte) 1);
+        long at2 = q.claim(50);
+        assertEquals(100, at2, "appended");
+        q.abort();
+        assertEquals(1, pool.chunksInUse(), "the shared chunk stays");
+        int s = q.take();
+        assertEquals(100, q.takenLength(), "the aborted bytes are not sent");
+        q.completed(s);
+    }
+
+    @Test
+    void backPressureAndExhaustionAreReturnCodes() {
+        try (BufferPool roomy = BufferPool.create(new BufferPool.Config().chunkSize(CHUNK).slabSize(64 * CHUNK)
+                .maxPooledBytes(512L * CHUNK))) {
+            SendQueue q = new SendQueue(roomy, 1, CHUNK);
+            for (int i = 0; i < SendQueue.ENTRIES; i++) {
+                put(q, 3000, (byte) 1); // 3000 + 3000 > one message: one entry each
+            }
+            assertEquals(Connection.BACK_PRESSURED, q.claim(3000), "every entry is queued");
+            assertTrue(q.claim(1000) >= 0, "a small frame still fits in the last entry");
+            q.abort();
+            q.close();
+            assertEquals(Connection.CLOSED, q.claim(10));
+            assertEquals(0, roomy.chunksInUse(), "close releases what the device never saw");
+        }
+        SendQueue big = new SendQueue(pool, 1, CHUNK);
+        long r;
+        int n = 0;
+        while ((r = big.claim(CHUNK)) >= 0) {
+            big.commit();
+            n++;
+        }
+        assertEquals(Connection.NO_BUFFER, r);
+        assertTrue(n > 0);
+        big.close();
+        assertEquals(0, pool.chunksInUse(), "close releases what the device never saw");
+    }
+
+    @Test
+    void closeKeepsAPartlySentBufferUntilReleaseInFlight() {
+        SendQueue q = new SendQueue(pool, 1, CHUNK);
+        put(q, 2 * CHUNK + 1, (byte) 1);
+        q.take();
+        q.close();
+        assertEquals(1, pool.largeBuffersInUse(), "the device may still read it");
+        q.releaseInFlight();
+        assertEquals(0, pool.largeBuffersInUse());
+        assertEquals(0, q.pendingBytes());
+    }
+
+    @Test
+    void aZeroCopyTailIsCutIntoMessagesAfterTheHead() {
+        SendQueue q = new SendQueue(pool, 4, CHUNK);
+        long tailAddress = 0x10_0000L;
+        int head = 100;
+        int tail = 10_000;
+        long at = q.claimWithTail(head + tail, tailAddress, tail, 77);
+        assertEquals(0, at);
+        q.claimBuffer().asSlice(0, head).fill((byte) 3);
+        q.commit();
+        assertEquals(head + tail, q.pendingBytes());
+        assertTrue(q.claim(10) >= 0, "a later frame gets its own entry");
+        q.abort();
+        int s0 = q.take();
+        assertEquals(CHUNK, q.takenLength());
+        assertEquals(head, q.takenHeadLength());
+        assertEquals(CHUNK - head, q.takenTailLength());
+        assertEquals(tailAddress, q.takenTailAddress());
+        assertEquals(77, q.takenTailLkey());
+        q.take();
+        assertEquals(0, q.takenHeadLength());
+        assertEquals(tailAddress + CHUNK - head, q.takenTailAddress());
+        q.take();
+        assertEquals(head + tail - 2 * CHUNK, q.takenTailLength());
+        assertEquals(tailAddress + 2L * CHUNK - head, q.takenTailAddress());
+        assertFalse(q.hasQueued());
+        assertEquals(1, pool.chunksInUse(), "only the head took a buffer");
+        q.completed(s0);
+        q.completed(s0 + 1);
+        q.completed(s0 + 2);
+        assertEquals(0, pool.chunksInUse());
+        assertEquals(0, q.pendingBytes());
+    }
+}
