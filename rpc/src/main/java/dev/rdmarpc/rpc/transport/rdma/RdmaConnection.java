@@ -236,6 +236,12 @@ final class RdmaConnection implements Connection {
 
     /** Releases everything of a connection that never reached the loop (failed handshake). */
     void abandon() {
+        if (destroyed) {
+            return;
+        }
+        destroyed = true;
+        closing = true;
+        open = false;
         try {
             qp.close();
         } catch (RuntimeException e) {
@@ -252,12 +258,7 @@ final class RdmaConnection implements Connection {
      * meanwhile.
      */
     void abandonOnLoop() {
-        if (handler != null) {
-            closeNow(new IOException("RDMA handshake abandoned"));
-        } else if (!closing) {
-            closing = true;
-            abandon();
-        }
+        closeNow(new IOException("RDMA handshake abandoned"));
     }
 
     RdmaLoop loop() {
@@ -750,7 +751,8 @@ final class RdmaConnection implements Connection {
                 creditInFlight--;
                 creditFirst = (creditFirst + 1) % CREDIT_SLOTS;
             }
-            queued = sq.hasQueued();
+            // A freed credit slot may be what a due credit-only message waits for.
+            queued = sq.hasQueued() || (kind == RdmaLoop.KIND_CREDIT && credits.creditOnlyDue());
         } finally {
             sendLock.unlock();
         }
@@ -839,6 +841,13 @@ final class RdmaConnection implements Connection {
     /** Closes on the I/O thread: queue pair to ERR, handler told once, TCP closed, then drained by the loop. */
     void closeNow(Throwable cause) {
         if (closing) {
+            return;
+        }
+        if (handler == null) {
+            // Never attached (the handshake failed or the peer left during it): no completion of
+            // ours is dispatched yet, so destroy at once.
+            closing = true;
+            abandon();
             return;
         }
         closing = true;
