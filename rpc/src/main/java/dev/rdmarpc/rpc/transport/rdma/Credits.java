@@ -14,23 +14,26 @@ package dev.rdmarpc.rpc.transport.rdma;
  *  bits 18-31  reserved, 0
  * </pre>
  *
- * <p>The rules, and why the receive queue never runs dry:
+ * <p>The rules, and why the receive queue never runs dry and nobody waits forever:
  * <ul>
  * <li>Each side posts {@code depth + RESERVED_RECEIVES} receives and grants the peer {@code depth}
  *     credits in its hello. A data message costs the sender one credit; credit-only messages cost
  *     none and are never credited back (their receive is simply re-posted).</li>
  * <li>A receiver re-posts each buffer as soon as its message is handled and counts it in
- *     {@link #toReturn}; every outgoing message carries all of it. When {@code toReturn} reaches
- *     half the depth and nothing is leaving, it sends one credit-only message.</li>
- * <li>Credit-only messages in flight are at most two: each returns at least depth/2 credits for
- *     distinct messages, and the peer cannot have sent more than {@code depth} messages beyond the
- *     credits it has already seen. So {@code depth} data receives plus two for credit-only messages
- *     always suffice.</li>
+ *     {@link #toReturn}; every outgoing message carries all of it. A credit-only message goes when
+ *     nothing else is leaving and either (a) half the depth is owed, or (b) the peer has used every
+ *     credit it was ever given (this side counts them: {@link #peerAvailable}) while something is
+ *     owed: (b) is what keeps a stalled peer alive when little is owed, or only growth grants.</li>
+ * <li>Unprocessed credit-only messages are at most three. Of kind (a) at most two: each returns at
+ *     least depth/2 credits for distinct messages, and the peer cannot have sent more than
+ *     {@code depth} messages beyond the credits it has already seen. Of kind (b) at most one: after
+ *     it the peer holds credits, and it can only use them up (the condition for another) after it
+ *     processed that message. So {@code depth} data receives plus three always suffice.</li>
  * <li>When the peer reports a stall, the receiver may grow its depth: it posts the new receives
- *     first, then grants them with its next message. Grants never trigger a credit-only message on
- *     their own (only returned credits do), which keeps the bound above true while the depth grows:
- *     a grant the peer has processed comes after every earlier credit-only message (RC delivers in
- *     order), so the credit-only messages it has not processed were all sent at the current depth.</li>
+ *     first, then grants them with its next message. Grants trigger only kind (b), which keeps the
+ *     bound of kind (a) true while the depth grows: a grant the peer has processed comes after every
+ *     earlier credit-only message (RC delivers in order), so the kind (a) messages it has not
+ *     processed were all sent at the current depth.</li>
  * </ul>
  *
  * <p>Not thread-safe: the connection guards it with its send lock.
@@ -55,6 +58,7 @@ final class Credits {
     private final int maxDepth;
     private int toReturn;
     private int granted;
+    private int peerAvailable;
 
     /**
      * @param peerDepth the credits the peer granted in its hello
@@ -68,6 +72,7 @@ final class Credits {
         this.available = peerDepth;
         this.depth = depth;
         this.maxDepth = maxDepth;
+        this.peerAvailable = depth;
     }
 
     /** @return data messages this side may send now */
@@ -114,6 +119,7 @@ final class Credits {
         int g = Math.min(granted, CREDITS_MASK - n);
         granted -= g;
         int imm = n + g;
+        peerAvailable += n + g;
         if (stalled) {
             imm |= STALLED;
             stalled = false;
@@ -139,9 +145,19 @@ final class Credits {
         return (imm & STALLED) != 0;
     }
 
+    /** A data message arrived: the peer used one of its credits. */
+    void received() {
+        peerAvailable--;
+    }
+
     /** A data message was handled and its receive buffer re-posted. */
     void reposted() {
         toReturn++;
+    }
+
+    /** @return credits the peer holds as far as this side knows: given to it and not yet used */
+    int peerAvailable() {
+        return peerAvailable;
     }
 
     /** @return credits waiting to go back to the peer (returned receives and growth grants) */
@@ -151,7 +167,7 @@ final class Credits {
 
     /** @return true when a credit-only message should go now (nothing else is leaving) */
     boolean creditOnlyDue() {
-        return toReturn > 0 && toReturn >= ackThreshold();
+        return (toReturn > 0 && toReturn >= ackThreshold()) || (peerAvailable <= 0 && toReturn + granted > 0);
     }
 
     /** @return the credits that make a credit-only message worth sending: half the depth, rounded up */
@@ -186,6 +202,6 @@ final class Credits {
     @Override
     public String toString() {
         return "Credits[available=" + available + ", stalled=" + stalled + ", depth=" + depth + ", toReturn=" + toReturn
-                + ", granted=" + granted + "]";
+                + ", granted=" + granted + ", peerAvailable=" + peerAvailable + "]";
     }
 }

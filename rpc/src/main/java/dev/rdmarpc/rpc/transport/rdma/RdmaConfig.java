@@ -10,8 +10,8 @@ import java.util.Objects;
  *
  * <p>Memory per connection with the defaults (all of it registered, that is pinned, memory from the
  * transport's buffer pool): receive buffers ({@link #receiveQueueDepth} + {@value #RESERVED_RECEIVES}
- * reserved for credit messages) x {@link #chunkSize} = (8 + 2) x 256 KiB = 2.5 MiB, growing to
- * (32 + 2) x 256 KiB = 8.5 MiB when the peer keeps running out of credits; send buffers: at most
+ * reserved for credit messages) x {@link #chunkSize} = (8 + 3) x 256 KiB = 2.75 MiB, growing to
+ * (32 + 3) x 256 KiB = 8.75 MiB when the peer keeps running out of credits; send buffers: at most
  * {@link #sendWindow} chunks in flight (4 x 256 KiB = 1 MiB) plus whatever the application has queued
  * behind them (bounded by {@link #writeHighWaterMark}, 8 MiB). Small messages share chunks, so a
  * connection with little traffic holds one send chunk at most. Per I/O thread: two completion queues
@@ -21,7 +21,7 @@ import java.util.Objects;
  */
 public final class RdmaConfig {
     /** Receive buffers posted beyond the credited depth, for credit-only messages (see docs/rdma.md). */
-    public static final int RESERVED_RECEIVES = 2;
+    public static final int RESERVED_RECEIVES = 3;
 
     /** Default receive buffer (and largest single SEND) size: 256 KiB. */
     public static final int DEFAULT_CHUNK_SIZE = 256 * 1024;
@@ -45,6 +45,8 @@ public final class RdmaConfig {
     public static final Duration DEFAULT_HYBRID_SPIN = Duration.ofNanos(50_000);
     /** Default tick period (call timeouts are swept on it): 10 ms. */
     public static final Duration DEFAULT_TICK_INTERVAL = Duration.ofMillis(10);
+    /** Default local ACK timeout code: 14, that is 4.096 us x 2^14 = 67 ms before a packet is sent again. */
+    public static final int DEFAULT_ACK_TIMEOUT = 14;
     /** Value of {@link #gidIndex} meaning: choose the RoCE v2 GID of the address in use. */
     public static final int AUTO_GID_INDEX = -1;
 
@@ -80,6 +82,7 @@ public final class RdmaConfig {
     private long writeHighWaterMark = DEFAULT_WRITE_HIGH_WATER_MARK;
     private Duration tickInterval = DEFAULT_TICK_INTERVAL;
     private Duration handshakeTimeout = Duration.ofSeconds(5);
+    private int ackTimeout = DEFAULT_ACK_TIMEOUT;
     private String threadNamePrefix = "rdmarpc-rdma";
 
     /** Creates a configuration with the defaults. */
@@ -120,7 +123,7 @@ public final class RdmaConfig {
      * @param bytes size of one receive buffer and of the largest single SEND, a power of two in
      *              [4 KiB, 16 MiB]; default 256 KiB. Frames up to this size travel in one message and
      *              are handed to handlers in place; larger ones are split into chunks of this size.
-     *              Each connection holds {@code (receiveQueueDepth + 2)} of them.
+     *              Each connection holds {@code (receiveQueueDepth + 3)} of them.
      * @return this
      */
     public RdmaConfig chunkSize(int bytes) {
@@ -130,7 +133,7 @@ public final class RdmaConfig {
 
     /**
      * @param n receive buffers posted per connection and credited to the peer, in [1, 4096];
-     *          default 8 (2 MiB at the default chunk size, plus 2 reserved)
+     *          default 8 (2 MiB at the default chunk size, plus 3 reserved)
      * @return this
      */
     public RdmaConfig receiveQueueDepth(int n) {
@@ -173,7 +176,7 @@ public final class RdmaConfig {
     /**
      * @param entries size of each of the two completion queues (send, receive) of an I/O thread, in
      *                [64, 1048576]; default 4096. It bounds how many connections one thread can
-     *                carry: each reserves {@code maxReceiveQueueDepth + 2} receive entries and
+     *                carry: each reserves {@code maxReceiveQueueDepth + 3} receive entries and
      *                {@code sendWindow + 2} send entries.
      * @return this
      */
@@ -283,6 +286,17 @@ public final class RdmaConfig {
     }
 
     /**
+     * @param code the queue pairs' local ACK timeout, 4.096 us x 2^code before unacknowledged packets
+     *             are sent again (7 times, then the connection fails), in [1, 31]; default 14 (67 ms).
+     *             Raise it where acknowledgements are slow (software RDMA on a loaded or emulated CPU).
+     * @return this
+     */
+    public RdmaConfig ackTimeout(int code) {
+        this.ackTimeout = code;
+        return this;
+    }
+
+    /**
      * @param prefix name prefix of the RDMA I/O threads; default "rdmarpc-rdma"
      * @return this
      */
@@ -386,6 +400,11 @@ public final class RdmaConfig {
         return handshakeTimeout;
     }
 
+    /** @return the local ACK timeout code */
+    public int ackTimeout() {
+        return ackTimeout;
+    }
+
     /** @return the thread name prefix */
     public String threadNamePrefix() {
         return threadNamePrefix;
@@ -431,7 +450,7 @@ public final class RdmaConfig {
         int perConnection = maxReceiveQueueDepth + RESERVED_RECEIVES;
         if (!sharedReceiveQueue && perConnection > completionQueueSize) {
             throw new IllegalArgumentException("completionQueueSize (" + completionQueueSize
-                    + ") cannot hold one connection's receives (maxReceiveQueueDepth + 2 = " + perConnection + ")");
+                    + ") cannot hold one connection's receives (maxReceiveQueueDepth + 3 = " + perConnection + ")");
         }
         if (hybridSpin.toNanos() < 1_000 || hybridSpin.toNanos() > 10_000_000) {
             throw new IllegalArgumentException("hybridSpin must be in [1 us, 10 ms]: " + hybridSpin);
@@ -446,7 +465,7 @@ public final class RdmaConfig {
         long minimum = (long) (receiveQueueDepth + RESERVED_RECEIVES + 1) * chunkSize;
         if (poolBytes < minimum) {
             throw new IllegalArgumentException("poolBytes (" + poolBytes + ") cannot hold one connection: it needs "
-                    + minimum + " bytes ((receiveQueueDepth + 2 + 1) x chunkSize)");
+                    + minimum + " bytes ((receiveQueueDepth + 3 + 1) x chunkSize)");
         }
         if (poolHighWaterMark == -1) {
             poolHighWaterMark = poolBytes / 4 * 3;
@@ -462,6 +481,9 @@ public final class RdmaConfig {
         }
         if (tickInterval.toMillis() < 1 || tickInterval.toSeconds() > 60) {
             throw new IllegalArgumentException("tickInterval must be in [1 ms, 60 s]: " + tickInterval);
+        }
+        if (ackTimeout < 1 || ackTimeout > 31) {
+            throw new IllegalArgumentException("ackTimeout must be in [1, 31]: " + ackTimeout);
         }
         if (handshakeTimeout.isNegative() || handshakeTimeout.isZero()) {
             throw new IllegalArgumentException("handshakeTimeout must be positive: " + handshakeTimeout);
@@ -492,6 +514,7 @@ public final class RdmaConfig {
         c.tickInterval = tickInterval;
         c.handshakeTimeout = handshakeTimeout;
         c.threadNamePrefix = threadNamePrefix;
+        c.ackTimeout = ackTimeout;
         return c;
     }
 

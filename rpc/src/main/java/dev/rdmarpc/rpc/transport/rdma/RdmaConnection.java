@@ -224,7 +224,7 @@ final class RdmaConnection implements Connection {
             ConnectionAttributes a = new ConnectionAttributes().port(device.port).sgidIndex(gidIndex)
                     .remote(new QpEndpoint(peer.qpn, peer.psn, Gid.of(peer.gid), peer.lid)).pathMtu(mtu)
                     .localPsn(psn).accessFlags(0).maxDestReadAtomic(0)
-                    .maxReadAtomic(0).timeout(14).retryCount(7).rnrRetry(7);
+                    .maxReadAtomic(0).timeout(config.ackTimeout()).retryCount(7).rnrRetry(7);
             qp.toRtr(a);
             qp.toRts(a);
         } catch (RuntimeException e) {
@@ -344,6 +344,9 @@ final class RdmaConnection implements Connection {
         sendLock.lock();
         try {
             credits.onImm(imm);
+            if ((imm & Credits.CREDIT_ONLY) == 0) {
+                credits.received();
+            }
             queued = sq.hasQueued();
         } catch (IllegalArgumentException e) {
             sendLock.unlock();
@@ -763,7 +766,7 @@ final class RdmaConnection implements Connection {
         if (queued && !closing) {
             loop.scheduleFlush(this);
         }
-        if (heldCount > 0 && !closing) {
+        if ((heldCount > 0 || readPaused) && !closing) {
             resumeHeld();
         }
     }

@@ -65,6 +65,8 @@ class RdmaConfigTest {
         bad(c -> c.writeHighWaterMark(0), "writeHighWaterMark");
         bad(c -> c.tickInterval(Duration.ZERO), "tickInterval");
         bad(c -> c.handshakeTimeout(Duration.ZERO), "handshakeTimeout");
+        bad(c -> c.ackTimeout(0), "ackTimeout");
+        bad(c -> c.ackTimeout(32), "ackTimeout");
     }
 
     @Test

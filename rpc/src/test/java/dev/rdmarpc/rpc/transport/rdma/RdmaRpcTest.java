@@ -138,6 +138,44 @@ class RdmaRpcTest {
     }
 
     @Test
+    void largeFramesPipelined() throws Exception {
+        largeFrames(RdmaConfig.DEFAULT_ACK_TIMEOUT);
+    }
+
+    @Test
+    void largeFramesPipelinedWithALongAckTimeout() throws Exception {
+        largeFrames(20);
+    }
+
+    private void largeFrames(int ackTimeout) throws Exception {
+        RdmaConfig config = RdmaTestEnv.smallConfig().poolBytes(256L << 20).ackTimeout(ackTimeout);
+        try (RdmaTransport serverT = RdmaTransport.create(config);
+             RdmaTransport clientT = RdmaTransport.create(config);
+             RpcServer server = echoServer().transport(serverT).start();
+             RpcClient client = RpcClient.builder().address(server.address()).transport(clientT)
+                     .defaultTimeout(java.time.Duration.ofSeconds(20)).connect();
+             Arena arena = Arena.ofShared()) {
+            System.out.print("ack timeout " + ackTimeout + ", hw counters before: " + RdmaTestEnv.hwCounters());
+            try {
+                for (int round = 0; round < 3; round++) {
+                    Driver d = new Driver(client, payloads(arena, 8 << 20, 2));
+                    long t0 = System.nanoTime();
+                    d.run(ECHO, 8, 8);
+                    System.out.printf("8 MiB x 8 at concurrency 8: %d ms (%d back-pressured retries)%n",
+                            (System.nanoTime() - t0) / 1_000_000, d.backPressured.get());
+                    System.out.flush();
+                }
+            } catch (Throwable e) {
+                System.out.println("client " + clientT.diagnostics());
+                System.out.println("server " + serverT.diagnostics());
+                throw e;
+            } finally {
+                System.out.print("ack timeout " + ackTimeout + ", hw counters after: " + RdmaTestEnv.hwCounters());
+            }
+        }
+    }
+
+    @Test
     void framesAroundTheChunkSize() throws Exception {
         try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig());
              RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig());
@@ -176,6 +214,7 @@ class RdmaRpcTest {
             int chunk = serverT.bufferPool().chunkSize();
             int[] sizes = {1, 200, 4096, chunk - 32, chunk - 31, 1 << 20, 8 << 20};
             int[] concurrencies = {1, 8, 64};
+            try {
             for (int size : sizes) {
                 MemorySegment[] p = payloads(arena, size, 4);
                 for (int conc : concurrencies) {
@@ -188,6 +227,11 @@ class RdmaRpcTest {
                             size, conc, calls, us, d.backPressured.get());
                     System.out.flush();
                 }
+            }
+            } catch (AssertionError e) {
+                System.out.println("client " + clientT.diagnostics());
+                System.out.println("server " + serverT.diagnostics());
+                throw e;
             }
             // The copying path (blocking handler, typed codec) with a frame over one chunk.
             byte[] big = new byte[3 * chunk + 17];

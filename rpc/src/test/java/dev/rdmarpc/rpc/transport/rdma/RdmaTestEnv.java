@@ -57,6 +57,30 @@ final class RdmaTestEnv {
         return any ? sum : -1;
     }
 
+    /** Every rxe hardware counter of both test devices that is not zero, for diagnostics. */
+    static String hwCounters() {
+        StringBuilder sb = new StringBuilder();
+        for (String dev : new String[]{device0(), device1()}) {
+            if (dev == null) {
+                continue;
+            }
+            Path dir = Path.of("/sys/class/infiniband", dev, "ports/1/hw_counters");
+            sb.append(dev).append(':');
+            try (var files = Files.list(dir)) {
+                for (Path p : files.sorted().toList()) {
+                    String v = Files.readString(p).trim();
+                    if (!v.equals("0")) {
+                        sb.append(' ').append(p.getFileName()).append('=').append(v);
+                    }
+                }
+            } catch (Exception e) {
+                sb.append(" (not readable: ").append(e.getMessage()).append(')');
+            }
+            sb.append('\n');
+        }
+        return sb.toString();
+    }
+
     /**
      * A small RDMA configuration for tests: a 64 MiB pool instead of 512 MiB, and a handshake timeout
      * for the emulated CPU of the VM (the first connection of a JVM under TCG spends seconds in
