@@ -124,12 +124,14 @@ class BenchCliTest {
     }
 
     @Test
-    void rdmaFailsWithOneClearSentence() {
+    void rdmaWithoutADeviceFailsWithOneClearSentence() {
+        // The loopback address has no RDMA device behind it here (nor on most machines).
         Run r = run("local", "--transport", "rdma", "--sizes", "128,4K", "--concurrency", "1,16", "--duration", "5s");
-        assertEquals(1, r.code());
+        assertEquals(1, r.code(), r.err());
         assertEquals(1, r.err().lines().count(), r.err());
-        assertTrue(r.err().contains("RDMA transport not available in this build: "), r.err());
-        assertEquals("", r.out());
+        assertTrue(r.err().contains("RDMA") && (r.err().contains("no RDMA device") || r.err().contains("libibverbs")),
+                r.err());
+        assertFalse(r.err().contains("\tat "), r.err());
     }
 
     @Test

@@ -16,6 +16,9 @@ import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.RpcServer;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
+import dev.rdmarpc.rpc.transport.rdma.RdmaTransport;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -29,7 +32,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * rdmarpc over its TCP transport, measured on its zero-allocation paths: the server answers with a
+ * rdmarpc over its TCP transport (or, constructed with {@code rdma}, its RDMA transport), measured
+ * on its zero-allocation paths: the server answers with a
  * {@link dev.rdmarpc.rpc.RawHandler} inline on the I/O thread (the request's bytes copied straight into
  * the response frame), the client calls {@link RpcClient#send} with an off-heap request segment and a
  * preallocated {@link ResponseListener}, and re-sends from that listener on the I/O thread.
@@ -44,19 +48,45 @@ public final class RdmarpcTcpStack implements EchoStack {
     static final Method<MemorySegment, MemorySegment> ECHO = Method.raw("rdmarpc.bench.echo");
     private static final ValueLayout.OfInt INT_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    private TcpTransport clientTransport;
+    private final boolean rdma;
+    private Transport clientTransport;
     private Resender resender;
+
+    /** rdmarpc over TCP. */
+    public RdmarpcTcpStack() {
+        this(false);
+    }
+
+    /** @param rdma true for rdmarpc's RDMA transport (the same handler and calls, {@code rdma()} on both sides) */
+    RdmarpcTcpStack(boolean rdma) {
+        this.rdma = rdma;
+    }
 
     @Override
     public String name() {
-        return "rdmarpc-tcp";
+        return rdma ? "rdmarpc-rdma" : "rdmarpc-tcp";
+    }
+
+    /** The RDMA settings of both sides: defaults, with the bench's I/O threads, device and GID index. */
+    static RdmaConfig rdmaConfig(StackOptions options) {
+        // A generous handshake timeout: a bench may run on software RDMA under an emulated CPU.
+        RdmaConfig c = new RdmaConfig().ioThreads(options.ioThreads()).handshakeTimeout(Duration.ofMinutes(2));
+        if (options.device() != null) {
+            c.device(options.device());
+        }
+        if (options.gidIndex() >= 0) {
+            c.gidIndex(options.gidIndex());
+        }
+        return c;
     }
 
     @Override
     public String describe(StackOptions options) {
         String version = RpcClient.class.getModule().getDescriptor() != null
                 ? RpcClient.class.getModule().getDescriptor().rawVersion().orElse("") : "";
-        return "rdmarpc" + (version.isEmpty() ? "" : " " + version) + " TCP transport (java.nio), raw echo handler inline "
+        String transport = rdma ? " RDMA transport (RC SEND/RECV, " + rdmaConfig(options).completionMode()
+                + " completions, registered pool)" : " TCP transport (java.nio)";
+        return "rdmarpc" + (version.isEmpty() ? "" : " " + version) + transport + ", raw echo handler inline "
                 + "on the I/O thread, zero-allocation RpcClient.send with a preallocated listener, "
                 + options.ioThreads() + " I/O thread(s) per side";
     }
@@ -72,12 +102,15 @@ public final class RdmarpcTcpStack implements EchoStack {
         EchoHandler handler = new EchoHandler(options.maxMessageBytes());
         RpcServer server;
         try {
-            server = RpcServer.builder()
+            RpcServer.Builder b = RpcServer.builder()
                     .bind(bindAddress)
                     .ioThreads(options.ioThreads())
                     .maxFrameLength(maxFrameLength(options))
-                    .registerRaw(ECHO, handler::handle)
-                    .start();
+                    .registerRaw(ECHO, handler::handle);
+            if (rdma) {
+                b.rdma(rdmaConfig(options).threadNamePrefix("rdmarpc-bench-server"));
+            }
+            server = b.start();
         } catch (RuntimeException e) {
             handler.close();
             throw e;
@@ -103,9 +136,11 @@ public final class RdmarpcTcpStack implements EchoStack {
     @Override
     public synchronized EchoConnection connect(InetSocketAddress serverAddress, StackOptions options) {
         if (clientTransport == null) {
-            clientTransport = TcpTransport.create(new TcpTransport.Config()
-                    .ioThreads(options.ioThreads())
-                    .threadNamePrefix("rdmarpc-bench-client"));
+            clientTransport = rdma
+                    ? RdmaTransport.create(rdmaConfig(options).threadNamePrefix("rdmarpc-bench-client"))
+                    : TcpTransport.create(new TcpTransport.Config()
+                            .ioThreads(options.ioThreads())
+                            .threadNamePrefix("rdmarpc-bench-client"));
             resender = new Resender();
         }
         RpcClient client = RpcClient.builder()

@@ -1,6 +1,5 @@
 package dev.rdmarpc.bench.stack;
 
-import dev.rdmarpc.bench.BenchException;
 import dev.rdmarpc.bench.load.EchoStack;
 
 /** The rdmarpc transports the bench can measure. */
@@ -14,8 +13,7 @@ public enum Transport {
     public EchoStack stack() {
         return switch (this) {
             case tcp -> new RdmarpcTcpStack();
-            case rdma -> throw new BenchException("RDMA transport not available in this build: dev.rdmarpc.rpc has "
-                    + "no RDMA transport yet, only TCP (use --transport tcp).");
+            case rdma -> new RdmarpcTcpStack(true);
         };
     }
 }

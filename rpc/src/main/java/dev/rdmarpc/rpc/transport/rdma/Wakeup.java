@@ -41,6 +41,8 @@ final class Wakeup implements AutoCloseable {
     private final MemorySegment readScratch = arena.allocate(8, 8);
     private final int eventFd;
     private volatile boolean closed;
+    /** Threads inside {@link #wake()}: close waits for them, so no write can hit a reused fd number. */
+    private final java.util.concurrent.atomic.AtomicInteger waking = new java.util.concurrent.atomic.AtomicInteger();
 
     private static MethodHandle handle(String name, FunctionDescriptor fd) {
         MemorySegment f = LINKER.defaultLookup().find(name).orElseThrow(() -> new UnsatisfiedLinkError("libc has no " + name));
@@ -64,13 +66,16 @@ final class Wakeup implements AutoCloseable {
 
     /** Wakes the thread in {@link #await}, or makes its next call return at once. Allocates nothing. */
     void wake() {
-        if (closed) {
-            return;
-        }
+        waking.incrementAndGet();
         try {
+            if (closed) {
+                return;
+            }
             long ignored = (long) WRITE.invokeExact(eventFd, writeScratch, 8L);
         } catch (Throwable t) {
             throw new AssertionError("write", t);
+        } finally {
+            waking.decrementAndGet();
         }
     }
 
@@ -127,6 +132,9 @@ final class Wakeup implements AutoCloseable {
             return;
         }
         closed = true;
+        while (waking.get() != 0) {
+            Thread.onSpinWait(); // a wake() that began before the close: its write ends in microseconds
+        }
         try {
             int ignored = (int) CLOSE.invokeExact(eventFd);
         } catch (Throwable t) {

@@ -142,11 +142,6 @@ class RdmaRpcTest {
         largeFrames(RdmaConfig.DEFAULT_ACK_TIMEOUT);
     }
 
-    @Test
-    void largeFramesPipelinedWithALongAckTimeout() throws Exception {
-        largeFrames(20);
-    }
-
     private void largeFrames(int ackTimeout) throws Exception {
         RdmaConfig config = RdmaTestEnv.smallConfig().poolBytes(256L << 20).ackTimeout(ackTimeout);
         try (RdmaTransport serverT = RdmaTransport.create(config);
