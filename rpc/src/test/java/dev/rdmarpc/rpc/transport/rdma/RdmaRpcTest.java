@@ -262,12 +262,16 @@ class RdmaRpcTest {
         long rnrSentBefore = RdmaTestEnv.hwCounter("send_rnr_err");
         RdmaConfig tiny = RdmaTestEnv.smallConfig().receiveQueueDepth(2).maxReceiveQueueDepth(4).sendWindow(2)
                 .chunkSize(4096).slabBytes(1 << 20);
-        try (RdmaTransport serverT = RdmaTransport.create(tiny);
+        java.nio.file.Path jfr = java.nio.file.Files.createTempFile("rdma-stalls", ".jfr");
+        try (jdk.jfr.Recording recording = new jdk.jfr.Recording();
+             RdmaTransport serverT = RdmaTransport.create(tiny);
              RdmaTransport clientT = RdmaTransport.create(tiny);
              RpcServer server = echoServer().transport(serverT).start();
              RpcClient client = RpcClient.builder().address(server.address()).transport(clientT).maxOutstanding(4096)
                      .connect();
              Arena arena = Arena.ofShared()) {
+            recording.enable("rdmarpc.RdmaSendStall");
+            recording.start();
             // Inline echoes, then slow (blocking) ones that make the server's responses lag behind.
             new Driver(client, payloads(arena, 3000, 8)).run(ECHO, 5_000, 2048);
             new Driver(client, payloads(arena, 100, 8)).run(SLOW_ECHO, 1_000, 1024);
@@ -279,6 +283,12 @@ class RdmaRpcTest {
             assertEquals(0, c.rnrErrors() + s.rnrErrors(), "RNR error completions");
             assertEquals(0, c.completionErrors() + s.completionErrors(), "error completions");
             assertTrue(c.creditStalls() + s.creditStalls() > 0, "the burst ran out of credits (flow control exercised)");
+            recording.stop();
+            recording.dump(jfr);
+            assertTrue(jdk.jfr.consumer.RecordingFile.readAllEvents(jfr).stream()
+                    .anyMatch(e -> e.getEventType().getName().equals("rdmarpc.RdmaSendStall")), "send-stall events");
+        } finally {
+            java.nio.file.Files.deleteIfExists(jfr);
         }
         assertNoNewRnr(rnrBefore, rnrSentBefore);
     }
@@ -338,8 +348,13 @@ class RdmaRpcTest {
         // 16 receive chunks of 64 KiB per connection (14 + 2) = 1 MiB; the mark admits two connections.
         RdmaConfig serverConfig = RdmaTestEnv.smallConfig().chunkSize(64 * 1024).slabBytes(1 << 20).receiveQueueDepth(14)
                 .maxReceiveQueueDepth(14).poolBytes(8L << 20).poolHighWaterMark((2L << 20) + (512 << 10));
-        try (RdmaTransport serverT = RdmaTransport.create(serverConfig);
+        java.nio.file.Path jfr = java.nio.file.Files.createTempFile("rdma-events", ".jfr");
+        try (jdk.jfr.Recording recording = new jdk.jfr.Recording();
+             RdmaTransport serverT = RdmaTransport.create(serverConfig);
              RpcServer server = echoServer().transport(serverT).start()) {
+            recording.enable("rdmarpc.RdmaPoolPressure");
+            recording.enable("rdmarpc.RdmaQpState");
+            recording.start();
             List<RpcClient> clients = new ArrayList<>();
             try {
                 for (int i = 0; i < 2; i++) {
@@ -372,6 +387,17 @@ class RdmaRpcTest {
                     c.close();
                 }
             }
+            recording.stop();
+            recording.dump(jfr);
+            List<jdk.jfr.consumer.RecordedEvent> events = jdk.jfr.consumer.RecordingFile.readAllEvents(jfr);
+            assertTrue(events.stream().anyMatch(e -> e.getEventType().getName().equals("rdmarpc.RdmaPoolPressure")
+                    && e.getString("what").equals("connection refused")), "a pool-pressure event for the refusal");
+            assertTrue(events.stream().anyMatch(e -> e.getEventType().getName().equals("rdmarpc.RdmaQpState")
+                    && e.getString("state").equals("RTS")), "queue pairs reaching RTS");
+            assertTrue(events.stream().anyMatch(e -> e.getEventType().getName().equals("rdmarpc.RdmaQpState")
+                    && e.getString("state").equals("ERR")), "a queue pair closing");
+        } finally {
+            java.nio.file.Files.deleteIfExists(jfr);
         }
     }
 
