@@ -9,13 +9,20 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
-/** Server and client in one JVM on 127.0.0.1: the README's run. */
+/** Server and client in one JVM, on 127.0.0.1 by default: the README's run. */
 @Command(name = "local", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Starts the echo server(s) on 127.0.0.1 and runs the matrix against them from this JVM.",
+        description = {"Starts the echo server(s) on 127.0.0.1 (with --transport rdma: the address of the first active",
+            "RoCE v2 port) and runs the matrix against them from this JVM.",
             "Closed loop: each of N callers sends its next call when the previous one returns.",
             "With the defaults (30 cells of 1s warm-up + 2s measured) it takes about 95 s."})
 final class LocalCommand extends MatrixCommand {
+
+    @Option(names = "--address", paramLabel = "IP",
+            description = "Address the servers listen on and the client connects to (default: 127.0.0.1; with "
+                    + "--transport rdma, the IPv4 address of the first active RoCE v2 port, of --device if given).")
+    InetAddress address;
 
     @Override
     public Integer call() {
@@ -24,15 +31,17 @@ final class LocalCommand extends MatrixCommand {
         try {
             MatrixPlan plan = matrix.plan();
             StackOptions options = matrix.stackOptions(plan);
-            InetSocketAddress loopback = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+            InetSocketAddress listen = new InetSocketAddress(
+                    address != null ? address : matrix.transport.localAddress(matrix.device), 0);
             List<InetSocketAddress> addresses = new ArrayList<>();
             for (EchoStack stack : stacks) {
-                EchoServer server = startServer(stack, loopback, options);
+                EchoServer server = startServer(stack, listen, options);
                 servers.add(server);
                 addresses.add(server.address());
             }
-            return measure(stacks, addresses, plan, options, matrix.transport + " loopback "
-                    + loopback.getAddress().getHostAddress() + ", server and client in one JVM");
+            String where = (listen.getAddress().isLoopbackAddress() ? " loopback " : " ")
+                    + listen.getAddress().getHostAddress();
+            return measure(stacks, addresses, plan, options, matrix.transport + where + ", server and client in one JVM");
         } finally {
             closeAll(servers);
             closeAll(stacks);

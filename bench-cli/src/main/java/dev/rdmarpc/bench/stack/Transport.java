@@ -1,6 +1,7 @@
 package dev.rdmarpc.bench.stack;
 
 import dev.rdmarpc.bench.load.EchoStack;
+import java.net.InetAddress;
 
 /** The rdmarpc transports the bench can measure. */
 public enum Transport {
@@ -14,6 +15,17 @@ public enum Transport {
         return switch (this) {
             case tcp -> new RdmarpcTcpStack();
             case rdma -> new RdmarpcTcpStack(true);
+        };
+    }
+
+    /**
+     * The address {@code local} listens on when {@code --address} is not given: the loopback address
+     * for TCP; for RDMA the IPv4 address of the first active RoCE v2 port (of {@code device} when given).
+     */
+    public InetAddress localAddress(String device) {
+        return switch (this) {
+            case tcp -> InetAddress.getLoopbackAddress();
+            case rdma -> RdmaLocalAddress.find(device);
         };
     }
 }

@@ -1,0 +1,36 @@
+package dev.rdmarpc.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.rdmarpc.testsupport.RdmaTest;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@code local --transport rdma}, the spelling scripts rely on, for real: in the Soft-RoCE VM it
+ * finds the address of the first active RoCE v2 port by itself and measures every cell of the matrix
+ * over the RDMA transport, a multi-chunk size included.
+ */
+@RdmaTest
+@Timeout(600)
+class LocalRdmaTest {
+
+    @Test
+    void localOverRdmaMeasuresEveryCell() {
+        BenchCliTest.Run r = BenchCliTest.run("local", "--transport", "rdma", "--sizes", "128,1M",
+                "--concurrency", "1,4", "--warmup", "2s", "--duration", "1s", "--format", "csv", "--no-progress");
+        assertEquals(0, r.code(), r.err());
+        // stack,request_bytes,response_bytes,concurrency,...,qps(13),calls(14),errors(15),seconds
+        List<String[]> rows = r.out().lines().filter(l -> l.startsWith("rdmarpc-rdma,")).map(l -> l.split(","))
+                .toList();
+        assertEquals(4, rows.size(), r.out());
+        for (String[] f : rows) {
+            String row = String.join(",", f);
+            assertTrue(f[1].equals("128") || f[1].equals("1048576"), row);
+            assertTrue(Double.parseDouble(f[13]) > 0, "QPS of " + row);
+            assertEquals("0", f[15], "errors of " + row);
+        }
+    }
+}
