@@ -177,7 +177,7 @@ final class DoctorCommand implements Callable<Integer> {
         for (Path dev : devices) {
             String name = dev.getFileName().toString();
             out.println("  " + name + ": " + read(dev.resolve("node_type"), "?") + ", node GUID "
-                    + read(dev.resolve("node_guid"), "?") + ", firmware " + read(dev.resolve("fw_ver"), "?"));
+                    + read(dev.resolve("node_guid"), "?") + ", firmware " + orElse(read(dev.resolve("fw_ver"), "?"), "none reported"));
             PortQuery query = queryPorts(name);
             if (query.problem() != null) {
                 out.println("    ibv_query_port not possible (" + query.problem() + "); port lines come from sysfs");
@@ -251,6 +251,10 @@ final class DoctorCommand implements Callable<Integer> {
 
     private static String gbps(double v) {
         return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
+    }
+
+    private static String orElse(String s, String otherwise) {
+        return s.isEmpty() ? otherwise : s;
     }
 
     private static String pad(String s, int width) {
