@@ -3,14 +3,16 @@ package dev.rdmarpc.bench;
 import java.io.IOException;
 import java.io.PrintWriter;
 import dev.rdmarpc.cuda.Cuda;
+import dev.rdmarpc.cuda.CudaDevice;
+import dev.rdmarpc.cuda.CudaException;
 import dev.rdmarpc.ibverbs.Ibverbs;
 import dev.rdmarpc.ibverbs.VerbsException;
-import dev.rdmarpc.ibverbs.VerbsNative;
-import dev.rdmarpc.ibverbs.raw.ibverbs_h;
+import dev.rdmarpc.ibverbs.verbs.Context;
+import dev.rdmarpc.ibverbs.verbs.DeviceInfo;
+import dev.rdmarpc.ibverbs.verbs.LinkLayer;
+import dev.rdmarpc.ibverbs.verbs.PortAttributes;
+import dev.rdmarpc.ibverbs.verbs.Verbs;
 import dev.rdmarpc.rdmacm.Rdmacm;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
@@ -21,8 +23,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
@@ -33,21 +37,30 @@ import picocli.CommandLine.Spec;
 
 /**
  * What this machine offers for RDMA and GPU memory, in plain words: whether the bindings' libraries
- * load ({@link Ibverbs}, {@link Rdmacm}, {@link Cuda}), the devices libibverbs lists, and ports, GIDs
- * and netdevs from sysfs. Nothing is opened on a device.
+ * load ({@link Ibverbs}, {@link Rdmacm}, {@link Cuda}), the devices libibverbs lists, each port's
+ * attributes ({@code ibv_query_port}: state, active and max MTU, link layer, width and speed), GIDs
+ * and netdevs from sysfs, the GPUs the CUDA driver lists ({@link CudaDevice}) with the way their
+ * memory would reach the NIC, and at the end what is missing. Each device is opened only to query
+ * its ports and closed again; nothing else is created on it.
  */
 @Command(name = "doctor", mixinStandardHelpOptions = true,
         description = {"Reports RDMA devices, ports, GIDs, CUDA and GPUDirect availability in plain words.",
-            "Lists devices, ports, GIDs with their types and netdevs, the netdev MTU, the GID a local address",
-            "would use (--address), and whether libibverbs, librdmacm, CUDA and GPUDirect registration are available."})
+            "Lists devices, ports (state, active and max MTU, link layer, speed), GIDs with their types and netdevs,",
+            "the GID a local address would use (--address), the GPUs the CUDA driver sees, and whether libibverbs,",
+            "librdmacm, CUDA and GPUDirect registration are available; ends with what is missing."})
 final class DoctorCommand implements Callable<Integer> {
     static final Path SYS_INFINIBAND = Path.of("/sys/class/infiniband");
+    /** Width of the label column of a port's or a GPU's attributes. */
+    private static final String FIELD = "      %-15s %s%n";
 
     @Option(names = "--address", paramLabel = "IP", description = "Show the GID a connection from this local IP address would use.")
     String address;
 
     @Spec
     CommandSpec spec;
+
+    /** What the report found missing, in plain words, for the summary at the end. */
+    private final List<String> missing = new ArrayList<>();
 
     @Override
     public Integer call() {
@@ -61,9 +74,12 @@ final class DoctorCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         out.println("Libraries");
-        library(out, Ibverbs.SONAME, "RDMA verbs", Ibverbs.isAvailable(), Ibverbs.unavailabilityCause());
-        library(out, Rdmacm.SONAME, "RDMA connection manager", Rdmacm.isAvailable(), Rdmacm.unavailabilityCause());
-        library(out, Cuda.SONAME, "CUDA driver API, for GPU attachments", Cuda.isAvailable(), Cuda.unavailabilityCause());
+        library(out, Ibverbs.SONAME, "RDMA verbs", Ibverbs.isAvailable(), Ibverbs.unavailabilityCause(),
+                "no RDMA verbs library (" + Ibverbs.SONAME + " does not load), so only the TCP transport can run");
+        library(out, Rdmacm.SONAME, "RDMA connection manager", Rdmacm.isAvailable(), Rdmacm.unavailabilityCause(),
+                "no RDMA connection manager (" + Rdmacm.SONAME + " does not load), so RDMA connections cannot be set up");
+        library(out, Cuda.SONAME, "CUDA driver API, for GPU attachments", Cuda.isAvailable(), Cuda.unavailabilityCause(),
+                "no CUDA driver was found (" + Cuda.SONAME + " does not load), so there are no GPU attachments");
         providers(out);
         out.println();
         verbsDevices(out);
@@ -75,18 +91,18 @@ final class DoctorCommand implements Callable<Integer> {
         }
         gpu(out);
         out.println();
-        out.println("Not in this command yet: port attributes through ibv_query_port (active MTU, port state as the");
-        out.println("verbs library sees it) and CUDA device enumeration (cuDeviceGet*); the netdev MTU above is");
-        out.println("the Ethernet MTU, RoCE's active MTU is at most that minus headers, rounded down to 1024/2048/4096.");
+        summary(out);
         out.flush();
         return 0;
     }
 
-    private static void library(PrintWriter out, String soname, String what, boolean available, Throwable cause) {
+    private void library(PrintWriter out, String soname, String what, boolean available, Throwable cause,
+                         String whenMissing) {
         if (available) {
             out.println("  " + soname + ": loads (" + what + ")");
         } else {
             out.println("  " + soname + ": NOT AVAILABLE - " + (cause == null ? what + " unavailable" : cause.getMessage()));
+            missing.add(whenMissing);
         }
     }
 
@@ -95,21 +111,10 @@ final class DoctorCommand implements Callable<Integer> {
         if (!Ibverbs.isAvailable()) {
             return;
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment count = arena.allocate(ValueLayout.JAVA_INT);
-            MemorySegment list = VerbsNative.ibv_get_device_list(count);
-            try {
-                int n = count.get(ValueLayout.JAVA_INT, 0);
-                MemorySegment devices = list.reinterpret((long) n * ValueLayout.ADDRESS.byteSize());
-                List<String> names = new ArrayList<>();
-                for (int i = 0; i < n; i++) {
-                    MemorySegment name = ibverbs_h.ibv_get_device_name(devices.getAtIndex(ValueLayout.ADDRESS, i));
-                    names.add(name.equals(MemorySegment.NULL) ? "?" : name.reinterpret(256).getString(0));
-                }
-                out.println("libibverbs lists " + n + " device(s)" + (n == 0 ? "" : ": " + String.join(", ", names)));
-            } finally {
-                ibverbs_h.ibv_free_device_list(list);
-            }
+        try {
+            List<DeviceInfo> devices = Verbs.devices();
+            out.println("libibverbs lists " + devices.size() + " device(s)" + (devices.isEmpty() ? ""
+                    : ": " + String.join(", ", devices.stream().map(DeviceInfo::name).toList())));
         } catch (VerbsException e) {
             out.println("libibverbs cannot list devices: " + e.getMessage());
         }
@@ -137,37 +142,123 @@ final class DoctorCommand implements Callable<Integer> {
     record Gid(String device, int port, int index, String gid, String type, String netdev) {
     }
 
-    private static List<Gid> devices(PrintWriter out) {
+    /** A device's ports as {@code ibv_query_port} reports them, or why they could not be queried. */
+    record PortQuery(Map<Integer, PortAttributes> ports, String problem) {
+    }
+
+    /** Opens {@code device}, queries every port, closes it. */
+    static PortQuery queryPorts(String device) {
+        if (!Ibverbs.isAvailable()) {
+            return new PortQuery(Map.of(), Ibverbs.SONAME + " does not load");
+        }
+        try (Context ctx = Context.open(device)) {
+            Map<Integer, PortAttributes> ports = new LinkedHashMap<>();
+            int n = ctx.queryDevice().physicalPortCount();
+            for (int p = 1; p <= n; p++) {
+                ports.put(p, ctx.queryPort(p));
+            }
+            return new PortQuery(ports, null);
+        } catch (VerbsException e) {
+            return new PortQuery(Map.of(), e.getMessage());
+        }
+    }
+
+    private List<Gid> devices(PrintWriter out) {
         List<Gid> all = new ArrayList<>();
         out.println("RDMA devices (" + SYS_INFINIBAND + ")");
         List<Path> devices = list(SYS_INFINIBAND);
         if (devices.isEmpty()) {
             out.println("  none: no RDMA device on this machine. For Soft-RoCE: `rdma link add rxe0 type rxe netdev <if>`"
                     + " (module rdma_rxe), or use the project's Soft-RoCE VM.");
+            missing.add("no RDMA device was found, so only the TCP transport can run");
             return all;
         }
+        boolean anyActive = false;
         for (Path dev : devices) {
             String name = dev.getFileName().toString();
             out.println("  " + name + ": " + read(dev.resolve("node_type"), "?") + ", node GUID "
-                    + read(dev.resolve("node_guid"), "?") + ", firmware " + read(dev.resolve("fw_ver"), "?"));
+                    + read(dev.resolve("node_guid"), "?") + ", firmware " + orElse(read(dev.resolve("fw_ver"), "?"), "none reported"));
+            PortQuery query = queryPorts(name);
+            if (query.problem() != null) {
+                out.println("    ibv_query_port not possible (" + query.problem() + "); port lines come from sysfs");
+                missing.add(name + " cannot be opened through libibverbs: " + query.problem());
+            }
             for (Path port : list(dev.resolve("ports"))) {
                 int p = Integer.parseInt(port.getFileName().toString());
-                String linkLayer = read(port.resolve("link_layer"), "?");
-                out.println("    port " + p + ": " + read(port.resolve("state"), "?") + ", physical "
-                        + read(port.resolve("phys_state"), "?") + ", " + linkLayer + ", " + read(port.resolve("rate"), "?"));
                 List<Gid> gids = gids(name, p, port);
                 all.addAll(gids);
+                String netdev = gids.stream().map(Gid::netdev).filter(n -> !n.isEmpty()).findFirst().orElse("");
+                String netdevMtu = netdev.isEmpty() ? "" : read(Path.of("/sys/class/net", netdev, "mtu"), "");
+                out.println("    port " + p);
+                PortAttributes a = query.ports().get(p);
+                if (a != null) {
+                    printPort(out, a, netdev, netdevMtu);
+                    anyActive |= a.isActive();
+                } else {
+                    out.printf(FIELD, "state", read(port.resolve("state"), "?") + ", physical " + read(port.resolve("phys_state"), "?"));
+                    out.printf(FIELD, "link layer", read(port.resolve("link_layer"), "?"));
+                    out.printf(FIELD, "rate", read(port.resolve("rate"), "?"));
+                    if (!netdevMtu.isEmpty()) {
+                        out.printf(FIELD, "netdev MTU", netdevMtu + " (" + netdev + ")");
+                    }
+                    anyActive |= read(port.resolve("state"), "").contains("ACTIVE");
+                }
+                int typeWidth = gids.stream().mapToInt(g -> g.type().length()).max().orElse(0);
                 for (Gid g : gids) {
-                    String mtu = g.netdev().isEmpty() ? "" : read(Path.of("/sys/class/net", g.netdev(), "mtu"), "");
-                    out.println("      GID[" + g.index() + "] " + g.gid() + "  " + g.type()
-                            + (g.netdev().isEmpty() ? "" : "  on " + g.netdev() + (mtu.isEmpty() ? "" : " (netdev MTU " + mtu + ")")));
+                    out.printf(FIELD, "GID[" + g.index() + "]", (g.gid() + "  " + pad(g.type(), typeWidth)
+                            + (g.netdev().isEmpty() ? "" : "  on " + g.netdev())).stripTrailing());
                 }
                 if (gids.isEmpty()) {
-                    out.println("      no GIDs in use");
+                    out.printf(FIELD, "GIDs", "none in use");
                 }
             }
         }
+        if (!anyActive) {
+            missing.add("no RDMA port is ACTIVE, so the RDMA transport has nowhere to send");
+        }
         return all;
+    }
+
+    /** One port's attributes, one aligned line each. */
+    static void printPort(PrintWriter out, PortAttributes a, String netdev, String netdevMtu) {
+        String physical = a.physicalStateName() == null ? "code " + a.physicalState() : a.physicalStateName();
+        out.printf(FIELD, "state", a.state() + ", physical " + physical
+                + (a.isActive() ? "" : " - not ACTIVE, so no traffic goes through this port"));
+        out.printf(FIELD, "link layer", switch (a.linkLayer()) {
+            case ETHERNET -> "Ethernet (RoCE)";
+            case INFINIBAND -> "InfiniBand, LID " + a.lid() + ", subnet manager LID " + a.smLid();
+            default -> a.linkLayer().toString();
+        });
+        String mtu = "active " + a.activeMtu().bytes() + ", max " + a.maxMtu().bytes();
+        if (a.linkLayer() == LinkLayer.ETHERNET && !netdevMtu.isEmpty()) {
+            mtu += " (RoCE: the largest that fits " + netdev + "'s MTU of " + netdevMtu + " bytes less headers)";
+        }
+        out.printf(FIELD, "MTU", mtu);
+        out.printf(FIELD, "speed", speed(a));
+        out.printf(FIELD, "max message", a.maxMessageSize() + " bytes");
+    }
+
+    /** "1X FDR10, 10 Gb/s", or the raw codes where they are unknown. */
+    static String speed(PortAttributes a) {
+        int lanes = a.activeLanes();
+        String name = a.activeSpeedName();
+        String width = lanes == 0 ? "width code " + a.activeWidth() : lanes + "X";
+        if (name == null) {
+            return width + ", speed code " + a.activeSpeed();
+        }
+        return width + " " + name + (lanes == 0 ? "" : ", " + gbps(a.linkGbps()) + " Gb/s");
+    }
+
+    private static String gbps(double v) {
+        return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
+    }
+
+    private static String orElse(String s, String otherwise) {
+        return s.isEmpty() ? otherwise : s;
+    }
+
+    private static String pad(String s, int width) {
+        return s.length() >= width ? s : s + " ".repeat(width - s.length());
     }
 
     private static List<Gid> gids(String device, int port, Path portDir) {
@@ -227,7 +318,7 @@ final class DoctorCommand implements Callable<Integer> {
         }
     }
 
-    private static void gpu(PrintWriter out) {
+    private void gpu(PrintWriter out) {
         out.println("GPU");
         String driver = read(Path.of("/proc/driver/nvidia/version"), "");
         out.println("  NVIDIA driver: " + (driver.isEmpty() ? "not loaded (no /proc/driver/nvidia/version)"
@@ -241,9 +332,74 @@ final class DoctorCommand implements Callable<Integer> {
             out.println("  GPUDirect RDMA: neither nvidia_peermem nor nv_peer_mem is loaded, so registering GPU memory"
                     + " with ibv_reg_mr will fail (dma-buf registration, ibv_reg_dmabuf_mr, needs a recent driver and NIC)");
         }
+        if (!Cuda.isAvailable()) {
+            out.println("  CUDA devices: none listed, no CUDA driver was found (" + Cuda.SONAME + " does not load)");
+            return;
+        }
+        List<CudaDevice> gpus;
+        int version;
+        try {
+            version = Cuda.driverVersion();
+            gpus = CudaDevice.all();
+        } catch (CudaException e) {
+            out.println("  CUDA devices: none listed, the CUDA driver answers " + e.getMessage());
+            missing.add("the CUDA driver lists no GPU (" + e.getMessage() + ")");
+            return;
+        }
+        out.println("  CUDA devices: " + gpus.size() + " (driver supports CUDA " + version / 1000 + "." + version % 1000 / 10 + ")");
+        boolean anyDirect = false;
+        for (CudaDevice g : gpus) {
+            anyDirect |= printGpu(out, g.ordinal(), g.name(), g.pciBusId(), g.totalMemory(), g.computeCapability(),
+                    g.supportsDmaBuf(), g.supportsGpuDirectRdma(), peermem || nvPeer);
+        }
+        if (gpus.isEmpty()) {
+            missing.add("the CUDA driver lists no GPU");
+        } else if (!anyDirect) {
+            missing.add("no GPU can hand its memory to the NIC (no dma-buf, no peer-memory module), so GPU attachments"
+                    + " are staged through pinned host memory");
+        }
     }
 
-    private static List<Path> list(Path dir) {
+    /**
+     * One GPU, one aligned line per attribute, ending with the way the RDMA transport would register its
+     * memory (the order of {@code dev.rdmarpc.rpc.gpu.GpuDirectSelector}: dma-buf, peer-memory, staged).
+     *
+     * @return whether the NIC can reach its memory directly (dma-buf or peer-memory)
+     */
+    static boolean printGpu(PrintWriter out, int ordinal, String name, String pciBusId, long totalMemory,
+                            String computeCapability, boolean dmaBuf, boolean gpuDirectRdma, boolean peerMemoryModule) {
+        out.println("    GPU " + ordinal + ": " + name);
+        out.printf(FIELD, "PCI bus id", pciBusId);
+        out.printf(FIELD, "memory", String.format(Locale.ROOT, "%.1f GiB", totalMemory / (double) (1L << 30)));
+        out.printf(FIELD, "compute", computeCapability);
+        out.printf(FIELD, "dma-buf", dmaBuf ? "yes" : "no");
+        out.printf(FIELD, "GPUDirect RDMA", gpuDirectRdma ? "yes" : "no");
+        String path;
+        boolean direct = true;
+        if (dmaBuf) {
+            path = "dma-buf: exported and registered with ibv_reg_dmabuf_mr (where the NIC's driver takes dma-bufs)";
+        } else if (gpuDirectRdma && peerMemoryModule) {
+            path = "peer-memory: ibv_reg_mr on the device address, through the loaded peer-memory module";
+        } else {
+            direct = false;
+            path = "staged through pinned host memory (" + (gpuDirectRdma
+                    ? "no dma-buf and no peer-memory module loaded" : "the GPU supports neither dma-buf nor GPUDirect RDMA") + ")";
+        }
+        out.printf(FIELD, "to the NIC", path);
+        return direct;
+    }
+
+    private void summary(PrintWriter out) {
+        out.println("Missing");
+        if (missing.isEmpty()) {
+            out.println("  nothing: RDMA and GPU attachments can run on this machine");
+        }
+        for (String m : missing) {
+            out.println("  - " + m);
+        }
+    }
+
+    static List<Path> list(Path dir) {
         if (!Files.isDirectory(dir)) {
             return List.of();
         }

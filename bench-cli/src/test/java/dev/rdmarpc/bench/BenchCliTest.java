@@ -6,6 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.rdmarpc.bench.stack.Transport;
+import dev.rdmarpc.ibverbs.verbs.LinkLayer;
+import dev.rdmarpc.ibverbs.verbs.Mtu;
+import dev.rdmarpc.ibverbs.verbs.PortAttributes;
+import dev.rdmarpc.ibverbs.verbs.PortState;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Duration;
@@ -141,7 +145,24 @@ class BenchCliTest {
         assertTrue(r.out().contains("libibverbs.so.1: "), r.out());
         assertTrue(r.out().contains("RDMA devices"), r.out());
         assertTrue(r.out().contains("GID for 127.0.0.1"), r.out());
-        assertTrue(r.out().contains("Not in this command yet"), r.out());
+        assertFalse(r.out().contains("Not in this command yet"), r.out());
+        assertTrue(r.out().contains("\nMissing\n"), r.out());
+        if (DoctorCommand.list(DoctorCommand.SYS_INFINIBAND).isEmpty()) {
+            // No device here: still exit 0, saying so in plain words, here and in the summary.
+            assertTrue(r.out().contains("none: no RDMA device on this machine"), r.out());
+            assertTrue(r.out().contains("  - no RDMA device was found, so only the TCP transport can run"), r.out());
+            assertFalse(r.out().contains("    port 1"), r.out());
+        } else {
+            assertTrue(r.out().contains("    port 1\n"), r.out());
+            assertTrue(r.out().contains("      MTU             active "), r.out());
+        }
+        if (!dev.rdmarpc.cuda.Cuda.isAvailable()) {
+            assertTrue(r.out().contains("  CUDA devices: none listed, no CUDA driver was found (libcuda.so.1 does not load)"),
+                    r.out());
+            assertTrue(r.out().contains("  - no CUDA driver was found (libcuda.so.1 does not load)"), r.out());
+        } else {
+            assertTrue(r.out().contains("  CUDA devices: "), r.out());
+        }
         // What the bindings say must match what the doctor prints.
         assertTrue(r.out().contains("libibverbs.so.1: " + (dev.rdmarpc.ibverbs.Ibverbs.isAvailable() ? "loads" : "NOT AVAILABLE")),
                 r.out());
@@ -150,6 +171,61 @@ class BenchCliTest {
         if (dev.rdmarpc.ibverbs.Ibverbs.isAvailable()) {
             assertTrue(r.out().contains("libibverbs lists ") || r.out().contains("libibverbs cannot list devices: "), r.out());
         }
+    }
+
+    private static String lines(java.util.function.Consumer<PrintWriter> print) {
+        StringWriter text = new StringWriter();
+        PrintWriter out = new PrintWriter(text);
+        print.accept(out);
+        out.flush();
+        return text.toString();
+    }
+
+    @Test
+    void doctorPrintsPortAttributesAligned() {
+        PortAttributes roce = new PortAttributes(1, PortState.ACTIVE, Mtu.MTU_4096, Mtu.MTU_1024, 16, 0, 1L << 31, 0, 0,
+                LinkLayer.ETHERNET, 1, 8, 5, 1);
+        String text = lines(out -> DoctorCommand.printPort(out, roce, "veth0", "1500"));
+        assertEquals(List.of(
+                "      state           ACTIVE, physical LinkUp",
+                "      link layer      Ethernet (RoCE)",
+                "      MTU             active 1024, max 4096 (RoCE: the largest that fits veth0's MTU of 1500 bytes less headers)",
+                "      speed           1X FDR10, 10 Gb/s",
+                "      max message     2147483648 bytes"), text.lines().toList());
+
+        PortAttributes ib = new PortAttributes(2, PortState.DOWN, Mtu.MTU_4096, Mtu.MTU_4096, 128, 0, 1L << 30, 7, 1,
+                LinkLayer.INFINIBAND, 2, 64, 3, 128);
+        text = lines(out -> DoctorCommand.printPort(out, ib, "", ""));
+        assertTrue(text.contains("state           DOWN, physical Disabled - not ACTIVE, so no traffic goes through this port"), text);
+        assertTrue(text.contains("link layer      InfiniBand, LID 7, subnet manager LID 1\n"), text);
+        assertTrue(text.contains("MTU             active 4096, max 4096\n"), text);
+        assertTrue(text.contains("speed           4X HDR, 200 Gb/s\n"), text);
+
+        PortAttributes odd = new PortAttributes(1, PortState.ACTIVE, Mtu.MTU_1024, Mtu.MTU_1024, 1, 0, 1, 0, 0,
+                LinkLayer.ETHERNET, 3, 0, 9, 1);
+        assertEquals("width code 3, speed code 0", DoctorCommand.speed(odd));
+        assertTrue(lines(out -> DoctorCommand.printPort(out, odd, "", "")).contains("physical code 9"));
+    }
+
+    @Test
+    void doctorSaysHowGpuMemoryReachesTheNic() {
+        String text = lines(out -> assertTrue(DoctorCommand.printGpu(out, 0, "NVIDIA H200", "0000:1B:00.0",
+                150_000_000_000L, "9.0", true, true, false)));
+        assertEquals(List.of(
+                "    GPU 0: NVIDIA H200",
+                "      PCI bus id      0000:1B:00.0",
+                "      memory          139.7 GiB",
+                "      compute         9.0",
+                "      dma-buf         yes",
+                "      GPUDirect RDMA  yes",
+                "      to the NIC      dma-buf: exported and registered with ibv_reg_dmabuf_mr (where the NIC's driver takes dma-bufs)"),
+                text.lines().toList());
+        text = lines(out -> assertTrue(DoctorCommand.printGpu(out, 1, "g", "b", 1L << 30, "8.0", false, true, true)));
+        assertTrue(text.contains("to the NIC      peer-memory: "), text);
+        text = lines(out -> assertFalse(DoctorCommand.printGpu(out, 1, "g", "b", 1L << 30, "8.0", false, true, false)));
+        assertTrue(text.contains("to the NIC      staged through pinned host memory (no dma-buf and no peer-memory module loaded)"), text);
+        text = lines(out -> assertFalse(DoctorCommand.printGpu(out, 1, "g", "b", 1L << 30, "7.5", false, false, true)));
+        assertTrue(text.contains("(the GPU supports neither dma-buf nor GPUDirect RDMA)"), text);
     }
 
     @Test
