@@ -80,6 +80,12 @@ final class MatrixOptions {
     @Option(names = "--gid-index", paramLabel = "N", description = "GID index to use (--transport rdma only).")
     Integer gidIndex;
 
+    @Option(names = "--rdma-completions", defaultValue = "event", paramLabel = "event|busy-poll|hybrid",
+            description = "How RDMA I/O threads wait for completions: sleep on the completion channel (event), spin "
+                    + "(busy-poll, a core per I/O thread, as perftest's latency tools do) or spin briefly, then sleep "
+                    + "(hybrid) (--transport rdma only; default: ${DEFAULT-VALUE}).")
+    String rdmaCompletions;
+
     @Option(names = "--baseline", paramLabel = "grpc",
             description = "Also run the same matrix against gRPC-java on loopback and print ours, theirs and the ratio.")
     Baseline baseline;
@@ -122,6 +128,13 @@ final class MatrixOptions {
             throw new ParameterException(spec.commandLine(),
                     (device != null ? "--device" : "--gid-index") + " only applies to --transport rdma");
         }
+        if (!List.of("event", "busy-poll", "hybrid").contains(rdmaCompletions)) {
+            throw new ParameterException(spec.commandLine(), "--rdma-completions: expected one of event, busy-poll, hybrid,"
+                    + " not '" + rdmaCompletions + "'");
+        }
+        if (transport != Transport.rdma && !rdmaCompletions.equals("event")) {
+            throw new ParameterException(spec.commandLine(), "--rdma-completions only applies to --transport rdma");
+        }
         if (gidIndex != null && gidIndex < 0) {
             throw new ParameterException(spec.commandLine(), "--gid-index must not be negative");
         }
@@ -145,6 +158,7 @@ final class MatrixOptions {
     }
 
     StackOptions stackOptions(MatrixPlan plan) {
-        return new StackOptions(ioThreads, Math.max(1, plan.largestMessage()), device, gidIndex == null ? -1 : gidIndex);
+        return new StackOptions(ioThreads, Math.max(1, plan.largestMessage()), device, gidIndex == null ? -1 : gidIndex,
+                rdmaCompletions);
     }
 }

@@ -59,6 +59,10 @@ final class ServerCommand implements Callable<Integer> {
     @Option(names = "--gid-index", paramLabel = "N", description = "GID index to use (--transport rdma only).")
     Integer gidIndex;
 
+    @Option(names = "--rdma-completions", defaultValue = "event", paramLabel = "event|busy-poll|hybrid",
+            description = "How the RDMA I/O threads wait for completions (--transport rdma only; default: ${DEFAULT-VALUE}).")
+    String rdmaCompletions;
+
     @Spec
     CommandSpec spec;
 
@@ -72,12 +76,20 @@ final class ServerCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(),
                     (device != null ? "--device" : "--gid-index") + " only applies to --transport rdma");
         }
+        if (!List.of("event", "busy-poll", "hybrid").contains(rdmaCompletions)) {
+            throw new ParameterException(spec.commandLine(), "--rdma-completions: expected one of event, busy-poll, hybrid,"
+                    + " not '" + rdmaCompletions + "'");
+        }
+        if (transport != Transport.rdma && !rdmaCompletions.equals("event")) {
+            throw new ParameterException(spec.commandLine(), "--rdma-completions only applies to --transport rdma");
+        }
         List<EchoStack> stacks = new ArrayList<>();
         stacks.add(transport.stack());
         if (baseline == MatrixOptions.Baseline.grpc) {
             stacks.add(BaselineLoader.grpc());
         }
-        StackOptions options = new StackOptions(ioThreads, (int) maxMessage, device, gidIndex == null ? -1 : gidIndex);
+        StackOptions options = new StackOptions(ioThreads, (int) maxMessage, device, gidIndex == null ? -1 : gidIndex,
+                rdmaCompletions);
         List<EchoServer> servers = new ArrayList<>();
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {

@@ -7,8 +7,10 @@ package dev.rdmarpc.bench.load;
  * @param maxMessageBytes largest request or response the stack must accept
  * @param device          RDMA device name override, or {@code null}
  * @param gidIndex        RDMA GID index override, or -1
+ * @param rdmaCompletions how RDMA I/O threads wait for completions: {@code event}, {@code busy-poll} or
+ *                        {@code hybrid} (rdmarpc's {@code RdmaConfig.CompletionMode})
  */
-public record StackOptions(int ioThreads, int maxMessageBytes, String device, int gidIndex) {
+public record StackOptions(int ioThreads, int maxMessageBytes, String device, int gidIndex, String rdmaCompletions) {
     public StackOptions {
         if (ioThreads < 1) {
             throw new IllegalArgumentException("ioThreads must be at least 1, not " + ioThreads);
@@ -16,5 +18,13 @@ public record StackOptions(int ioThreads, int maxMessageBytes, String device, in
         if (maxMessageBytes < 1) {
             throw new IllegalArgumentException("maxMessageBytes must be at least 1, not " + maxMessageBytes);
         }
+        if (!rdmaCompletions.equals("event") && !rdmaCompletions.equals("busy-poll") && !rdmaCompletions.equals("hybrid")) {
+            throw new IllegalArgumentException("rdmaCompletions must be event, busy-poll or hybrid, not " + rdmaCompletions);
+        }
+    }
+
+    /** Options with RDMA completions in event mode (the transport's default). */
+    public StackOptions(int ioThreads, int maxMessageBytes, String device, int gidIndex) {
+        this(ioThreads, maxMessageBytes, device, gidIndex, "event");
     }
 }

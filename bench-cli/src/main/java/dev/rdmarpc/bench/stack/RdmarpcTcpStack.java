@@ -77,6 +77,11 @@ public final class RdmarpcTcpStack implements EchoStack {
         if (options.gidIndex() >= 0) {
             c.gidIndex(options.gidIndex());
         }
+        c.completionMode(switch (options.rdmaCompletions()) {
+            case "busy-poll" -> RdmaConfig.CompletionMode.BUSY_POLL;
+            case "hybrid" -> RdmaConfig.CompletionMode.HYBRID;
+            default -> RdmaConfig.CompletionMode.EVENT;
+        });
         return c;
     }
 
