@@ -80,7 +80,7 @@ public final class Chart {
             boolean open = report.openLoop();
             g.drawString((open ? "open loop (latency from each call's due time), at most "
                     + report.results().get(0).concurrency() + " in flight, " : "closed loop, ") + info.connections() + " connection(s), " + info.ioThreads()
-                    + " I/O thread(s) per side, pipeline " + info.pipeline() + ", warm-up "
+                    + " I/O thread(s) per side" + (open ? "" : ", pipeline " + info.pipeline()) + ", warm-up "
                     + Units.formatDuration(info.warmup()) + " + " + Units.formatDuration(info.measure())
                     + " per point; " + info.environment(), 40, 68);
 
