@@ -1,5 +1,5 @@
 /**
- * The rdmarpc bench CLI: picocli commands, the closed-loop load generator, reports and charts, and
+ * The rdmarpc bench CLI: picocli commands, the closed- and open-loop load generators, reports and charts, and
  * the JMH benchmarks.
  */
 module dev.rdmarpc.bench {

@@ -12,7 +12,8 @@ import picocli.CommandLine.Option;
 /** The matrix against servers started elsewhere with {@code bench-cli server}. */
 @Command(name = "client", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Runs the matrix against echo server(s) started with `bench-cli server`.",
-            "Closed loop: each of N callers sends its next call when the previous one returns."})
+            "Closed loop: each of N callers sends its next call when the previous one returns;",
+            "with --rate, open loop: calls due on a fixed schedule, latency counted from the due time."})
 final class ClientCommand extends MatrixCommand {
 
     @Option(names = "--connect", defaultValue = "127.0.0.1:" + ServerCommand.DEFAULT_PORT, paramLabel = "HOST:PORT",

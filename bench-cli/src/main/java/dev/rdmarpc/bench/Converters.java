@@ -53,6 +53,34 @@ final class Converters {
         }
     }
 
+    /** A rate in calls per second: a positive whole number, optionally with K (thousands) or M (millions). */
+    static final class Rate implements ITypeConverter<Long> {
+        @Override
+        public Long convert(String value) {
+            String v = value.strip();
+            long unit = 1;
+            if (v.endsWith("K") || v.endsWith("k")) {
+                unit = 1_000;
+            } else if (v.endsWith("M") || v.endsWith("m")) {
+                unit = 1_000_000;
+            }
+            String digits = unit == 1 ? v : v.substring(0, v.length() - 1);
+            long n;
+            try {
+                n = Long.parseLong(digits);
+            } catch (NumberFormatException e) {
+                throw new TypeConversionException("'" + value + "' is not a rate in calls per second (e.g. 2000, 50K, 1M)");
+            }
+            if (n < 1) {
+                throw new TypeConversionException("'" + value + "' must be at least 1 call per second");
+            }
+            if (n > Long.MAX_VALUE / unit) {
+                throw new TypeConversionException("'" + value + "' is too large");
+            }
+            return n * unit;
+        }
+    }
+
     /** {@code host:port}, {@code [v6]:port}. */
     static final class Address implements ITypeConverter<InetSocketAddress> {
         @Override

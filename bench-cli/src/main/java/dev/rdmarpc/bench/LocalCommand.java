@@ -15,7 +15,8 @@ import picocli.CommandLine.Option;
 @Command(name = "local", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Starts the echo server(s) on 127.0.0.1 (with --transport rdma: the address of the first active",
             "RoCE v2 port) and runs the matrix against them from this JVM.",
-            "Closed loop: each of N callers sends its next call when the previous one returns.",
+            "Closed loop: each of N callers sends its next call when the previous one returns;",
+            "with --rate, open loop: calls due on a fixed schedule, latency counted from the due time.",
             "With the defaults (30 cells of 1s warm-up + 2s measured) it takes about 95 s."})
 final class LocalCommand extends MatrixCommand {
 

@@ -34,6 +34,11 @@ abstract class MatrixCommand implements Callable<Integer> {
     List<EchoStack> stacks() {
         matrix.validate(spec);
         output.validate(spec);
+        if (output.plot != null && matrix.rate != null && matrix.concurrencies().size() > 1) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--plot draws an open loop against "
+                    + "the target rate and needs one --concurrency (the bound on calls in flight), not "
+                    + matrix.concurrencies().size());
+        }
         List<EchoStack> stacks = new ArrayList<>();
         stacks.add(matrix.transport.stack());
         if (matrix.baseline == MatrixOptions.Baseline.grpc) {

@@ -25,10 +25,25 @@ final class MatrixOptions {
             description = "Request sizes: 128, 128B, 4K, 4KiB, 1M... (binary multiples; default: ${DEFAULT-VALUE}).")
     List<Long> sizes;
 
-    @Option(names = {"--concurrency", "-c"}, split = ",", hideParamSyntax = true, defaultValue = "1,4,16,64,256", paramLabel = "N[,N...]",
+    /** Concurrency levels of a closed loop when none are given. */
+    static final List<Integer> DEFAULT_CONCURRENCY = List.of(1, 4, 16, 64, 256);
+    /** Bound on calls in flight of an open loop when no --concurrency is given. */
+    static final int DEFAULT_OPEN_LOOP_BOUND = 64;
+    /** Largest --rate accepted, calls per second. */
+    static final long MAX_RATE = 10_000_000L;
+
+    @Option(names = {"--concurrency", "-c"}, split = ",", hideParamSyntax = true, paramLabel = "N[,N...]",
             converter = Converters.Positive.class,
-            description = "Concurrency levels: closed-loop callers, each with its calls in flight (default: ${DEFAULT-VALUE}).")
+            description = "Concurrency levels: closed-loop callers, each with its calls in flight (default: 1,4,16,64,256). "
+                    + "With --rate: the bound on calls in flight (default: " + DEFAULT_OPEN_LOOP_BOUND + ").")
     List<Integer> concurrency;
+
+    @Option(names = "--rate", split = ",", hideParamSyntax = true, paramLabel = "QPS[,QPS...]", converter = Converters.Rate.class,
+            description = "Open loop instead of closed: target request rates, calls per second in total over all callers "
+                    + "(2000, 50K, 1M). Calls are due on a fixed schedule and each latency counts from its due time, so a "
+                    + "stall is charged to every call it delayed (coordinated omission accounted for). When --concurrency "
+                    + "calls are in flight a due call waits and is sent late; the late column counts those.")
+    List<Long> rate;
 
     @Option(names = "--connections", defaultValue = "4", paramLabel = "N", converter = Converters.Positive.class,
             description = "Connections per stack; callers are spread over them round-robin, never more connections "
@@ -101,7 +116,7 @@ final class MatrixOptions {
                         + " is out of range (1 byte to " + Units.formatSize(MAX_MESSAGE) + ")");
             }
         }
-        for (int c : concurrency) {
+        for (int c : concurrencies()) {
             if (c > 65536) {
                 throw new ParameterException(spec.commandLine(), "--concurrency: " + c + " is above 65536");
             }
@@ -116,6 +131,18 @@ final class MatrixOptions {
                     throw new ParameterException(spec.commandLine(), "--response-size needs requests of at least "
                             + EchoProtocol.HEADER_BYTES + " bytes (they carry the wanted size), but --sizes has " + s);
                 }
+            }
+        }
+        if (rate != null) {
+            for (long r : rate) {
+                if (r > MAX_RATE) {
+                    throw new ParameterException(spec.commandLine(), "--rate: " + r + " is above " + MAX_RATE
+                            + " calls per second");
+                }
+            }
+            if (pipeline != 1) {
+                throw new ParameterException(spec.commandLine(),
+                        "--pipeline does not apply with --rate: an open loop sends each call when it is due");
             }
         }
         if (duration.isZero()) {
@@ -145,8 +172,16 @@ final class MatrixOptions {
         for (long v : sizes) {
             s.add((int) v);
         }
-        return new MatrixPlan(s, concurrency, responseSize == null ? -1 : responseSize.intValue(), pipeline,
-                connections, warmup, duration, maxInFlight, initialWarmup(), repeat);
+        return new MatrixPlan(s, concurrencies(), responseSize == null ? -1 : responseSize.intValue(), pipeline,
+                connections, warmup, duration, maxInFlight, initialWarmup(), repeat, rate == null ? List.of() : rate);
+    }
+
+    /** The concurrency levels given, or the default: the closed loop's matrix, or an open loop's bound. */
+    List<Integer> concurrencies() {
+        if (concurrency != null) {
+            return concurrency;
+        }
+        return rate == null ? DEFAULT_CONCURRENCY : List.of(DEFAULT_OPEN_LOOP_BOUND);
     }
 
     /** The initial warm-up asked for, or its default (longer with a baseline). */

@@ -23,7 +23,8 @@ final class OutputOptions {
     Format format;
 
     @Option(names = "--plot", paramLabel = "FILE.png",
-            description = "Also draw throughput and P99 against concurrency, one line per size, into this PNG file.")
+            description = "Also draw throughput and P99 against concurrency (against the target rate with --rate), one line "
+                    + "per size, into this PNG file.")
     Path plot;
 
     @Option(names = "--progress", negatable = true,

@@ -34,7 +34,8 @@ final class ProgressLine implements MatrixRunner.CellListener {
     public ProgressListener cellStarting(String stack, int index, int total, CellSpec cell) {
         this.index = index;
         this.total = total;
-        this.label = stack + " " + Units.formatSize(cell.requestBytes()) + " x" + cell.concurrency();
+        this.label = stack + " " + Units.formatSize(cell.requestBytes())
+                + (cell.openLoop() ? " at " + cell.targetQps() + "/s" : "") + " x" + cell.concurrency();
         this.lastCalls = 0;
         this.lastNanos = System.nanoTime();
         this.rate = 0;

@@ -56,7 +56,9 @@ class BenchCliTest {
         LocalCommand c = parseLocal("local");
         assertEquals(Transport.tcp, c.matrix.transport);
         assertEquals(List.of(128L, 4096L, 32768L, 262144L, 1048576L, 8388608L), c.matrix.sizes);
-        assertEquals(List.of(1, 4, 16, 64, 256), c.matrix.concurrency);
+        assertEquals(List.of(1, 4, 16, 64, 256), c.matrix.concurrencies());
+        assertNull(c.matrix.rate, "closed loop unless --rate is given");
+        assertFalse(c.matrix.plan().openLoop());
         assertEquals(Duration.ofSeconds(1), c.matrix.warmup);
         assertEquals(Duration.ofSeconds(2), c.matrix.duration);
         assertEquals(4, c.matrix.connections);
@@ -78,7 +80,7 @@ class BenchCliTest {
     void theIssuesSpellingsParse() {
         LocalCommand c = parseLocal("local", "--transport", "tcp", "--sizes", "128,4K", "--concurrency", "1,16", "--duration", "5s");
         assertEquals(List.of(128L, 4096L), c.matrix.sizes);
-        assertEquals(List.of(1, 16), c.matrix.concurrency);
+        assertEquals(List.of(1, 16), c.matrix.concurrencies());
         assertEquals(Duration.ofSeconds(5), c.matrix.duration);
         LocalCommand r = parseLocal("local", "--transport", "rdma", "--sizes", "128,4K", "--concurrency", "1,16", "--duration", "5s");
         assertEquals(Transport.rdma, r.matrix.transport);
@@ -91,6 +93,19 @@ class BenchCliTest {
         assertEquals(Duration.ofMillis(500), g.matrix.warmup);
         assertEquals(1L << 30, g.matrix.maxInFlight);
         assertFalse(g.output.progressWanted());
+    }
+
+    @Test
+    void rateSwitchesToAnOpenLoop() {
+        LocalCommand c = parseLocal("local", "--rate", "2000,50K,1M", "--sizes", "128");
+        assertEquals(List.of(2000L, 50_000L, 1_000_000L), c.matrix.rate);
+        assertEquals(List.of(MatrixOptions.DEFAULT_OPEN_LOOP_BOUND), c.matrix.concurrencies(),
+                "with --rate the concurrency is one bound on calls in flight");
+        var plan = c.matrix.plan();
+        assertTrue(plan.openLoop());
+        assertEquals(List.of(2000L, 50_000L, 1_000_000L), plan.cells().stream().map(x -> x.targetQps()).toList());
+        assertEquals(List.of(16, 16, 16), parseLocal("local", "--rate", "2000,50K,1M", "--sizes", "128", "-c", "16")
+                .matrix.plan().cells().stream().map(x -> x.concurrency()).toList());
     }
 
     @ParameterizedTest
@@ -113,6 +128,13 @@ class BenchCliTest {
         "local --plot chart.svg        | --plot writes PNG",
         "local --sizes 1G              | --sizes: 1G is out of range",
         "local --sizes 2 --response-size 8 | --response-size needs requests of at least 4 bytes",
+        "local --rate 0                | '0' must be at least 1 call per second",
+        "local --rate fast             | 'fast' is not a rate in calls per second",
+        "local --rate 2.5K             | '2.5K' is not a rate in calls per second",
+        "local --rate 20M              | --rate: 20000000 is above 10000000 calls per second",
+        "local --rate 1000 --pipeline 2 | --pipeline does not apply with --rate",
+        "local --rate 1000 --concurrency 4,8 --plot x.png | --plot draws an open loop against the target rate and needs one --concurrency",
+        "client --rate 0K             | '0K' must be at least 1 call per second",
         "client --connect nowhere      | 'nowhere' is not HOST:PORT",
         "client --connect 127.0.0.1:70000 | port 70000 is out of range",
         "client --connect 127.0.0.1:0   | port 0 is not a server's port",

@@ -40,6 +40,28 @@ class LocalRunTest {
     }
 
     @Test
+    void localOpenLoopReachesItsTargetRate() {
+        BenchCliTest.Run r = BenchCliTest.run("local", "--rate", "2000", "--sizes", "128", "--warmup", "500ms",
+                "--duration", "1s", "--initial-warmup", "500ms");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("; open loop at 2000 req/s: "), r.out());
+        List<String> rows = r.out().lines().filter(l -> !l.startsWith("#")).toList();
+        assertTrue(rows.get(0).startsWith("request  target(req/s)  max-in-flight  throughput(Gb/s)  P50(us)"), rows.get(0));
+        assertTrue(rows.get(0).endsWith("QPS  late"), rows.get(0));
+        String[] cells = rows.get(1).trim().split("\\s+");
+        assertEquals("128B", cells[0]);
+        assertEquals("2000", cells[1]);
+        assertEquals("64", cells[2]);
+        for (int c = 4; c <= 7; c++) {
+            assertTrue(Double.parseDouble(cells[c]) > 0, "latency percentile in column " + c + ": " + rows.get(1));
+        }
+        double qps = Double.parseDouble(cells[8].replace("<", ""));
+        // Loose bounds: a noisy 2-core machine; the schedule, not the machine, sets the rate when it keeps up.
+        assertTrue(qps >= 1000 && qps <= 2200, "achieved " + qps + " of 2000/s: " + r.out());
+        assertTrue(Long.parseLong(cells[9]) >= 0);
+    }
+
+    @Test
     void jsonWithBaselineAndPlot() throws Exception {
         Path png = dir.resolve("run.png");
         BenchCliTest.Run r = BenchCliTest.run("local", "--sizes", "128", "--concurrency", "1", "--warmup", "200ms",

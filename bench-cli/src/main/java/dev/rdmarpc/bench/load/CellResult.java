@@ -13,24 +13,49 @@ import java.util.function.ToDoubleFunction;
  * @param stack         name of the stack, e.g. {@code rdmarpc-tcp}
  * @param requestBytes  request payload size
  * @param responseBytes response payload size
- * @param concurrency   concurrency asked for
+ * @param concurrency   concurrency asked for (open loop: the bound on calls in flight asked for)
  * @param inFlight      calls actually kept in flight (lower than concurrency times pipeline when capped)
  * @param connections   connections the calls were spread over
  * @param runs          measured runs the figures summarise
  * @param calls         calls completed in the measured intervals, all runs together
  * @param errors        calls that failed (warm-ups included), all runs together
  * @param seconds       length of the measured intervals, all runs together
- * @param qps           completed calls per second (median over runs)
+ * @param qps           completed calls per second (median over runs); in an open loop, the responses that
+ *                      arrived in the measured interval per second, i.e. the rate achieved
  * @param p50Us         median latency (median over runs)
  * @param p90Us         90th percentile latency (median over runs)
  * @param p99Us         99th percentile latency (median over runs)
  * @param p999Us        99.9th percentile latency (median over runs)
  * @param maxUs         largest latency of any run
  * @param firstError    message of the first failure, or {@code null}
+ * @param targetQps     open loop: the rate asked for, calls per second; 0 for a closed loop
+ * @param lateCalls     open loop: measured calls sent after their due time because every caller was busy
+ *                      (or never sent, see {@link OpenLoop}), all runs together; 0 for a closed loop
  */
 public record CellResult(String stack, int requestBytes, int responseBytes, int concurrency, int inFlight,
         int connections, int runs, long calls, long errors, double seconds, double qps, double p50Us, double p90Us,
-        double p99Us, double p999Us, double maxUs, String firstError) {
+        double p99Us, double p999Us, double maxUs, String firstError, long targetQps, long lateCalls) {
+
+    /** Below this fraction of the target rate an open-loop row is marked as not keeping up. */
+    public static final double KEEPING_UP = 0.9;
+
+    /** A closed-loop result. */
+    public CellResult(String stack, int requestBytes, int responseBytes, int concurrency, int inFlight,
+            int connections, int runs, long calls, long errors, double seconds, double qps, double p50Us, double p90Us,
+            double p99Us, double p999Us, double maxUs, String firstError) {
+        this(stack, requestBytes, responseBytes, concurrency, inFlight, connections, runs, calls, errors, seconds, qps,
+                p50Us, p90Us, p99Us, p999Us, maxUs, firstError, 0, 0);
+    }
+
+    /** Whether this cell ran an open loop. */
+    public boolean openLoop() {
+        return targetQps > 0;
+    }
+
+    /** Whether an open-loop cell achieved well under its target rate (below {@link #KEEPING_UP} of it). */
+    public boolean belowTarget() {
+        return openLoop() && !(qps >= KEEPING_UP * targetQps);
+    }
 
     /** Request payload throughput in Gb/s, as coro_rpc's table counts it (request bytes x QPS x 8). */
     public double gbps() {
@@ -52,12 +77,14 @@ public record CellResult(String stack, int requestBytes, int responseBytes, int 
         CellResult first = runs.get(0);
         long calls = 0;
         long errors = 0;
+        long late = 0;
         double seconds = 0;
         double max = Double.NaN;
         String error = null;
         for (CellResult r : runs) {
             calls += r.calls;
             errors += r.errors;
+            late += r.lateCalls;
             seconds += r.seconds;
             if (!Double.isNaN(r.maxUs)) {
                 max = Double.isNaN(max) ? r.maxUs : Math.max(max, r.maxUs);
@@ -73,7 +100,7 @@ public record CellResult(String stack, int requestBytes, int responseBytes, int 
         return new CellResult(first.stack, first.requestBytes, first.responseBytes, first.concurrency, first.inFlight,
                 first.connections, n, calls, errors, seconds, median(runs, CellResult::qps), median(runs, CellResult::p50Us),
                 median(runs, CellResult::p90Us), median(runs, CellResult::p99Us), median(runs, CellResult::p999Us),
-                max, error);
+                max, error, first.targetQps, late);
     }
 
     private static double median(List<CellResult> runs, ToDoubleFunction<CellResult> figure) {

@@ -2,7 +2,6 @@ package dev.rdmarpc.bench.load;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -41,11 +40,16 @@ public final class ClosedLoop {
      */
     public static CellResult run(String stack, List<EchoConnection> connections, CellSpec spec,
             ProgressListener progress) throws InterruptedException {
+        return run(stack, connections, spec, progress, LoadClock.SYSTEM);
+    }
+
+    static CellResult run(String stack, List<EchoConnection> connections, CellSpec spec, ProgressListener progress,
+            LoadClock clock) throws InterruptedException {
         if (connections.isEmpty()) {
             throw new IllegalArgumentException("no connections");
         }
         int usedConnections = Math.min(connections.size(), spec.callers());
-        Shared shared = new Shared(spec.callers());
+        Shared shared = new Shared(spec.callers(), clock);
         List<Group> groups = new ArrayList<>(spec.callers());
         boolean fired = false;
         boolean drained = false;
@@ -60,12 +64,16 @@ public final class ClosedLoop {
             }
             waitPhase(ProgressListener.Phase.WARMUP, spec.warmup().toNanos(), shared, progress);
             shared.recorder.getIntervalHistogram(); // discard the warm-up
-            long t0 = System.nanoTime();
+            long t0 = clock.nanoTime();
             waitPhase(ProgressListener.Phase.MEASURE, spec.measure().toNanos(), shared, progress);
             Histogram h = shared.recorder.getIntervalHistogram();
-            long t1 = System.nanoTime();
+            long t1 = clock.nanoTime();
             shared.running = false;
-            if (!shared.drained.await(DRAIN_TIMEOUT_NANOS, TimeUnit.NANOSECONDS)) {
+            long deadline = t1 + DRAIN_TIMEOUT_NANOS;
+            while (shared.outstandingGroups.get() > 0 && clock.nanoTime() - deadline < 0) {
+                clock.parkUntil(deadline); // the last group to retire unparks this thread
+            }
+            if (shared.outstandingGroups.get() > 0) {
                 throw new IllegalStateException(shared.outstandingGroups.get() + " of " + spec.callers()
                         + " callers still had calls outstanding " + TimeUnit.NANOSECONDS.toSeconds(DRAIN_TIMEOUT_NANOS)
                         + " s after the measurement ended");
@@ -85,13 +93,14 @@ public final class ClosedLoop {
     }
 
     private static void waitPhase(ProgressListener.Phase phase, long nanos, Shared shared, ProgressListener progress) {
-        long start = System.nanoTime();
+        LoadClock clock = shared.clock;
+        long start = clock.nanoTime();
         long now;
-        while ((now = System.nanoTime()) - start < nanos && shared.outstandingGroups.get() > 0) {
+        while ((now = clock.nanoTime()) - start < nanos && shared.outstandingGroups.get() > 0) {
             progress.onTick(phase, now - start, nanos, shared.completed.get());
-            LockSupport.parkNanos(Math.min(TICK_NANOS, nanos - (now - start)));
+            clock.parkUntil(now + Math.min(TICK_NANOS, nanos - (now - start)));
         }
-        progress.onTick(phase, Math.min(nanos, System.nanoTime() - start), nanos, shared.completed.get());
+        progress.onTick(phase, Math.min(nanos, clock.nanoTime() - start), nanos, shared.completed.get());
     }
 
     private static CellResult toResult(String stack, CellSpec spec, int connections, Histogram h, double seconds,
@@ -121,11 +130,13 @@ public final class ClosedLoop {
         final AtomicLong errors = new AtomicLong();
         final AtomicReference<Throwable> firstError = new AtomicReference<>();
         final AtomicInteger outstandingGroups;
-        final CountDownLatch drained = new CountDownLatch(1);
+        final LoadClock clock;
+        final Thread driver = Thread.currentThread();
         volatile boolean running;
 
-        Shared(int groups) {
+        Shared(int groups, LoadClock clock) {
             outstandingGroups = new AtomicInteger(groups);
+            this.clock = clock;
         }
 
         void record(long nanos) {
@@ -140,7 +151,7 @@ public final class ClosedLoop {
 
         void retire() {
             if (outstandingGroups.decrementAndGet() == 0) {
-                drained.countDown();
+                LockSupport.unpark(driver);
             }
         }
     }
@@ -196,7 +207,7 @@ public final class ClosedLoop {
         }
 
         void start() {
-            startNanos = System.nanoTime();
+            startNanos = group.shared.clock.nanoTime();
             try {
                 caller.call(this);
             } catch (RuntimeException e) {
@@ -206,7 +217,7 @@ public final class ClosedLoop {
 
         @Override
         public void onResponse() {
-            group.shared.record(System.nanoTime() - startNanos);
+            group.shared.record(group.shared.clock.nanoTime() - startNanos);
             group.slotDone();
         }
 

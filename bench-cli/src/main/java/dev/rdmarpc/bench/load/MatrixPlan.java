@@ -6,7 +6,8 @@ import java.util.List;
 
 /**
  * The whole matrix: every request size at every concurrency level, in that order (size-major, as in
- * coro_rpc's table), with the settings shared by all cells.
+ * coro_rpc's table), with the settings shared by all cells. With open-loop {@code rates}, every size at
+ * every rate at every concurrency level (the bound on calls in flight), in that order.
  *
  * @param sizes            request sizes in bytes
  * @param concurrencies    concurrency levels (closed-loop callers)
@@ -20,14 +21,19 @@ import java.util.List;
  * @param initialWarmup    unmeasured load on each stack before its first cell, so that the first cells
  *                         are not measured while the JIT is still compiling the call path
  * @param repeat           how many times the whole matrix runs; each cell then reports medians
+ * @param rates            open-loop target rates in calls per second, or empty for a closed loop
  */
 public record MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int responseBytes, int pipeline,
         int connections, Duration warmup, Duration measure, long maxInFlightBytes, Duration initialWarmup,
-        int repeat) {
+        int repeat, List<Long> rates) {
 
     public MatrixPlan {
         sizes = List.copyOf(sizes);
         concurrencies = List.copyOf(concurrencies);
+        rates = List.copyOf(rates);
+        if (!rates.isEmpty() && pipeline != 1) {
+            throw new IllegalArgumentException("an open loop has no pipeline");
+        }
         if (sizes.isEmpty() || concurrencies.isEmpty()) {
             throw new IllegalArgumentException("need at least one size and one concurrency");
         }
@@ -36,7 +42,20 @@ public record MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int r
         }
     }
 
-    /** A plan run once, without an initial warm-up. */
+    /** A closed-loop plan. */
+    public MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int responseBytes, int pipeline,
+            int connections, Duration warmup, Duration measure, long maxInFlightBytes, Duration initialWarmup,
+            int repeat) {
+        this(sizes, concurrencies, responseBytes, pipeline, connections, warmup, measure, maxInFlightBytes,
+                initialWarmup, repeat, List.of());
+    }
+
+    /** Whether the cells run an open loop at {@link #rates}. */
+    public boolean openLoop() {
+        return !rates.isEmpty();
+    }
+
+    /** A closed-loop plan run once, without an initial warm-up. */
     public MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int responseBytes, int pipeline,
             int connections, Duration warmup, Duration measure, long maxInFlightBytes) {
         this(sizes, concurrencies, responseBytes, pipeline, connections, warmup, measure, maxInFlightBytes, Duration.ZERO, 1);
@@ -44,7 +63,8 @@ public record MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int r
 
     /**
      * The unmeasured cell run before the first: the first size at the largest concurrency (capped as any
-     * cell), for {@link #initialWarmup}.
+     * cell), for {@link #initialWarmup}; a closed loop even when the plan's cells are open, as it only
+     * has to get the call path compiled.
      */
     public CellSpec initialWarmupCell() {
         List<CellSpec> first = new MatrixPlan(List.of(sizes.get(0)), List.of(concurrencies.stream()
@@ -55,14 +75,16 @@ public record MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int r
 
     /** The cells in run order. */
     public List<CellSpec> cells() {
-        List<CellSpec> cells = new ArrayList<>(sizes.size() * concurrencies.size());
+        List<CellSpec> cells = new ArrayList<>(sizes.size() * concurrencies.size() * Math.max(1, rates.size()));
         for (int size : sizes) {
             int response = responseBytes < 0 ? size : responseBytes;
             long perCaller = (long) pipeline * ((long) size + response);
             long affordable = Math.max(1, maxInFlightBytes / Math.max(1, perCaller));
-            for (int c : concurrencies) {
-                int callers = (int) Math.min(c, affordable);
-                cells.add(new CellSpec(size, response, c, callers, pipeline, warmup, measure));
+            for (long rate : rates.isEmpty() ? List.of(0L) : rates) {
+                for (int c : concurrencies) {
+                    int callers = (int) Math.min(c, affordable);
+                    cells.add(new CellSpec(size, response, c, callers, pipeline, warmup, measure, rate));
+                }
             }
         }
         return cells;
@@ -79,6 +101,7 @@ public record MatrixPlan(List<Integer> sizes, List<Integer> concurrencies, int r
 
     /** Wall time of the cells of one stack, all runs and the initial warm-up included, set-up and draining not. */
     public Duration estimatedTime() {
-        return warmup.plus(measure).multipliedBy((long) sizes.size() * concurrencies.size() * repeat).plus(initialWarmup);
+        return warmup.plus(measure).multipliedBy((long) sizes.size() * concurrencies.size() * Math.max(1, rates.size())
+                * repeat).plus(initialWarmup);
     }
 }

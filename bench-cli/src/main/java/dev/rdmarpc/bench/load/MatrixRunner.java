@@ -99,7 +99,8 @@ public final class MatrixRunner {
                     for (int t = 0; t < targets.size(); t++) {
                         String name = targets.get(t).stack().name();
                         ProgressListener progress = listener.cellStarting(name, index++, total, cell);
-                        CellResult r = ClosedLoop.run(name, connections.get(t), cell, progress);
+                        CellResult r = cell.openLoop() ? OpenLoop.run(name, connections.get(t), cell, progress)
+                                : ClosedLoop.run(name, connections.get(t), cell, progress);
                         listener.cellDone(r);
                         runs.get(t).get(c).add(r);
                     }

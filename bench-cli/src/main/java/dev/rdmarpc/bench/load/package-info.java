@@ -6,6 +6,8 @@
  * preallocated request and has at most one call outstanding. {@link dev.rdmarpc.bench.load.ClosedLoop}
  * drives one cell of the matrix (one request size at one concurrency): N callers, each keeping its calls
  * in flight back to back, latencies recorded in an HdrHistogram {@code Recorder}.
+ * {@link dev.rdmarpc.bench.load.OpenLoop} drives a cell at a target rate instead: calls due on a fixed
+ * schedule, each latency measured from the due time (coordinated omission accounted for).
  *
  * <p>This package is exported so that the gRPC-java baseline, which is loaded at run time by a class
  * loader of its own and lives outside the module graph, can implement the same interface.

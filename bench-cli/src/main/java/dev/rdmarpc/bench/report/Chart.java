@@ -26,7 +26,8 @@ import javax.imageio.ImageIO;
 
 /**
  * Draws the run as a PNG with two panels side by side: throughput against concurrency and P99 latency
- * against concurrency, one coloured line per request size. Both axes are logarithmic (concurrency levels
+ * against concurrency, one coloured line per request size (for an open-loop run: against the target rate,
+ * the run having one bound on calls in flight). Both axes are logarithmic (concurrency levels
  * are usually powers of two, figures span decades). A baseline, when present, is drawn dashed in the same
  * colour as our line for that size. Rendering is headless Java2D.
  */
@@ -76,20 +77,23 @@ public final class Chart {
             g.drawString(title, 40, 42);
             g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 15));
             g.setColor(AXIS);
-            g.drawString("closed loop, " + info.connections() + " connection(s), " + info.ioThreads()
-                    + " I/O thread(s) per side, pipeline " + info.pipeline() + ", warm-up "
+            boolean open = report.openLoop();
+            g.drawString((open ? "open loop (latency from each call's due time), at most "
+                    + report.results().get(0).concurrency() + " in flight, " : "closed loop, ") + info.connections() + " connection(s), " + info.ioThreads()
+                    + " I/O thread(s) per side" + (open ? "" : ", pipeline " + info.pipeline()) + ", warm-up "
                     + Units.formatDuration(info.warmup()) + " + " + Units.formatDuration(info.measure())
                     + " per point; " + info.environment(), 40, 68);
 
             List<Integer> sizes = distinct(report.results(), CellResult::requestBytes);
-            List<Integer> concs = distinct(report.results(), CellResult::concurrency);
+            java.util.function.ToIntFunction<CellResult> xKey = open ? r -> (int) r.targetQps() : CellResult::concurrency;
+            List<Integer> concs = distinct(report.results(), xKey);
 
             int top = 110;
             int bottom = HEIGHT - 150;
             int panelWidth = (WIDTH - 80 - 60) / 2;
-            panel(g, report, sizes, concs, 40 + 70, top, panelWidth - 70, bottom - top,
+            panel(g, report, sizes, concs, xKey, 40 + 70, top, panelWidth - 70, bottom - top,
                     "Throughput, Gb/s (request bytes)", CellResult::gbps, "higher is better", Chart::number);
-            panel(g, report, sizes, concs, 40 + panelWidth + 60 + 70, top, panelWidth - 70, bottom - top,
+            panel(g, report, sizes, concs, xKey, 40 + panelWidth + 60 + 70, top, panelWidth - 70, bottom - top,
                     "P99 latency", CellResult::p99Us, "lower is better", Chart::micros);
             legend(g, report, sizes, 40, HEIGHT - 80);
         } finally {
@@ -98,7 +102,8 @@ public final class Chart {
         return image;
     }
 
-    private static void panel(Graphics2D g, Report report, List<Integer> sizes, List<Integer> concs, int x, int y,
+    private static void panel(Graphics2D g, Report report, List<Integer> sizes, List<Integer> concs,
+            java.util.function.ToIntFunction<CellResult> xKey, int x, int y,
             int w, int h, String title, ToDoubleFunction<CellResult> metric, String hint,
             java.util.function.DoubleFunction<String> label) {
         g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 18));
@@ -161,13 +166,13 @@ public final class Chart {
             g.setColor(GRID);
             g.drawLine(xx, y, xx, y + h);
             g.setColor(AXIS);
-            String tick = Integer.toString(c);
+            String tick = report.openLoop() ? number(c) : Integer.toString(c);
             g.drawString(tick, xx - fm.stringWidth(tick) / 2, y + h + 20);
         }
         g.setColor(AXIS);
         g.setStroke(new BasicStroke(1.2f));
         g.drawRect(x, y, w, h);
-        String xlabel = "concurrency (calls in flight)";
+        String xlabel = report.openLoop() ? "target rate (calls/s)" : "concurrency (calls in flight)";
         g.drawString(xlabel, x + (w - fm.stringWidth(xlabel)) / 2, y + h + 42);
 
         for (int pass = 0; pass < 2; pass++) {
@@ -184,7 +189,7 @@ public final class Chart {
                 for (CellResult r : cells) {
                     double v = metric.applyAsDouble(r);
                     if (r.requestBytes() == size && Double.isFinite(v) && v > 0) {
-                        points.add(new double[] {px.applyAsDouble(r.concurrency()), py.applyAsDouble(v)});
+                        points.add(new double[] {px.applyAsDouble(xKey.applyAsInt(r)), py.applyAsDouble(v)});
                     }
                 }
                 for (int i = 0; i < points.size(); i++) {

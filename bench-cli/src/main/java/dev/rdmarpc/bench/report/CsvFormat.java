@@ -7,10 +7,12 @@ import java.util.List;
 /**
  * CSV: a header line, then one line per cell and stack. With a baseline, lines whose stack is
  * {@code speedup} follow each pair and carry ratios (above 1 favours ours) in the figure columns.
+ * {@code target_qps} is the open loop's target rate (empty for a closed loop), {@code late_calls} its
+ * calls sent late (0 for a closed loop).
  */
 public final class CsvFormat {
     static final String HEADER = "stack,request_bytes,response_bytes,concurrency,in_flight,connections,runs,"
-            + "throughput_gbps,p50_us,p90_us,p99_us,p999_us,max_us,qps,calls,errors,seconds";
+            + "throughput_gbps,p50_us,p90_us,p99_us,p999_us,max_us,qps,calls,errors,seconds,target_qps,late_calls";
 
     private CsvFormat() {
     }
@@ -27,7 +29,7 @@ public final class CsvFormat {
                 out.println(String.join(",", "speedup", Integer.toString(s.requestBytes()), "",
                         Integer.toString(s.concurrency()), "", "", "", Formats.plain(s.throughput()),
                         Formats.plain(s.p50()), Formats.plain(s.p90()), Formats.plain(s.p99()),
-                        Formats.plain(s.p999()), "", Formats.plain(s.qps()), "", "", ""));
+                        Formats.plain(s.p999()), "", Formats.plain(s.qps()), "", "", "", target(s.targetQps()), ""));
             }
         }
         out.flush();
@@ -39,6 +41,10 @@ public final class CsvFormat {
                 Integer.toString(r.runs()),
                 Formats.plain(r.gbps()), Formats.plain(r.p50Us()), Formats.plain(r.p90Us()), Formats.plain(r.p99Us()),
                 Formats.plain(r.p999Us()), Formats.plain(r.maxUs()), Formats.plain(r.qps()), Long.toString(r.calls()),
-                Long.toString(r.errors()), Formats.plain(r.seconds())));
+                Long.toString(r.errors()), Formats.plain(r.seconds()), target(r.targetQps()), Long.toString(r.lateCalls())));
+    }
+
+    private static String target(long qps) {
+        return qps > 0 ? Long.toString(qps) : "";
     }
 }

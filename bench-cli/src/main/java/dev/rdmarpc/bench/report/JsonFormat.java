@@ -12,7 +12,7 @@ public final class JsonFormat {
     public static void write(Report report, PrintWriter out) {
         RunInfo info = report.info();
         out.println("{");
-        out.println("  \"load\": \"closed-loop\",");
+        out.println("  \"load\": \"" + (report.openLoop() ? "open-loop" : "closed-loop") + "\",");
         out.println("  \"stack\": " + str(info.stack()) + ",");
         out.println("  \"stack_description\": " + str(info.stackDescription()) + ",");
         if (info.hasBaseline()) {
@@ -41,7 +41,7 @@ public final class JsonFormat {
                 out.print("    {\"request_bytes\": " + s.requestBytes() + ", \"concurrency\": " + s.concurrency()
                         + ", \"throughput\": " + num(s.throughput()) + ", \"p50\": " + num(s.p50())
                         + ", \"p90\": " + num(s.p90()) + ", \"p99\": " + num(s.p99()) + ", \"p999\": " + num(s.p999())
-                        + ", \"qps\": " + num(s.qps()) + "}");
+                        + ", \"qps\": " + num(s.qps()) + ", \"target_qps\": " + target(s.targetQps()) + "}");
                 out.println(i + 1 < speedups.size() ? "," : "");
             }
             out.print("  ]");
@@ -63,11 +63,16 @@ public final class JsonFormat {
                     + ", \"p90_us\": " + num(r.p90Us()) + ", \"p99_us\": " + num(r.p99Us())
                     + ", \"p999_us\": " + num(r.p999Us()) + ", \"max_us\": " + num(r.maxUs())
                     + ", \"qps\": " + num(r.qps()) + ", \"calls\": " + r.calls() + ", \"errors\": " + r.errors()
-                    + ", \"seconds\": " + num(r.seconds())
+                    + ", \"seconds\": " + num(r.seconds()) + ", \"target_qps\": " + target(r.targetQps())
+                    + ", \"late_calls\": " + r.lateCalls()
                     + (r.firstError() != null ? ", \"first_error\": " + str(r.firstError()) : "") + "}");
             out.println(i + 1 < cells.size() ? "," : "");
         }
         out.print("  ]");
+    }
+
+    private static String target(long qps) {
+        return qps > 0 ? Long.toString(qps) : "null";
     }
 
     private static String num(double v) {

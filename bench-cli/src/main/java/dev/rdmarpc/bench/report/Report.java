@@ -27,7 +27,7 @@ public record Report(RunInfo info, List<CellResult> results, List<CellResult> ba
      * throughput and QPS ours / theirs, latencies theirs / ours. {@code NaN} where a side has no figure.
      */
     public record Speedup(int requestBytes, int concurrency, double throughput, double p50, double p90,
-            double p99, double p999, double qps) {
+            double p99, double p999, double qps, long targetQps) {
     }
 
     /** Speed-ups per cell, in cell order; empty without a baseline. */
@@ -38,13 +38,23 @@ public record Report(RunInfo info, List<CellResult> results, List<CellResult> ba
             CellResult b = baseline.get(i);
             out.add(new Speedup(a.requestBytes(), a.concurrency(),
                     ratio(a.gbps(), b.gbps()), ratio(b.p50Us(), a.p50Us()), ratio(b.p90Us(), a.p90Us()),
-                    ratio(b.p99Us(), a.p99Us()), ratio(b.p999Us(), a.p999Us()), ratio(a.qps(), b.qps())));
+                    ratio(b.p99Us(), a.p99Us()), ratio(b.p999Us(), a.p999Us()), ratio(a.qps(), b.qps()), a.targetQps()));
         }
         return out;
     }
 
     private static double ratio(double num, double den) {
         return den > 0 && num > 0 && Double.isFinite(num) && Double.isFinite(den) ? num / den : Double.NaN;
+    }
+
+    /** Whether the cells ran an open loop (calls due at target rates) rather than a closed one. */
+    public boolean openLoop() {
+        return results.stream().anyMatch(CellResult::openLoop);
+    }
+
+    /** The distinct target rates of an open-loop run, in run order; empty for a closed loop. */
+    public List<Long> targetRates() {
+        return results.stream().filter(CellResult::openLoop).map(CellResult::targetQps).distinct().toList();
     }
 
     /** Whether any cell, ours or the baseline's, had failed calls. */

@@ -11,7 +11,9 @@ import java.util.Map;
 /**
  * The default output: an aligned text table with coro_rpc's columns (request size, concurrency,
  * throughput, P90, P99, QPS) plus P50 and P99.9, preceded by comment lines saying how it was measured.
- * With a baseline each cell has three lines: ours, the baseline's, and the speed-up.
+ * With a baseline each cell has three lines: ours, the baseline's, and the speed-up. An open-loop run has
+ * the target rate and the bound on calls in flight where the concurrency was, the achieved QPS marked
+ * {@code <} where it fell well short of the target, and a column of late calls.
  */
 public final class TableFormat {
     private TableFormat() {
@@ -19,19 +21,25 @@ public final class TableFormat {
 
     public static void write(Report report, PrintWriter out) {
         RunInfo info = report.info();
-        for (String line : header(info)) {
+        for (String line : header(report)) {
             out.println("# " + line);
         }
         boolean baseline = info.hasBaseline();
         boolean errors = report.hasErrors();
-        List<String> head = new ArrayList<>(List.of("request", "concurrency"));
+        boolean open = report.openLoop();
+        List<String> head = new ArrayList<>(List.of("request"));
+        head.addAll(open ? List.of("target(req/s)", "max-in-flight") : List.of("concurrency"));
         if (baseline) {
             head.add("stack");
         }
         head.addAll(List.of("throughput(Gb/s)", "P50(us)", "P90(us)", "P99(us)", "P99.9(us)", "QPS"));
+        if (open) {
+            head.add("late");
+        }
         if (errors) {
             head.add("errors");
         }
+        boolean shortOfTarget = false;
         List<List<String>> rows = new ArrayList<>();
         List<Boolean> groupStart = new ArrayList<>();
         Map<Integer, Integer> capped = new LinkedHashMap<>();
@@ -46,15 +54,27 @@ public final class TableFormat {
             }
             groupStart.add(previousSize != -1 && previousSize != r.requestBytes());
             previousSize = r.requestBytes();
-            rows.add(row(Units.formatSize(r.requestBytes()), conc, baseline ? r.stack() : null, r, errors));
+            List<String> lead = new ArrayList<>(List.of(Units.formatSize(r.requestBytes())));
+            if (open) {
+                lead.add(Long.toString(r.targetQps()));
+            }
+            lead.add(conc);
+            rows.add(row(lead, baseline ? r.stack() : null, r, errors, open));
+            shortOfTarget |= r.belowTarget();
+            List<String> blank = new ArrayList<>(java.util.Collections.nCopies(lead.size(), ""));
             if (baseline) {
                 CellResult b = report.baseline().get(i);
-                rows.add(row("", "", b.stack(), b, errors));
+                rows.add(row(blank, b.stack(), b, errors, open));
+                shortOfTarget |= b.belowTarget();
                 groupStart.add(false);
                 Report.Speedup s = speedups.get(i);
-                List<String> sr = new ArrayList<>(List.of("", "", "speedup", Formats.factor(s.throughput()),
+                List<String> sr = new ArrayList<>(blank);
+                sr.addAll(List.of("speedup", Formats.factor(s.throughput()),
                         Formats.factor(s.p50()), Formats.factor(s.p90()), Formats.factor(s.p99()),
                         Formats.factor(s.p999()), Formats.factor(s.qps())));
+                if (open) {
+                    sr.add("");
+                }
                 if (errors) {
                     sr.add("");
                 }
@@ -69,18 +89,26 @@ public final class TableFormat {
                 width[c] = Math.max(width[c], row.get(c).length());
             }
         }
-        int textColumns = baseline ? 3 : 2;
-        out.println(line(head, width, textColumns));
+        int stackColumn = baseline ? (open ? 3 : 2) : -1;
+        out.println(line(head, width, stackColumn));
         for (int i = 0; i < rows.size(); i++) {
             if (groupStart.get(i) && baseline) {
                 out.println();
             }
-            out.println(line(rows.get(i), width, textColumns));
+            out.println(line(rows.get(i), width, stackColumn));
         }
         for (Map.Entry<Integer, Integer> e : capped.entrySet()) {
             out.println("* " + Units.formatSize(e.getKey()) + ": at most " + e.getValue()
                     + " calls in flight, to keep request plus response bytes in flight under "
                     + Units.formatSize(info.maxInFlightBytes()) + " (--max-in-flight)");
+        }
+        if (shortOfTarget) {
+            out.println("< achieved under " + Math.round(CellResult.KEEPING_UP * 100) + "% of the target rate: the stack "
+                    + "(or the bound on calls in flight) could not keep up; latencies include the queueing");
+        }
+        if (open) {
+            out.println("late: measured calls sent after their due time because max-in-flight calls were outstanding "
+                    + "(or still unsent when the run gave up on them); their wait counts in their latency");
         }
         if (baseline) {
             out.println("speedup: ours over " + info.baseline()
@@ -96,29 +124,39 @@ public final class TableFormat {
         out.flush();
     }
 
-    /** The comment lines printed above the table (also used by the chart's subtitle). */
-    public static List<String> header(RunInfo info) {
+    /** The comment lines printed above the table. */
+    public static List<String> header(Report report) {
+        RunInfo info = report.info();
         List<String> lines = new ArrayList<>();
         lines.add(info.stack() + ": " + info.stackDescription());
         if (info.hasBaseline()) {
             lines.add(info.baseline() + ": " + info.baselineDescription());
         }
-        lines.add("echo calls, " + info.target() + "; closed loop: each of N concurrent callers sends its next call when"
-                + (info.pipeline() == 1 ? " the previous one returns" : " its previous " + info.pipeline() + " (pipeline) return"));
+        if (report.openLoop()) {
+            StringBuilder rates = new StringBuilder();
+            for (long r : report.targetRates()) {
+                rates.append(rates.isEmpty() ? "" : ", ").append(r);
+            }
+            lines.add("echo calls, " + info.target() + "; open loop at " + rates + " req/s: calls due on a fixed schedule "
+                    + "(total over all callers), at most max-in-flight outstanding, QPS = rate achieved");
+        } else {
+            lines.add("echo calls, " + info.target() + "; closed loop: each of N concurrent callers sends its next call when"
+                    + (info.pipeline() == 1 ? " the previous one returns" : " its previous " + info.pipeline() + " (pipeline) return"));
+        }
         lines.add(info.connections() + " connection(s), " + info.ioThreads() + " I/O thread(s) per side, response "
                 + (info.echo() ? "= request size" : Units.formatSize(info.responseBytes()))
                 + "; warm-up " + Units.formatDuration(info.warmup()) + " + measured "
                 + Units.formatDuration(info.measure()) + " per cell"
                 + (info.repeat() > 1 ? "; figures are medians of " + info.repeat() + " interleaved runs" : ""));
-        lines.add("latency: HdrHistogram, microseconds, send to response; throughput = request bytes x QPS x 8");
+        lines.add("latency: HdrHistogram, microseconds, " + (report.openLoop()
+                ? "from each call's due time to its response (coordinated omission accounted for)" : "send to response")
+                + "; throughput = request bytes x QPS x 8");
         lines.add(info.environment());
         return lines;
     }
 
-    private static List<String> row(String size, String conc, String stack, CellResult r, boolean errors) {
-        List<String> row = new ArrayList<>();
-        row.add(size);
-        row.add(conc);
+    private static List<String> row(List<String> lead, String stack, CellResult r, boolean errors, boolean open) {
+        List<String> row = new ArrayList<>(lead);
         if (stack != null) {
             row.add(stack);
         }
@@ -127,14 +165,17 @@ public final class TableFormat {
         row.add(Formats.micros(r.p90Us()));
         row.add(Formats.micros(r.p99Us()));
         row.add(Formats.micros(r.p999Us()));
-        row.add(Formats.qps(r.qps()));
+        row.add(Formats.qps(r.qps()) + (r.belowTarget() ? "<" : ""));
+        if (open) {
+            row.add(Long.toString(r.lateCalls()));
+        }
         if (errors) {
             row.add(Long.toString(r.errors()));
         }
         return row;
     }
 
-    private static String line(List<String> cells, int[] width, int textColumns) {
+    private static String line(List<String> cells, int[] width, int stackColumn) {
         StringBuilder sb = new StringBuilder();
         for (int c = 0; c < cells.size(); c++) {
             if (c > 0) {
@@ -142,7 +183,7 @@ public final class TableFormat {
             }
             String v = cells.get(c);
             // Text columns (size, stack) left-aligned, concurrency and figures right-aligned.
-            boolean left = c == 0 || (textColumns == 3 && c == 2);
+            boolean left = c == 0 || c == stackColumn;
             String pad = " ".repeat(width[c] - v.length());
             sb.append(left ? v + pad : pad + v);
         }
@@ -151,7 +192,8 @@ public final class TableFormat {
 
     private static void errorNote(PrintWriter out, CellResult r) {
         if (r.errors() > 0) {
-            out.println("! " + r.stack() + " " + Units.formatSize(r.requestBytes()) + " x" + r.concurrency() + ": "
+            out.println("! " + r.stack() + " " + Units.formatSize(r.requestBytes())
+                    + (r.openLoop() ? " at " + r.targetQps() + "/s" : "") + " x" + r.concurrency() + ": "
                     + r.errors() + " failed call(s), first: " + r.firstError());
         }
     }

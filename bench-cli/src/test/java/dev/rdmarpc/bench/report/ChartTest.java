@@ -38,6 +38,25 @@ class ChartTest {
     }
 
     @Test
+    void openLoopRunIsDrawnAgainstTheTargetRate() throws Exception {
+        Path file = dir.resolve("open.png");
+        List<dev.rdmarpc.bench.load.CellResult> cells = List.of(
+                new dev.rdmarpc.bench.load.CellResult("rdmarpc-tcp", 128, 128, 64, 64, 4, 1, 2000, 0, 2.0, 1000, 95,
+                        120, 180, 410, 900, null, 1000, 0),
+                new dev.rdmarpc.bench.load.CellResult("rdmarpc-tcp", 128, 128, 64, 64, 4, 1, 20000, 0, 2.0, 10000, 120,
+                        200, 900, 1500, 2000, null, 10000, 0));
+        Chart.writePng(new Report(ReportFixtures.info(false), cells, List.of()), file);
+        BufferedImage image = ImageIO.read(file.toFile());
+        Set<Integer> colours = new HashSet<>();
+        for (int y = 0; y < image.getHeight(); y++) {
+            for (int x = 0; x < image.getWidth(); x++) {
+                colours.add(image.getRGB(x, y) & 0xffffff);
+            }
+        }
+        assertTrue(colours.contains(0x0072B2), "a line for 128B across the two rates");
+    }
+
+    @Test
     void singlePointMatrixStillDraws() throws Exception {
         Path file = dir.resolve("one.png");
         Report report = new Report(ReportFixtures.info(false), List.of(ReportFixtures.ours().get(0)), List.of());

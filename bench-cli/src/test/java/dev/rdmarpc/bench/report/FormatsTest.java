@@ -72,11 +72,11 @@ class FormatsTest {
         List<String> lines = render(CsvFormat::write, report).lines().toList();
         assertEquals(CsvFormat.HEADER, lines.get(0));
         assertEquals(1 + 4 * 3, lines.size());
-        assertEquals("rdmarpc-tcp,128,128,1,1,1,1,0.01024,95.5,120.25,180,410,900,10000,20000,0,2", lines.get(1));
-        assertEquals("grpc-java,128,128,1,1,1,1,0.00512,191,240.5,360,820,1500,5000,10000,0,2", lines.get(2));
-        assertEquals("speedup,128,,1,,,,2,2,2,2,2,,2,,,", lines.get(3));
+        assertEquals("rdmarpc-tcp,128,128,1,1,1,1,0.01024,95.5,120.25,180,410,900,10000,20000,0,2,,0", lines.get(1));
+        assertEquals("grpc-java,128,128,1,1,1,1,0.00512,191,240.5,360,820,1500,5000,10000,0,2,,0", lines.get(2));
+        assertEquals("speedup,128,,1,,,,2,2,2,2,2,,2,,,,,", lines.get(3));
         for (String l : lines) {
-            assertEquals(16, l.chars().filter(c -> c == ',').count(), l);
+            assertEquals(18, l.chars().filter(c -> c == ',').count(), l);
         }
         String plain = render(CsvFormat::write, new Report(ReportFixtures.info(false), ReportFixtures.ours(), List.of()));
         assertEquals(5, plain.lines().count());
@@ -105,6 +105,72 @@ class FormatsTest {
         @SuppressWarnings("unchecked")
         java.util.Map<String, Object> lastTheirs = (java.util.Map<String, Object>) ((List<?>) root.get("baseline_results")).get(3);
         assertEquals("DEADLINE_EXCEEDED", lastTheirs.get("first_error"));
+    }
+
+    /** 128B at 1000/s (kept up) and 50000/s (fell short, with late calls), at most 64 in flight. */
+    private static List<dev.rdmarpc.bench.load.CellResult> openLoop() {
+        return List.of(
+                new dev.rdmarpc.bench.load.CellResult("rdmarpc-tcp", 128, 128, 64, 64, 4, 1, 2000, 0, 2.0, 1000, 95.5,
+                        120, 180, 410, 900, null, 1000, 0),
+                new dev.rdmarpc.bench.load.CellResult("rdmarpc-tcp", 128, 128, 64, 64, 4, 1, 60000, 0, 2.0, 30000, 9000,
+                        42000, 51000, 52000, 53000, null, 50000, 41234));
+    }
+
+    @Test
+    void openLoopTableSaysSoAndMarksRowsShortOfTheTarget() {
+        Report report = new Report(ReportFixtures.info(false), openLoop(), List.of());
+        String out = render(TableFormat::write, report);
+        List<String> rows = out.lines().filter(l -> !l.startsWith("#")).toList();
+        assertEquals(List.of(
+                "request  target(req/s)  max-in-flight  throughput(Gb/s)  P50(us)  P90(us)  P99(us)  P99.9(us)     QPS   late",
+                "128B              1000             64             0.001     95.5      120      180        410    1000      0",
+                "128B             50000             64             0.031     9000    42000    51000      52000  30000<  41234",
+                "< achieved under 90% of the target rate: the stack (or the bound on calls in flight) could not keep up; "
+                        + "latencies include the queueing",
+                "late: measured calls sent after their due time because max-in-flight calls were outstanding "
+                        + "(or still unsent when the run gave up on them); their wait counts in their latency"),
+                rows);
+        assertTrue(out.contains("# echo calls, tcp loopback 127.0.0.1; open loop at 1000, 50000 req/s: calls due on a fixed"),
+                out);
+        assertFalse(out.contains("closed loop"), out);
+        assertTrue(out.contains("from each call's due time to its response (coordinated omission accounted for)"), out);
+    }
+
+    @Test
+    void openLoopTableWithBaselineKeepsColumnsAligned() {
+        List<dev.rdmarpc.bench.load.CellResult> theirs = List.of(
+                new dev.rdmarpc.bench.load.CellResult("grpc-java", 128, 128, 64, 64, 4, 1, 2000, 0, 2.0, 1000, 191,
+                        240, 360, 820, 1500, null, 1000, 2),
+                new dev.rdmarpc.bench.load.CellResult("grpc-java", 128, 128, 64, 64, 4, 1, 20000, 0, 2.0, 10000, 90000,
+                        99000, 99500, 99900, 99990, null, 50000, 49000));
+        String out = render(TableFormat::write, new Report(ReportFixtures.info(true), openLoop(), theirs));
+        List<String> rows = out.lines().filter(l -> !l.startsWith("#")).toList();
+        assertEquals("request  target(req/s)  max-in-flight  stack        throughput(Gb/s)  P50(us)  P90(us)  P99(us)"
+                + "  P99.9(us)     QPS   late", rows.get(0));
+        assertEquals("128B              1000             64  rdmarpc-tcp             0.001     95.5      120      180"
+                + "        410    1000      0", rows.get(1));
+        assertEquals("                                       grpc-java               0.001      191      240      360"
+                + "        820    1000      2", rows.get(2));
+        assertEquals("                                       speedup                 1.00x    2.00x    2.00x    2.00x"
+                + "      2.00x   1.00x", rows.get(3));
+    }
+
+    @Test
+    void openLoopCsvAndJsonCarryTheTargetRate() {
+        Report report = new Report(ReportFixtures.info(false), openLoop(), List.of());
+        List<String> lines = render(CsvFormat::write, report).lines().toList();
+        assertTrue(lines.get(0).endsWith(",seconds,target_qps,late_calls"), lines.get(0));
+        assertTrue(lines.get(2).endsWith(",30000,60000,0,2,50000,41234"), lines.get(2));
+        String json = render(JsonFormat::write, report);
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> root = (java.util.Map<String, Object>) MiniJson.parse(json);
+        assertEquals("open-loop", root.get("load"));
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> second = (java.util.Map<String, Object>) ((List<?>) root.get("results")).get(1);
+        assertEquals(50000.0, second.get("target_qps"));
+        assertEquals(41234.0, second.get("late_calls"));
+        String closed = render(JsonFormat::write, new Report(ReportFixtures.info(false), ReportFixtures.ours(), List.of()));
+        assertTrue(closed.contains("\"target_qps\": null"), closed);
     }
 
     @Test
