@@ -45,7 +45,7 @@ final class RdmaEvents {
         e.qpn = qpn;
         e.peer = peer;
         e.reason = reason;
-        e.duration = durationNanos;
+        e.stalledFor = durationNanos;
         e.queuedBytes = queuedBytes;
         e.commit();
     }
@@ -107,9 +107,10 @@ final class RdmaEvents {
         String peer;
         @Label("Reason")
         String reason;
-        @Label("Duration")
+        // Not "duration": every JFR event has that field already, and a second one makes JFR refuse the class.
+        @Label("Stalled For")
         @Timespan(Timespan.NANOSECONDS)
-        long duration;
+        long stalledFor;
         @Label("Queued")
         @DataAmount
         long queuedBytes;
