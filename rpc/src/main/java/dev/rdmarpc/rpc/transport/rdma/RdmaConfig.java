@@ -17,6 +17,10 @@ import java.util.Objects;
  * connection with little traffic holds one send chunk at most. Per I/O thread: two completion queues
  * of {@link #completionQueueSize} entries (about 2 x 4096 x 64 B = 512 KiB of device memory).
  *
+ * <p>With {@link #sharedReceiveQueue(boolean)} a connection holds no receive buffers: each I/O thread
+ * has one shared receive queue per device of {@link #sharedReceiveQueueDepth} chunks (64 x 256 KiB =
+ * 16 MiB, growing to {@link #maxSharedReceiveQueueDepth}, 64 MiB), whatever the number of connections.
+ *
  * <p>Not thread-safe; configure on one thread, then hand it to a builder (which copies it).
  */
 public final class RdmaConfig {
