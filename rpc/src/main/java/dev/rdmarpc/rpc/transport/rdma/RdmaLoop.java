@@ -189,6 +189,30 @@ final class RdmaLoop implements Runnable {
         }
     }
 
+    /**
+     * The device reported the limit of {@code srq} (async event thread): if it is one of this
+     * loop's, it grows on the loop.
+     */
+    void sharedReceiveLimit(dev.rdmarpc.ibverbs.verbs.SharedReceiveQueue srq) {
+        LoopDevice owner = null;
+        synchronized (setupLock) {
+            for (LoopDevice ld : devices) {
+                if (ld != null && ld.shared != null && ld.shared.srq == srq) {
+                    owner = ld;
+                }
+            }
+        }
+        if (owner != null) {
+            LoopDevice ld = owner;
+            execute(() -> {
+                SharedReceives s = ld.shared;
+                if (s != null && s.srq == srq) {
+                    s.limitReached();
+                }
+            });
+        }
+    }
+
     /** @return completion queue entries reserved on this loop (a load measure) */
     int load() {
         synchronized (setupLock) {

@@ -77,6 +77,11 @@ public final class RdmaTransport implements Transport {
         }
         this.tcp = t;
         this.loops = l;
+        devices.onSharedReceiveQueueLimit(srq -> {
+            for (RdmaLoop loop : loops) {
+                loop.sharedReceiveLimit(srq);
+            }
+        });
         for (RdmaLoop loop : loops) {
             loop.start();
         }

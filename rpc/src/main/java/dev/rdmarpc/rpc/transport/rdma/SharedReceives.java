@@ -75,6 +75,40 @@ final class SharedReceives {
             close();
             throw new IOException("buffer pool exhausted: no room for the " + depth + " receives of a shared receive queue");
         }
+        armLimit();
+    }
+
+    /**
+     * Asks the device for an SRQ limit event when fewer than a quarter of the buffers remain posted:
+     * the device sees receives consumed as messages start arriving, before their completions are
+     * polled, so it notices a draining queue earlier than {@link #refillIfLow} can. Not armed at the
+     * maximum (nothing left to add).
+     */
+    private void armLimit() {
+        if (size < maxDepth && !closed) {
+            try {
+                srq.armLimit(Math.max(1, size >>> 2));
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.DEBUG, "could not arm the limit of " + srq, e);
+            }
+        }
+    }
+
+    /** The device reported the limit (loop thread, through a task): grow now, then arm again. */
+    void limitReached() {
+        if (closed || size >= maxDepth) {
+            return;
+        }
+        metrics.sharedReceiveLimitEvents.increment();
+        grow();
+        armLimit();
+    }
+
+    private void grow() {
+        int added = add(Math.min(size, maxDepth - size));
+        if (added > 0) {
+            metrics.sharedReceiveGrowths.increment();
+        }
     }
 
     /** Acquires and posts up to {@code n} more buffers; returns how many it added. */
@@ -133,10 +167,8 @@ final class SharedReceives {
         if (posted >= (size >>> 2) || size >= maxDepth || closed) {
             return;
         }
-        int added = add(Math.min(size, maxDepth - size));
-        if (added > 0) {
-            metrics.sharedReceiveGrowths.increment();
-        }
+        grow();
+        armLimit();
     }
 
     /** @return the connection of queue pair {@code qpn}, or null (loop thread) */

@@ -151,14 +151,19 @@ class SharedReceiveQueueTest {
                 assertTrue(inUseSixteen < privateQueues, inUseSixteen + " < " + privateQueues);
 
                 // then all sixteen at once: 16 x (8 + 3) messages may be in flight against 64 receives;
-                // the queue grows (bounded) and RNR retry is the backstop, so every call succeeds
+                // the queue grows (bounded, on the device's limit event) and RNR retry is the backstop,
+                // so every call succeeds. Single-packet frames: with 16 QPs streaming multi-packet
+                // messages at once, the VM's rxe (kernel 6.1) drops packets and its retransmissions
+                // fail with REM_INV_REQ_ERR with private receive queues just the same (a control run
+                // without a shared queue failed identically), so that load tests rxe, not this code.
+                MemorySegment[] small = payloads(arena, 512, 4);
                 long rnrBefore = RdmaTestEnv.hwCounter("rcvd_rnr_err");
                 ExecutorService pool = Executors.newFixedThreadPool(16);
                 try {
                     List<Future<?>> runs = new ArrayList<>();
                     for (RpcClient c : clients) {
                         runs.add(pool.submit(() -> {
-                            new Driver(c, p).run(ECHO, 48, 8);
+                            new Driver(c, small).run(ECHO, 300, 8);
                             return null;
                         }));
                     }
@@ -253,4 +258,5 @@ class SharedReceiveQueueTest {
         assertEquals(2, VerbsResources.destroyed(ResourceKind.SHARED_RECEIVE_QUEUE) - srqDestroyed,
                 "each queue destroyed once (the verbs layer refuses while a queue pair still uses it)");
     }
+
 }
