@@ -47,6 +47,8 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         final ProtectionDomain pd;
         final int port;
         final PortAttributes portAttributes;
+        /** The device's async events (shared receive queue limits), or null without shared receive queues. */
+        dev.rdmarpc.ibverbs.verbs.AsyncEventMonitor events;
 
         Device(int index, Context context, ProtectionDomain pd, int port, PortAttributes portAttributes) {
             this.index = index;
@@ -90,6 +92,8 @@ final class DeviceTable implements SlabListener, AutoCloseable {
     }
 
     private final RdmaConfig config;
+    /** Where SRQ limit events go (set by the transport before any device opens). */
+    private volatile java.util.function.Consumer<dev.rdmarpc.ibverbs.verbs.SharedReceiveQueue> srqLimitHandler;
     private final Device[] devices = new Device[MAX_DEVICES];
     private int deviceCount;
     private final List<Slab> slabs = new ArrayList<>();
@@ -342,8 +346,20 @@ final class DeviceTable implements SlabListener, AutoCloseable {
             for (UserRegion u : userRegions) {
                 registerUser(u, d);
             }
+            if (config.sharedReceiveQueue()) {
+                d.events = ctx.startAsyncEvents(ev -> {
+                    var h = srqLimitHandler;
+                    if (ev.type() == dev.rdmarpc.ibverbs.verbs.AsyncEventType.SRQ_LIMIT_REACHED && h != null
+                            && ev.sharedReceiveQueue() != null) {
+                        h.accept(ev.sharedReceiveQueue());
+                    }
+                });
+            }
         } catch (IOException | RuntimeException e) {
             if (d != null) {
+                if (d.events != null) {
+                    d.events.close();
+                }
                 for (Slab s : slabs) {
                     Registration r = (Registration) s.registration();
                     MemoryRegion mr = r.regions[d.index];
@@ -373,6 +389,11 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         devices[deviceCount++] = d;
         LOG.log(System.Logger.Level.DEBUG, "opened RDMA device {0}", d);
         return d;
+    }
+
+    /** Routes the shared receive queues' limit events of every device (opened later) to {@code handler}. */
+    void onSharedReceiveQueueLimit(java.util.function.Consumer<dev.rdmarpc.ibverbs.verbs.SharedReceiveQueue> handler) {
+        this.srqLimitHandler = handler;
     }
 
     /** @return the devices opened so far */
@@ -405,6 +426,13 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         for (int i = deviceCount - 1; i >= 0; i--) {
             Device d = devices[i];
             devices[i] = null;
+            if (d.events != null) {
+                try {
+                    d.events.close();
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "could not stop the async events of " + d, e);
+                }
+            }
             try {
                 d.pd.close();
             } catch (RuntimeException e) {

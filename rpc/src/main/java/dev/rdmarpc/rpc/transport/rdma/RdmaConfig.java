@@ -17,6 +17,10 @@ import java.util.Objects;
  * connection with little traffic holds one send chunk at most. Per I/O thread: two completion queues
  * of {@link #completionQueueSize} entries (about 2 x 4096 x 64 B = 512 KiB of device memory).
  *
+ * <p>With {@link #sharedReceiveQueue(boolean)} a connection holds no receive buffers: each I/O thread
+ * has one shared receive queue per device of {@link #sharedReceiveQueueDepth} chunks (64 x 256 KiB =
+ * 16 MiB, growing to {@link #maxSharedReceiveQueueDepth}, 64 MiB), whatever the number of connections.
+ *
  * <p>Not thread-safe; configure on one thread, then hand it to a builder (which copies it).
  */
 public final class RdmaConfig {
@@ -47,6 +51,12 @@ public final class RdmaConfig {
     public static final Duration DEFAULT_TICK_INTERVAL = Duration.ofMillis(10);
     /** Default local ACK timeout code: 14, that is 4.096 us x 2^14 = 67 ms before a packet is sent again. */
     public static final int DEFAULT_ACK_TIMEOUT = 14;
+    /** Default receives first posted to each shared receive queue (per I/O thread and device): 64. */
+    public static final int DEFAULT_SHARED_RECEIVE_QUEUE_DEPTH = 64;
+    /** Default bound a shared receive queue may grow to: 256. */
+    public static final int DEFAULT_MAX_SHARED_RECEIVE_QUEUE_DEPTH = 256;
+    /** Default credits granted to each connection's peer when receiving through a shared receive queue: 8. */
+    public static final int DEFAULT_SHARED_RECEIVE_QUEUE_CREDITS = 8;
     /** Value of {@link #gidIndex} meaning: choose the RoCE v2 GID of the address in use. */
     public static final int AUTO_GID_INDEX = -1;
 
@@ -78,6 +88,9 @@ public final class RdmaConfig {
     private long slabBytes = DEFAULT_SLAB_BYTES;
     private long poolHighWaterMark = -1;
     private boolean sharedReceiveQueue;
+    private int sharedReceiveQueueDepth = DEFAULT_SHARED_RECEIVE_QUEUE_DEPTH;
+    private int maxSharedReceiveQueueDepth = DEFAULT_MAX_SHARED_RECEIVE_QUEUE_DEPTH;
+    private int sharedReceiveQueueCredits = DEFAULT_SHARED_RECEIVE_QUEUE_CREDITS;
     private int ioThreads = 1;
     private long writeHighWaterMark = DEFAULT_WRITE_HIGH_WATER_MARK;
     private Duration tickInterval = DEFAULT_TICK_INTERVAL;
@@ -236,13 +249,51 @@ public final class RdmaConfig {
     }
 
     /**
-     * @param enabled true to receive through one shared receive queue per I/O thread instead of one
-     *                receive queue per connection, so receive memory does not grow with the number
-     *                of connections; default false (see docs/rdma.md for the trade-off)
+     * @param enabled true to receive through one shared receive queue per I/O thread and device
+     *                instead of one receive queue per connection, so receive memory does not grow
+     *                with the number of connections; default false (see docs/rdma.md for the
+     *                trade-off). Either side may enable it on its own: the peer sees only credits.
      * @return this
      */
     public RdmaConfig sharedReceiveQueue(boolean enabled) {
         this.sharedReceiveQueue = enabled;
+        return this;
+    }
+
+    /**
+     * @param depth chunk-sized receives first posted to each shared receive queue (one per I/O thread
+     *              and device), whatever the number of connections, in [1, 65536]; default 64, that
+     *              is 64 x 256 KiB = 16 MiB. Used only with {@link #sharedReceiveQueue(boolean)}
+     * @return this
+     */
+    public RdmaConfig sharedReceiveQueueDepth(int depth) {
+        this.sharedReceiveQueueDepth = depth;
+        return this;
+    }
+
+    /**
+     * @param depth the most receives a shared receive queue grows to when fewer than a quarter of
+     *              its receives remain posted, in [{@link #sharedReceiveQueueDepth}, 65536] and at
+     *              most {@link #completionQueueSize}; default 256 (64 MiB with 256 KiB chunks). Used
+     *              only with {@link #sharedReceiveQueue(boolean)}
+     * @return this
+     */
+    public RdmaConfig maxSharedReceiveQueueDepth(int depth) {
+        this.maxSharedReceiveQueueDepth = depth;
+        return this;
+    }
+
+    /**
+     * @param credits data messages each peer may send before this side returns credits, when this
+     *                side receives through a shared receive queue, in [1, 4096]; default 8. The
+     *                queue is shared, not reserved: connections x credits may exceed its depth, and
+     *                then a burst from every peer at once can find it empty (the peer's device
+     *                retries after an RNR NAK; see docs/rdma.md). Used only with
+     *                {@link #sharedReceiveQueue(boolean)}
+     * @return this
+     */
+    public RdmaConfig sharedReceiveQueueCredits(int credits) {
+        this.sharedReceiveQueueCredits = credits;
         return this;
     }
 
@@ -380,6 +431,21 @@ public final class RdmaConfig {
         return sharedReceiveQueue;
     }
 
+    /** @return receives first posted to each shared receive queue */
+    public int sharedReceiveQueueDepth() {
+        return sharedReceiveQueueDepth;
+    }
+
+    /** @return the most receives a shared receive queue grows to */
+    public int maxSharedReceiveQueueDepth() {
+        return maxSharedReceiveQueueDepth;
+    }
+
+    /** @return credits granted to each peer when receiving through a shared receive queue */
+    public int sharedReceiveQueueCredits() {
+        return sharedReceiveQueueCredits;
+    }
+
     /** @return the number of I/O threads */
     public int ioThreads() {
         return ioThreads;
@@ -452,6 +518,21 @@ public final class RdmaConfig {
             throw new IllegalArgumentException("completionQueueSize (" + completionQueueSize
                     + ") cannot hold one connection's receives (maxReceiveQueueDepth + 3 = " + perConnection + ")");
         }
+        if (sharedReceiveQueueDepth < 1 || sharedReceiveQueueDepth > 65536) {
+            throw new IllegalArgumentException("sharedReceiveQueueDepth must be in [1, 65536]: " + sharedReceiveQueueDepth);
+        }
+        if (maxSharedReceiveQueueDepth < sharedReceiveQueueDepth || maxSharedReceiveQueueDepth > 65536) {
+            throw new IllegalArgumentException("maxSharedReceiveQueueDepth must be in [sharedReceiveQueueDepth ("
+                    + sharedReceiveQueueDepth + "), 65536]: " + maxSharedReceiveQueueDepth);
+        }
+        if (sharedReceiveQueueCredits < 1 || sharedReceiveQueueCredits > 4096) {
+            throw new IllegalArgumentException("sharedReceiveQueueCredits must be in [1, 4096]: " + sharedReceiveQueueCredits);
+        }
+        if (sharedReceiveQueue && maxSharedReceiveQueueDepth > completionQueueSize) {
+            throw new IllegalArgumentException("completionQueueSize (" + completionQueueSize
+                    + ") cannot hold the completions of a full shared receive queue (maxSharedReceiveQueueDepth = "
+                    + maxSharedReceiveQueueDepth + ")");
+        }
         if (hybridSpin.toNanos() < 1_000 || hybridSpin.toNanos() > 10_000_000) {
             throw new IllegalArgumentException("hybridSpin must be in [1 us, 10 ms]: " + hybridSpin);
         }
@@ -466,6 +547,11 @@ public final class RdmaConfig {
         if (poolBytes < minimum) {
             throw new IllegalArgumentException("poolBytes (" + poolBytes + ") cannot hold one connection: it needs "
                     + minimum + " bytes ((receiveQueueDepth + 3 + 1) x chunkSize)");
+        }
+        long srqMinimum = (long) (sharedReceiveQueueDepth + 1) * chunkSize;
+        if (sharedReceiveQueue && poolBytes < srqMinimum) {
+            throw new IllegalArgumentException("poolBytes (" + poolBytes + ") cannot hold one shared receive queue: it needs "
+                    + srqMinimum + " bytes ((sharedReceiveQueueDepth + 1) x chunkSize)");
         }
         if (poolHighWaterMark == -1) {
             poolHighWaterMark = poolBytes / 4 * 3;
@@ -509,6 +595,9 @@ public final class RdmaConfig {
         c.slabBytes = slabBytes;
         c.poolHighWaterMark = poolHighWaterMark;
         c.sharedReceiveQueue = sharedReceiveQueue;
+        c.sharedReceiveQueueDepth = sharedReceiveQueueDepth;
+        c.maxSharedReceiveQueueDepth = maxSharedReceiveQueueDepth;
+        c.sharedReceiveQueueCredits = sharedReceiveQueueCredits;
         c.ioThreads = ioThreads;
         c.writeHighWaterMark = writeHighWaterMark;
         c.tickInterval = tickInterval;
@@ -524,6 +613,7 @@ public final class RdmaConfig {
                 + (gidIndex == AUTO_GID_INDEX ? "auto" : gidIndex) + ", chunk=" + chunkSize + ", rq=" + receiveQueueDepth
                 + ".." + maxReceiveQueueDepth + ", window=" + sendWindow + ", inline=" + inlineThreshold + ", cq="
                 + completionQueueSize + ", mode=" + completionMode + ", pool=" + poolBytes + ", hwm=" + poolHighWaterMark
-                + ", srq=" + sharedReceiveQueue + ", threads=" + ioThreads + "]";
+                + ", srq=" + (sharedReceiveQueue ? sharedReceiveQueueDepth + ".." + maxSharedReceiveQueueDepth + "/"
+                        + sharedReceiveQueueCredits : "off") + ", threads=" + ioThreads + "]";
     }
 }

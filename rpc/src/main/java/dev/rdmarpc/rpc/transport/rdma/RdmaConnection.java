@@ -37,6 +37,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * into a reassembly buffer until the frame is whole. When the handler returns, the buffer is posted
  * again and counted as a credit to return.
  *
+ * <p>With a shared receive queue ({@link RdmaConfig#sharedReceiveQueue}) the connection posts no
+ * receives of its own: its messages arrive in buffers of its loop's {@link SharedReceives}, which
+ * the loop hands to it by QP number; "posting again" then means giving the buffer back to that
+ * queue, and the credits it grants its peer are {@link RdmaConfig#sharedReceiveQueueCredits}, a
+ * share of the queue that does not grow.
+ *
  * <h2>Send side (any thread, under the send lock)</h2>
  * Frames are claimed and committed in a {@link SendQueue}; a commit on the I/O thread is posted at
  * the end of the loop iteration (so a batch of responses leaves together), a commit from another
@@ -72,6 +78,8 @@ final class RdmaConnection implements Connection {
     private final SendWorkRequests sendWrs;
     private final ReceiveWorkRequests recvWrs;
     private final PooledBuffer[] recvBufs;
+    /** The loop's shared receive queue on this device, or null when this connection has its own. */
+    private final SharedReceives shared;
     private int recvSlots;
     private final int window;
     private final int maxFrameLength;
@@ -145,22 +153,31 @@ final class RdmaConnection implements Connection {
         this.recvReserve = recvReserve;
         this.sendReserve = sendReserve;
         this.writeHighWaterMark = config.writeHighWaterMark();
+        this.shared = loopDevice.shared;
         int recvCapacity = config.maxReceiveQueueDepth() + RdmaConfig.RESERVED_RECEIVES;
-        this.held = new int[recvCapacity];
-        this.heldLength = new int[recvCapacity];
-        this.heldImm = new int[recvCapacity];
-        this.recvBufs = new PooledBuffer[recvCapacity];
+        // held messages are data messages the peer sent with credits: at most the credits granted
+        int heldCapacity = shared == null ? recvCapacity : config.sharedReceiveQueueCredits();
+        this.held = new int[heldCapacity];
+        this.heldLength = new int[heldCapacity];
+        this.heldImm = new int[heldCapacity];
+        this.recvBufs = shared == null ? new PooledBuffer[recvCapacity] : new PooledBuffer[0];
         this.tableIndex = loop.reserveIndex();
         this.wrIdBase = RdmaLoop.wrIdBase(tableIndex, loop.generation(tableIndex));
         QueuePair q = null;
         SendWorkRequests s = null;
         ReceiveWorkRequests r = null;
         try {
-            q = device.pd.createQueuePair(new QueuePairInit().sendCompletionQueue(loopDevice.sendCq)
-                    .receiveCompletionQueue(loopDevice.recvCq).maxSendWr(window + CREDIT_SLOTS).maxRecvWr(recvCapacity)
-                    .maxSendSge(2).maxRecvSge(1).maxInlineData(config.inlineThreshold()));
+            QueuePairInit init = new QueuePairInit().sendCompletionQueue(loopDevice.sendCq)
+                    .receiveCompletionQueue(loopDevice.recvCq).maxSendWr(window + CREDIT_SLOTS).maxSendSge(2)
+                    .maxInlineData(config.inlineThreshold());
+            if (shared == null) {
+                init.maxRecvWr(recvCapacity).maxRecvSge(1);
+            } else {
+                init.sharedReceiveQueue(shared.srq).maxRecvWr(0).maxRecvSge(0);
+            }
+            q = device.pd.createQueuePair(init);
             s = new SendWorkRequests(window + CREDIT_SLOTS, 2);
-            r = new ReceiveWorkRequests(recvCapacity, 1);
+            r = shared == null ? new ReceiveWorkRequests(recvCapacity, 1) : null;
             q.toInit(new ConnectionAttributes().port(device.port).accessFlags(0));
         } catch (RuntimeException e) {
             closeQuietly(q, s, r);
@@ -187,8 +204,9 @@ final class RdmaConnection implements Connection {
     }
 
     /** Fills this side's hello; posts the receives it announces. On the setup thread, before the loop knows us. */
-    void prepareHello(Hello h, int depth) throws IOException {
-        int n = depth + RdmaConfig.RESERVED_RECEIVES;
+    void prepareHello(Hello h) throws IOException {
+        int depth = creditedDepth();
+        int n = shared == null ? depth + RdmaConfig.RESERVED_RECEIVES : 0;
         for (int i = 0; i < n; i++) {
             PooledBuffer b = pool.acquire();
             if (b == null) {
@@ -214,12 +232,19 @@ final class RdmaConnection implements Connection {
         h.maxFrameLength = maxFrameLength;
     }
 
+    /** @return the credits this side grants its peer at the start */
+    private int creditedDepth() {
+        return shared == null ? config.receiveQueueDepth() : config.sharedReceiveQueueCredits();
+    }
+
     /** Moves the queue pair to RTR and RTS towards the peer of {@code peer}; sets up credits. */
     void connect(Hello peer) throws IOException {
         Mtu mtu = device.portAttributes.activeMtu().min(Mtu.of(peer.mtu));
         int peerReceive = Math.min(peer.receiveSize, receiveSize);
         this.sq = new SendQueue(pool, window, peerReceive);
-        this.credits = new Credits(peer.receiveCount, config.receiveQueueDepth(), config.maxReceiveQueueDepth());
+        int depth = creditedDepth();
+        // a shared queue's share does not grow: max = depth makes every growth step 0
+        this.credits = new Credits(peer.receiveCount, depth, shared == null ? config.maxReceiveQueueDepth() : depth);
         try {
             ConnectionAttributes a = new ConnectionAttributes().port(device.port).sgidIndex(gidIndex)
                     .remote(new QpEndpoint(peer.qpn, peer.psn, Gid.of(peer.gid), peer.lid)).pathMtu(mtu)
@@ -310,6 +335,9 @@ final class RdmaConnection implements Connection {
     // ================================================================== receive side (I/O thread)
 
     private boolean postReceive(int slot) {
+        if (shared != null) {
+            return shared.repost(slot);
+        }
         PooledBuffer b = recvBufs[slot];
         recvWrs.get(slot).wrId(wrIdBase | RdmaLoop.KIND_RECV_BITS | slot)
                 .sge(0, b.segment().address(), receiveSize, DeviceTable.lkey(b, devIndex)).sgeCount(1);
@@ -323,16 +351,21 @@ final class RdmaConnection implements Connection {
 
     /** A receive completed (I/O thread). */
     void onReceive(int slot, WorkCompletions wc, int i) {
-        recvOutstanding--;
+        if (shared == null) {
+            recvOutstanding--;
+        }
         int status = wc.statusCode(i);
         if (status != 0) {
+            giveBackShared(slot);
             onError("receive", wc, i);
             return;
         }
         if (closing) {
+            giveBackShared(slot);
             return; // a message that raced the close: drop it, keep the buffer for release
         }
         if (!wc.hasImmData(i)) {
+            giveBackShared(slot);
             protocolError("a message without immediate data (not an rdmarpc peer?)");
             return;
         }
@@ -346,10 +379,16 @@ final class RdmaConnection implements Connection {
             credits.onImm(imm);
             if ((imm & Credits.CREDIT_ONLY) == 0) {
                 credits.received();
+                if (shared != null && credits.peerAvailable() < 0) {
+                    // with a private queue the device would have refused it (RNR); a shared queue
+                    // may have had a buffer, so the overrun must be caught here
+                    throw new IllegalArgumentException("the peer sent a data message without a credit");
+                }
             }
             queued = sq.hasQueued();
         } catch (IllegalArgumentException e) {
             sendLock.unlock();
+            giveBackShared(slot);
             protocolError(e.getMessage());
             return;
         }
@@ -394,25 +433,27 @@ final class RdmaConnection implements Connection {
         if (readPaused && pendingVolatile <= writeHighWaterMark / 2) {
             readPaused = false;
         }
-        int k = 0;
-        while (k < heldCount && readEnabled && !readPaused && open) {
-            handle(held[k], heldLength[k], heldImm[k]);
-            k++;
+        // each message leaves the held list before it is handled: a handler that closes the
+        // connection then finds only the messages still waiting (closeNow gives those back)
+        while (heldCount > 0 && readEnabled && !readPaused && open) {
+            int slot = held[0];
+            int length = heldLength[0];
+            int imm = heldImm[0];
+            heldCount--;
+            System.arraycopy(held, 1, held, 0, heldCount);
+            System.arraycopy(heldLength, 1, heldLength, 0, heldCount);
+            System.arraycopy(heldImm, 1, heldImm, 0, heldCount);
+            handle(slot, length, imm);
             checkReadPause();
-        }
-        if (k > 0) {
-            System.arraycopy(held, k, held, 0, heldCount - k);
-            System.arraycopy(heldLength, k, heldLength, 0, heldCount - k);
-            System.arraycopy(heldImm, k, heldImm, 0, heldCount - k);
-            heldCount -= k;
         }
     }
 
     /** Hands a data message's frames to the handler, then posts its buffer again (I/O thread). */
     private void handle(int slot, int length, int imm) {
         metrics.messagesReceived.increment();
-        deliver(recvBufs[slot].segment(), length);
+        deliver(shared == null ? recvBufs[slot].segment() : shared.segment(slot), length);
         if (!open) {
+            giveBackShared(slot);
             return; // closed by the handler or by bad input: the buffer is released with the connection
         }
         repost(slot, true);
@@ -520,6 +561,13 @@ final class RdmaConnection implements Connection {
             largeFilled = length;
             largeLength = (int) len;
             return;
+        }
+    }
+
+    /** With a shared queue: gives a buffer this connection will not repost back to it (the queue owns it). */
+    private void giveBackShared(int slot) {
+        if (shared != null && !shared.repost(slot)) {
+            LOG.log(System.Logger.Level.WARNING, "{0}: a shared receive buffer could not be posted again", this);
         }
     }
 
@@ -874,6 +922,9 @@ final class RdmaConnection implements Connection {
             large.release();
             large = null;
         }
+        for (int k = 0; k < heldCount; k++) {
+            giveBackShared(held[k]);
+        }
         heldCount = 0;
         tcp.close(null);
         drainDeadline = System.nanoTime() + DRAIN_TIMEOUT_NANOS;
@@ -893,6 +944,9 @@ final class RdmaConnection implements Connection {
             return;
         }
         destroyed = true;
+        if (shared != null) {
+            shared.detach(qp.qpNum(), this);
+        }
         try {
             qp.close();
         } catch (RuntimeException e) {
@@ -971,7 +1025,12 @@ final class RdmaConnection implements Connection {
         return device.context.name();
     }
 
-    /** @return receive buffers posted now (depth + reserved), for tests */
+    /** @return true when receiving through the loop's shared receive queue */
+    boolean usesSharedReceiveQueue() {
+        return shared != null;
+    }
+
+    /** @return receive buffers posted now (depth + reserved; 0 with a shared receive queue), for tests */
     int receiveSlots() {
         return recvSlots;
     }

@@ -35,9 +35,11 @@ final class RdmaLoop implements Runnable {
     static final int KIND_DATA = 0;
     static final int KIND_CREDIT = 1;
     static final int KIND_RECV = 2;
+    static final int KIND_SHARED_RECV = 3;
     static final long KIND_DATA_BITS = (long) KIND_DATA << 22;
     static final long KIND_CREDIT_BITS = (long) KIND_CREDIT << 22;
     static final long KIND_RECV_BITS = (long) KIND_RECV << 22;
+    static final long KIND_SHARED_RECV_BITS = (long) KIND_SHARED_RECV << 22;
     private static final int MAX_CONNECTIONS = 1 << 24;
 
     /** The completion queues of one device on this loop, and how much of them connections reserved. */
@@ -46,6 +48,8 @@ final class RdmaLoop implements Runnable {
         final CompletionChannel channel;
         final CompletionQueue sendCq;
         final CompletionQueue recvCq;
+        /** The shared receive queue, when {@link RdmaConfig#sharedReceiveQueue} is on (created with the first connection). */
+        SharedReceives shared;
         int recvReserved;
         int sendReserved;
         boolean recvArmed;
@@ -128,7 +132,7 @@ final class RdmaLoop implements Runnable {
      *
      * @return the loop device, or null when its completion queues are full
      */
-    LoopDevice reserve(DeviceTable.Device device, int recvEntries, int sendEntries) {
+    LoopDevice reserve(DeviceTable.Device device, int recvEntries, int sendEntries) throws java.io.IOException {
         synchronized (setupLock) {
             LoopDevice ld = devices[device.index];
             if (ld == null) {
@@ -147,6 +151,15 @@ final class RdmaLoop implements Runnable {
                 }
                 devices[device.index] = ld;
             }
+            if (config.sharedReceiveQueue() && ld.shared == null) {
+                // the queue's completions all land in the receive CQ: reserve them once, for its maximum
+                if (ld.recvReserved + config.maxSharedReceiveQueueDepth() > ld.recvCq.capacity()) {
+                    return null;
+                }
+                ld.shared = new SharedReceives(device, pool, metrics, config.sharedReceiveQueueDepth(),
+                        config.maxSharedReceiveQueueDepth());
+                ld.recvReserved += config.maxSharedReceiveQueueDepth();
+            }
             if (ld.recvReserved + recvEntries > ld.recvCq.capacity() || ld.sendReserved + sendEntries > ld.sendCq.capacity()) {
                 return null;
             }
@@ -163,13 +176,50 @@ final class RdmaLoop implements Runnable {
         }
     }
 
-    /** @return connections' completion queue entries reserved on this loop (a load measure) */
+    /** @return registered bytes of this loop's shared receive queues (0 without them) */
+    long sharedReceiveBytes() {
+        synchronized (setupLock) {
+            long n = 0;
+            for (LoopDevice ld : devices) {
+                if (ld != null && ld.shared != null) {
+                    n += ld.shared.bytes();
+                }
+            }
+            return n;
+        }
+    }
+
+    /**
+     * The device reported the limit of {@code srq} (async event thread): if it is one of this
+     * loop's, it grows on the loop.
+     */
+    void sharedReceiveLimit(dev.rdmarpc.ibverbs.verbs.SharedReceiveQueue srq) {
+        LoopDevice owner = null;
+        synchronized (setupLock) {
+            for (LoopDevice ld : devices) {
+                if (ld != null && ld.shared != null && ld.shared.srq == srq) {
+                    owner = ld;
+                }
+            }
+        }
+        if (owner != null) {
+            LoopDevice ld = owner;
+            execute(() -> {
+                SharedReceives s = ld.shared;
+                if (s != null && s.srq == srq) {
+                    s.limitReached();
+                }
+            });
+        }
+    }
+
+    /** @return completion queue entries reserved on this loop (a load measure) */
     int load() {
         synchronized (setupLock) {
             int n = 0;
             for (LoopDevice ld : devices) {
                 if (ld != null) {
-                    n += ld.recvReserved;
+                    n += ld.recvReserved + ld.sendReserved;
                 }
             }
             return n;
@@ -225,6 +275,9 @@ final class RdmaLoop implements Runnable {
         t[c.tableIndex()] = c;
         connections.add(c);
         LoopDevice ld = c.loopDevice;
+        if (ld.shared != null) {
+            ld.shared.attach(c.qp.qpNum(), c);
+        }
         boolean known = false;
         for (int i = 0; i < activeCount; i++) {
             known |= active[i] == ld;
@@ -427,27 +480,35 @@ final class RdmaLoop implements Runnable {
         int total = 0;
         for (int d = 0; d < activeCount; d++) {
             LoopDevice ld = active[d];
-            total += drain(ld.recvCq); // receives first: an error there is the cause of flushed sends
-            total += drain(ld.sendCq);
+            total += drain(ld, ld.recvCq); // receives first: an error there is the cause of flushed sends
+            total += drain(ld, ld.sendCq);
+            if (ld.shared != null) {
+                ld.shared.refillIfLow();
+            }
         }
         return total;
     }
 
-    private int drain(CompletionQueue cq) {
+    private int drain(LoopDevice ld, CompletionQueue cq) {
         int total = 0;
         int n;
         do {
             n = cq.poll(wc, POLL_BATCH);
             for (int i = 0; i < n; i++) {
-                dispatch(i);
+                dispatch(ld, i);
             }
             total += n;
         } while (n == POLL_BATCH);
         return total;
     }
 
-    private void dispatch(int i) {
+    private void dispatch(LoopDevice ld, int i) {
         long id = wc.wrId(i);
+        int kind = (int) (id >>> 22) & 3;
+        if (kind == KIND_SHARED_RECV) {
+            dispatchShared(ld.shared, (int) (id & 0x3FFFFF), i);
+            return;
+        }
         int index = (int) (id >>> 24) & 0xFFFFFF;
         int generation = (int) (id >>> 48) & 0xFFFF;
         RdmaConnection[] t = table;
@@ -460,13 +521,29 @@ final class RdmaLoop implements Runnable {
         if (c == null || c.generationMismatch(generation)) {
             return; // a completion of a connection already destroyed
         }
-        int kind = (int) (id >>> 22) & 3;
         int slot = (int) (id & 0x3FFFFF);
         if (kind == KIND_RECV) {
             c.onReceive(slot, wc, i);
         } else {
             c.onSend(kind, slot, wc, i);
         }
+    }
+
+    /**
+     * A receive of the shared queue completed: the completion's QP number names the connection. A
+     * message for a connection that is closing or gone (destroyed before its completion was polled)
+     * is dropped and its buffer posted again at once.
+     */
+    private void dispatchShared(SharedReceives shared, int slot, int i) {
+        shared.completed();
+        RdmaConnection c = shared.connection(wc.qpNum(i));
+        if (c == null || c.isClosing()) {
+            if (!shared.repost(slot)) {
+                LOG.log(System.Logger.Level.WARNING, "{0}: a receive buffer could not be posted again", shared);
+            }
+            return;
+        }
+        c.onReceive(slot, wc, i);
     }
 
     private void runTasks() {
@@ -538,6 +615,10 @@ final class RdmaLoop implements Runnable {
                     continue;
                 }
                 devices[i] = null;
+                if (ld.shared != null) {
+                    ld.shared.close(); // after every queue pair that used it was destroyed above
+                    ld.shared = null;
+                }
                 try {
                     ld.recvCq.close();
                     ld.sendCq.close();

@@ -17,6 +17,8 @@ public final class RdmaMetrics {
     final LongAdder windowStalls = new LongAdder();
     final LongAdder creditStalls = new LongAdder();
     final LongAdder receiveGrowths = new LongAdder();
+    final LongAdder sharedReceiveGrowths = new LongAdder();
+    final LongAdder sharedReceiveLimitEvents = new LongAdder();
     final LongAdder connectionsRefused = new LongAdder();
     final LongAdder tcpFallbackConnections = new LongAdder();
     final LongAdder wakeups = new LongAdder();
@@ -75,6 +77,16 @@ public final class RdmaMetrics {
         return receiveGrowths.sum();
     }
 
+    /** @return times a shared receive queue grew because fewer than a quarter of its receives remained posted */
+    public long sharedReceiveGrowths() {
+        return sharedReceiveGrowths.sum();
+    }
+
+    /** @return SRQ limit events the devices reported (each followed by a growth) */
+    public long sharedReceiveLimitEvents() {
+        return sharedReceiveLimitEvents.sum();
+    }
+
     /** @return RDMA connections refused (pool high-water mark, no device, bad hello) */
     public long connectionsRefused() {
         return connectionsRefused.sum();
@@ -100,7 +112,7 @@ public final class RdmaMetrics {
         return "RdmaMetrics[sent=" + messagesSent() + ", received=" + messagesReceived() + ", creditOnly=" + creditOnlySent()
                 + ", inline=" + inlineSent() + ", errors=" + completionErrors() + ", rnr=" + rnrErrors() + ", retry="
                 + retryErrors() + ", windowStalls=" + windowStalls() + ", creditStalls=" + creditStalls() + ", growths="
-                + receiveGrowths() + ", refused=" + connectionsRefused() + ", tcp=" + tcpConnections() + ", wakeups="
+                + receiveGrowths() + ", srqGrowths=" + sharedReceiveGrowths() + ", srqLimits=" + sharedReceiveLimitEvents() + ", refused=" + connectionsRefused() + ", tcp=" + tcpConnections() + ", wakeups="
                 + wakeups() + ", zeroCopyBytes=" + zeroCopyBytes() + "]";
     }
 }

@@ -54,10 +54,6 @@ public final class RdmaTransport implements Transport {
 
     private RdmaTransport(RdmaConfig config) {
         this.config = config;
-        if (config.sharedReceiveQueue()) {
-            throw new UnsupportedOperationException("RdmaConfig.sharedReceiveQueue(true) is not implemented yet:"
-                    + " every connection has its own receive queue (see docs/rdma.md)");
-        }
         Ibverbs.ensureAvailability();
         this.devices = new DeviceTable(config);
         this.pool = BufferPool.create(new BufferPool.Config().chunkSize(config.chunkSize()).slabSize(config.slabBytes())
@@ -81,6 +77,11 @@ public final class RdmaTransport implements Transport {
         }
         this.tcp = t;
         this.loops = l;
+        devices.onSharedReceiveQueueLimit(srq -> {
+            for (RdmaLoop loop : loops) {
+                loop.sharedReceiveLimit(srq);
+            }
+        });
         for (RdmaLoop loop : loops) {
             loop.start();
         }
@@ -154,7 +155,23 @@ public final class RdmaTransport implements Transport {
         return (long) pool.chunksInUse() * pool.chunkSize() + pool.largeBytesInUse();
     }
 
+    /** @return registered bytes held by the shared receive queues of every I/O thread (0 without them) */
+    long sharedReceiveBytes() {
+        long n = 0;
+        for (RdmaLoop l : loops) {
+            n += l.sharedReceiveBytes();
+        }
+        return n;
+    }
+
+    /**
+     * @return the registered bytes a new connection takes: its receive buffers, or with a shared
+     *         receive queue only a send chunk (the queue's buffers are the I/O thread's)
+     */
     private long bytesPerConnection() {
+        if (config.sharedReceiveQueue()) {
+            return pool.chunkSize();
+        }
         return (long) (config.receiveQueueDepth() + RdmaConfig.RESERVED_RECEIVES) * pool.chunkSize();
     }
 
@@ -197,7 +214,8 @@ public final class RdmaTransport implements Transport {
     }
 
     private int recvEntries() {
-        return config.maxReceiveQueueDepth() + RdmaConfig.RESERVED_RECEIVES;
+        // with a shared receive queue, its loop reserved room for all its completions once
+        return config.sharedReceiveQueue() ? 0 : config.maxReceiveQueueDepth() + RdmaConfig.RESERVED_RECEIVES;
     }
 
     private int sendEntries() {
@@ -215,6 +233,7 @@ public final class RdmaTransport implements Transport {
         } catch (RuntimeException e) {
             throw new IOException("cannot create completion queues on " + choice.device() + ": " + e.getMessage(), e);
         }
+        // (an IOException from reserve: the shared receive queue could not be created or filled)
         if (ld == null) {
             throw new ResourceExhaustedException("the completion queues of the RDMA I/O thread are full ("
                     + config.completionQueueSize() + " entries; raise RdmaConfig.completionQueueSize or ioThreads)");
@@ -296,7 +315,7 @@ public final class RdmaTransport implements Transport {
                 return;
             }
             try {
-                conn.prepareHello(mine, config.receiveQueueDepth());
+                conn.prepareHello(mine);
                 conn.connect(peer);
             } catch (IOException | RuntimeException e) {
                 conn.abandon();
@@ -432,7 +451,7 @@ public final class RdmaTransport implements Transport {
             conn = newConnection(c, maxFrameLength, false);
             side.rdma = conn;
             Hello mine = new Hello();
-            conn.prepareHello(mine, config.receiveQueueDepth());
+            conn.prepareHello(mine);
             if (!sendHello(c, mine)) {
                 throw new IOException("could not send the RDMA hello to " + address);
             }

@@ -27,6 +27,25 @@ class RdmaConfigTest {
         assertEquals(512L << 20, c.poolBytes());
         assertEquals(384L << 20, c.poolHighWaterMark(), "three quarters of the pool");
         assertEquals(false, c.sharedReceiveQueue());
+        assertEquals(64, c.sharedReceiveQueueDepth());
+        assertEquals(256, c.maxSharedReceiveQueueDepth());
+        assertEquals(8, c.sharedReceiveQueueCredits());
+    }
+
+    @Test
+    void sharedReceiveQueueSettingsAreCopiedAndValidated() {
+        RdmaConfig a = new RdmaConfig().sharedReceiveQueue(true).sharedReceiveQueueDepth(16).maxSharedReceiveQueueDepth(32)
+                .sharedReceiveQueueCredits(2);
+        RdmaConfig b = a.copy().conclude();
+        a.sharedReceiveQueueDepth(1).maxSharedReceiveQueueDepth(1).sharedReceiveQueueCredits(1);
+        assertTrue(b.sharedReceiveQueue());
+        assertEquals(16, b.sharedReceiveQueueDepth());
+        assertEquals(32, b.maxSharedReceiveQueueDepth());
+        assertEquals(2, b.sharedReceiveQueueCredits());
+        // the per-connection receive bound does not apply with a shared receive queue
+        new RdmaConfig().sharedReceiveQueue(true).completionQueueSize(256).maxReceiveQueueDepth(1000).conclude();
+        // without a shared receive queue its depth is not checked against the completion queue
+        new RdmaConfig().completionQueueSize(128).conclude();
     }
 
     @Test
@@ -67,6 +86,15 @@ class RdmaConfigTest {
         bad(c -> c.handshakeTimeout(Duration.ZERO), "handshakeTimeout");
         bad(c -> c.ackTimeout(0), "ackTimeout");
         bad(c -> c.ackTimeout(32), "ackTimeout");
+        bad(c -> c.sharedReceiveQueueDepth(0), "sharedReceiveQueueDepth");
+        bad(c -> c.sharedReceiveQueueDepth(70000).maxSharedReceiveQueueDepth(70000), "sharedReceiveQueueDepth");
+        bad(c -> c.sharedReceiveQueueDepth(64).maxSharedReceiveQueueDepth(32), "maxSharedReceiveQueueDepth");
+        bad(c -> c.maxSharedReceiveQueueDepth(65537), "maxSharedReceiveQueueDepth");
+        bad(c -> c.sharedReceiveQueueCredits(0), "sharedReceiveQueueCredits");
+        bad(c -> c.sharedReceiveQueueCredits(4097), "sharedReceiveQueueCredits");
+        bad(c -> c.sharedReceiveQueue(true).completionQueueSize(128), "completionQueueSize");
+        bad(c -> c.sharedReceiveQueue(true).sharedReceiveQueueDepth(40).poolBytes(8 << 20).slabBytes(4 << 20),
+                "poolBytes");
     }
 
     @Test
