@@ -293,7 +293,14 @@ class FaultTest {
     void blockingCallOnTheClientsOwnIoThreadIsRefused() throws Exception {
         try (RpcClient c = client()) {
             CompletableFuture<Throwable> seen = new CompletableFuture<>();
-            c.callAsync(ECHO, "x").whenComplete((r, e) -> {
+            Thread test = Thread.currentThread();
+            // A response that takes 100 ms: the callback is attached long before it completes, so it runs on
+            // the client's I/O thread (a response that came back first would run it here, on the test thread).
+            c.callAsync(SLEEP, 100).whenComplete((r, e) -> {
+                if (Thread.currentThread() == test) {
+                    seen.completeExceptionally(new AssertionError("the callback ran on the test thread"));
+                    return;
+                }
                 try {
                     c.call(ECHO, "nested"); // runs on the client's I/O thread
                     seen.complete(null);
