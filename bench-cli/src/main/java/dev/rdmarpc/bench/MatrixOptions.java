@@ -155,15 +155,20 @@ final class MatrixOptions {
             throw new ParameterException(spec.commandLine(),
                     (device != null ? "--device" : "--gid-index") + " only applies to --transport rdma");
         }
-        if (!List.of("event", "busy-poll", "hybrid").contains(rdmaCompletions)) {
-            throw new ParameterException(spec.commandLine(), "--rdma-completions: expected one of event, busy-poll, hybrid,"
-                    + " not '" + rdmaCompletions + "'");
-        }
-        if (transport != Transport.rdma && !rdmaCompletions.equals("event")) {
-            throw new ParameterException(spec.commandLine(), "--rdma-completions only applies to --transport rdma");
-        }
+        checkRdmaCompletions(spec, transport, rdmaCompletions);
         if (gidIndex != null && gidIndex < 0) {
             throw new ParameterException(spec.commandLine(), "--gid-index must not be negative");
+        }
+    }
+
+    /** {@code --rdma-completions}: one of the three modes, and only with {@code --transport rdma}; exit 2 otherwise. */
+    static void checkRdmaCompletions(CommandSpec spec, Transport transport, String value) {
+        if (!List.of("event", "busy-poll", "hybrid").contains(value)) {
+            throw new ParameterException(spec.commandLine(), "--rdma-completions: expected one of event, busy-poll, hybrid,"
+                    + " not '" + value + "'");
+        }
+        if (transport != Transport.rdma && !value.equals("event")) {
+            throw new ParameterException(spec.commandLine(), "--rdma-completions only applies to --transport rdma");
         }
     }
 

@@ -76,13 +76,7 @@ final class ServerCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(),
                     (device != null ? "--device" : "--gid-index") + " only applies to --transport rdma");
         }
-        if (!List.of("event", "busy-poll", "hybrid").contains(rdmaCompletions)) {
-            throw new ParameterException(spec.commandLine(), "--rdma-completions: expected one of event, busy-poll, hybrid,"
-                    + " not '" + rdmaCompletions + "'");
-        }
-        if (transport != Transport.rdma && !rdmaCompletions.equals("event")) {
-            throw new ParameterException(spec.commandLine(), "--rdma-completions only applies to --transport rdma");
-        }
+        MatrixOptions.checkRdmaCompletions(spec, transport, rdmaCompletions);
         List<EchoStack> stacks = new ArrayList<>();
         stacks.add(transport.stack());
         if (baseline == MatrixOptions.Baseline.grpc) {
