@@ -51,6 +51,12 @@ public final class ProtectionDomain extends VerbsResource {
      * a mapped file, huge pages). The memory must stay valid until the region is closed: close the
      * region first, then the arena that backs it.
      *
+     * <p>Mapped files: since Linux 6.5 the kernel will not pin writable pages of a file that needs
+     * dirty tracking (a file on a disk or network file system mapped {@code READ_WRITE}) for as long as
+     * a registration lasts, and this fails with EFAULT when the access includes any write bit. Files
+     * in tmpfs ({@code /dev/shm}) or hugetlbfs register with any access, and any mapping registers
+     * read-only ({@link Access#REMOTE_READ} or no bits).
+     *
      * <h4>Cost</h4>
      * Registration is a system call that pins every page of the range (get_user_pages: faults the
      * pages in and takes a reference on each) and builds the device's translation table (a page-table
@@ -63,7 +69,8 @@ public final class ProtectionDomain extends VerbsResource {
      * @param access {@link Access} bits
      * @throws IllegalArgumentException for a heap segment, an empty or dead one
      * @throws dev.rdmarpc.ibverbs.VerbsException when libibverbs refuses (ENOMEM: the locked-memory
-     *                                             limit, {@code ulimit -l}; EINVAL: bad access bits)
+     *                                             limit, {@code ulimit -l}; EINVAL: bad access bits;
+     *                                             EFAULT: see mapped files above)
      */
     public MemoryRegion register(MemorySegment memory, int access) {
         if (!memory.isNative()) {
