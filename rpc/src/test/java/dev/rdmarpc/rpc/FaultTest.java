@@ -212,6 +212,32 @@ class FaultTest {
         }
     }
 
+    /**
+     * The timeout scan runs only once the earliest deadline has passed, and must still see every
+     * call: a short timeout started after a long one, and one started after an expired call's slot
+     * was reused, each fire on time while the long call stays pending.
+     */
+    @Test
+    void aShortTimeoutBehindALongOneFiresOnTime() throws Exception {
+        try (RpcClient c = RpcClient.builder().address(server.address()).maxOutstanding(65536).connect()) {
+            CompletableFuture<String> longCall =
+                    c.callAsync(SLEEP, -1, CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(20)));
+            for (int round = 0; round < 3; round++) {
+                long t0 = System.nanoTime();
+                CompletableFuture<String> shortCall =
+                        c.callAsync(SLEEP, -1, CallOptions.DEFAULT.withTimeout(Duration.ofMillis(100)));
+                ExecutionException e = assertThrows(ExecutionException.class, () -> shortCall.get(5, TimeUnit.SECONDS));
+                long took = System.nanoTime() - t0;
+                assertEquals(Status.TIMEOUT, ((RpcException) e.getCause()).status());
+                assertTrue(took >= TimeUnit.MILLISECONDS.toNanos(100) && took < TimeUnit.MILLISECONDS.toNanos(1500),
+                        "round " + round + " took " + took);
+                assertFalse(longCall.isDone(), "the long call is still pending");
+            }
+            assertEquals(3, c.metrics().timeouts());
+            assertEquals(1, c.outstanding());
+        }
+    }
+
     @Test
     void payloadTooLargeBeforeAnythingIsSent() {
         try (RpcClient c = client()) {

@@ -62,6 +62,11 @@ public final class ClientCore implements FrameHandler {
     private final Method<?, ?>[] methods;
     private final int[] free;
     private volatile int freeTop;
+    /**
+     * No held slot's deadline is earlier than this (a lower bound, under the lock): the timeout scan
+     * runs only once it has passed, so a tick costs nothing while no call can have timed out.
+     */
+    private long earliestDeadline = Long.MAX_VALUE;
     private long seq;
     private boolean closed;
     private String closedReason = "connection closed";
@@ -394,7 +399,11 @@ public final class ClientCore implements FrameHandler {
             tags[slot] = tag;
             methods[slot] = method;
             // A call that waited for its slot keeps its original deadline (the wait counts).
-            deadlines[slot] = wait ? waitDeadline : now + (timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos);
+            long deadline = wait ? waitDeadline : now + (timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos);
+            deadlines[slot] = deadline;
+            if (freeTop == capacity - 1 || deadline - earliestDeadline < 0) {
+                earliestDeadline = deadline; // the only held slot, or an earlier one
+            }
             starts[slot] = now;
             requestBytes[slot] = frame;
             lastActivityNanos = now;
@@ -523,19 +532,30 @@ public final class ClientCore implements FrameHandler {
         int n = 0;
         lock.lock();
         try {
-            if (freeTop == capacity) {
+            if (freeTop == capacity || earliestDeadline - nowNanos > 0) {
                 return;
             }
-            for (int slot = 0; slot < capacity; slot++) {
-                if (ids[slot] != 0 && deadlines[slot] - nowNanos <= 0) {
+            // Slots are handed out last-freed first, from slot 0 up, so held slots cluster low: the scan
+            // ends after the last held one instead of walking the whole table (65,536 slots at most).
+            int held = capacity - freeTop;
+            long earliest = Long.MAX_VALUE;
+            for (int slot = 0; slot < capacity && held > 0; slot++) {
+                if (ids[slot] == 0) {
+                    continue;
+                }
+                held--;
+                if (deadlines[slot] - nowNanos <= 0) {
                     expiredSinks[n] = sinks[slot];
                     expiredTags[n] = tags[slot];
                     expiredIds[n] = nowNanos - starts[slot];
                     expiredMethods[n] = methods[slot];
                     n++;
                     freeSlot(slot);
+                } else if (earliest == Long.MAX_VALUE || deadlines[slot] - earliest < 0) {
+                    earliest = deadlines[slot];
                 }
             }
+            earliestDeadline = earliest;
         } finally {
             lock.unlock();
         }
