@@ -1,6 +1,8 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.ibverbs.verbs.Access;
+import dev.rdmarpc.ibverbs.verbs.AsyncEventMonitor;
+import dev.rdmarpc.ibverbs.verbs.AsyncEventType;
 import dev.rdmarpc.ibverbs.verbs.Context;
 import dev.rdmarpc.ibverbs.verbs.DeviceInfo;
 import dev.rdmarpc.ibverbs.verbs.Gid;
@@ -9,6 +11,7 @@ import dev.rdmarpc.ibverbs.verbs.GidType;
 import dev.rdmarpc.ibverbs.verbs.MemoryRegion;
 import dev.rdmarpc.ibverbs.verbs.PortAttributes;
 import dev.rdmarpc.ibverbs.verbs.ProtectionDomain;
+import dev.rdmarpc.ibverbs.verbs.SharedReceiveQueue;
 import dev.rdmarpc.ibverbs.verbs.Verbs;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.buffer.Slab;
@@ -20,6 +23,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * The devices a transport uses, and the registration of its buffer pool with each of them.
@@ -48,7 +52,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         final int port;
         final PortAttributes portAttributes;
         /** The device's async events (shared receive queue limits), or null without shared receive queues. */
-        dev.rdmarpc.ibverbs.verbs.AsyncEventMonitor events;
+        AsyncEventMonitor events;
 
         Device(int index, Context context, ProtectionDomain pd, int port, PortAttributes portAttributes) {
             this.index = index;
@@ -93,7 +97,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
 
     private final RdmaConfig config;
     /** Where SRQ limit events go (set by the transport before any device opens). */
-    private volatile java.util.function.Consumer<dev.rdmarpc.ibverbs.verbs.SharedReceiveQueue> srqLimitHandler;
+    private volatile Consumer<SharedReceiveQueue> srqLimitHandler;
     private final Device[] devices = new Device[MAX_DEVICES];
     private int deviceCount;
     private final List<Slab> slabs = new ArrayList<>();
@@ -349,7 +353,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
             if (config.sharedReceiveQueue()) {
                 d.events = ctx.startAsyncEvents(ev -> {
                     var h = srqLimitHandler;
-                    if (ev.type() == dev.rdmarpc.ibverbs.verbs.AsyncEventType.SRQ_LIMIT_REACHED && h != null
+                    if (ev.type() == AsyncEventType.SRQ_LIMIT_REACHED && h != null
                             && ev.sharedReceiveQueue() != null) {
                         h.accept(ev.sharedReceiveQueue());
                     }
@@ -392,7 +396,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
     }
 
     /** Routes the shared receive queues' limit events of every device (opened later) to {@code handler}. */
-    void onSharedReceiveQueueLimit(java.util.function.Consumer<dev.rdmarpc.ibverbs.verbs.SharedReceiveQueue> handler) {
+    void onSharedReceiveQueueLimit(Consumer<SharedReceiveQueue> handler) {
         this.srqLimitHandler = handler;
     }
 

@@ -229,11 +229,11 @@ public final class RdmaTransport implements Transport {
         RdmaLoop loop = pickLoop();
         RdmaLoop.LoopDevice ld;
         try {
+            // an IOException from reserve: the shared receive queue could not be created or filled
             ld = loop.reserve(choice.device(), recvEntries(), sendEntries());
         } catch (RuntimeException e) {
             throw new IOException("cannot create completion queues on " + choice.device() + ": " + e.getMessage(), e);
         }
-        // (an IOException from reserve: the shared receive queue could not be created or filled)
         if (ld == null) {
             throw new ResourceExhaustedException("the completion queues of the RDMA I/O thread are full ("
                     + config.completionQueueSize() + " entries; raise RdmaConfig.completionQueueSize or ioThreads)");

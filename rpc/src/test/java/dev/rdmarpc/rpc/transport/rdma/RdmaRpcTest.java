@@ -277,33 +277,8 @@ class RdmaRpcTest {
              RpcClient client = RpcClient.builder().address(server.address()).transport(clientT).connect();
              Arena arena = Arena.ofShared()) {
             int chunk = serverT.bufferPool().chunkSize();
-            int[] sizes = {1, 200, 4096, chunk - 32, chunk - 31, 1 << 20, 8 << 20};
-            int[] concurrencies = {1, 8, 64};
-            try {
-            for (int size : sizes) {
-                MemorySegment[] p = payloads(arena, size, 4);
-                for (int conc : concurrencies) {
-                    int calls = Math.max(Math.min(conc, 16), Math.min(1000, (4 << 20) / Math.max(1, size)));
-                    Driver d = new Driver(client, p);
-                    long t0 = System.nanoTime();
-                    d.run(ECHO, calls, conc);
-                    long us = (System.nanoTime() - t0) / 1000;
-                    System.out.printf("echo size %8d conc %2d: %5d calls in %9d us (%d back-pressured retries)%n",
-                            size, conc, calls, us, d.backPressured.get());
-                    System.out.flush();
-                }
-            }
-            } catch (AssertionError e) {
-                System.out.println("client " + clientT.diagnostics());
-                System.out.println("server " + serverT.diagnostics());
-                throw e;
-            }
-            // The copying path (blocking handler, typed codec) with a frame over one chunk.
-            byte[] big = new byte[3 * chunk + 17];
-            for (int i = 0; i < big.length; i++) {
-                big[i] = (byte) (i ^ (i >>> 8));
-            }
-            assertArrayEquals(big, client.call(ECHO_BYTES, big));
+            echoSweep(client, clientT, serverT, arena, new int[]{1, 200, 4096, chunk - 32, chunk - 31, 1 << 20, 8 << 20},
+                    new int[]{1, 8, 64}, 1000, 4 << 20);
             System.out.println("client " + clientT.metrics());
             System.out.println("server " + serverT.metrics());
             assertEquals(0, clientT.metrics().completionErrors() + serverT.metrics().completionErrors());
@@ -311,6 +286,39 @@ class RdmaRpcTest {
             assertTrue(clientT.metrics().messagesSent() > 0 && serverT.metrics().messagesReceived() > 0);
         }
         assertNoNewRnr(rnrBefore, rnrSentBefore);
+    }
+
+    /**
+     * Echoes every size at every concurrency through the zero-allocation path, payloads checked
+     * ({@code calls} per cell: at least min(concurrency, 16), else up to {@code maxCalls} or
+     * {@code bytesPerCell} worth), then one frame over three chunks through the copying path
+     * (blocking handler, typed codec). Prints both transports' state when a call fails.
+     */
+    static void echoSweep(RpcClient client, RdmaTransport clientT, RdmaTransport serverT, Arena arena, int[] sizes,
+                          int[] concurrencies, int maxCalls, int bytesPerCell) throws InterruptedException {
+        try {
+            for (int size : sizes) {
+                MemorySegment[] p = payloads(arena, size, 4);
+                for (int conc : concurrencies) {
+                    int calls = Math.max(Math.min(conc, 16), Math.min(maxCalls, bytesPerCell / Math.max(1, size)));
+                    Driver d = new Driver(client, p);
+                    long t0 = System.nanoTime();
+                    d.run(ECHO, calls, conc);
+                    System.out.printf("echo size %8d conc %2d: %5d calls in %9d us (%d back-pressured retries)%n",
+                            size, conc, calls, (System.nanoTime() - t0) / 1000, d.backPressured.get());
+                    System.out.flush();
+                }
+            }
+        } catch (AssertionError e) {
+            System.out.println("client " + clientT.diagnostics());
+            System.out.println("server " + serverT.diagnostics());
+            throw e;
+        }
+        byte[] big = new byte[3 * serverT.bufferPool().chunkSize() + 17];
+        for (int i = 0; i < big.length; i++) {
+            big[i] = (byte) (i ^ (i >>> 8));
+        }
+        assertArrayEquals(big, client.call(ECHO_BYTES, big), "the copying path, a frame over three chunks");
     }
 
     static void assertNoNewRnr(long rcvdBefore, long sentBefore) {

@@ -1,12 +1,11 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
 import static dev.rdmarpc.rpc.transport.rdma.RdmaRpcTest.ECHO;
-import static dev.rdmarpc.rpc.transport.rdma.RdmaRpcTest.ECHO_BYTES;
 import static dev.rdmarpc.rpc.transport.rdma.RdmaRpcTest.SLOW_ECHO;
 import static dev.rdmarpc.rpc.transport.rdma.RdmaRpcTest.assertNoNewRnr;
 import static dev.rdmarpc.rpc.transport.rdma.RdmaRpcTest.echoServer;
+import static dev.rdmarpc.rpc.transport.rdma.RdmaRpcTest.echoSweep;
 import static dev.rdmarpc.rpc.transport.rdma.RdmaRpcTest.payloads;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -56,30 +55,8 @@ class SharedReceiveQueueTest {
              RpcClient client = RpcClient.builder().address(server.address()).transport(clientT).connect();
              Arena arena = Arena.ofShared()) {
             int chunk = serverT.bufferPool().chunkSize();
-            int[] sizes = {1, 200, 4096, chunk - 32, chunk - 31, 1 << 20, 3 << 20};
-            try {
-                for (int size : sizes) {
-                    MemorySegment[] p = payloads(arena, size, 4);
-                    for (int conc : new int[]{1, 8, 64}) {
-                        int calls = Math.max(Math.min(conc, 16), Math.min(500, (2 << 20) / Math.max(1, size)));
-                        Driver d = new Driver(client, p);
-                        long t0 = System.nanoTime();
-                        d.run(ECHO, calls, conc);
-                        System.out.printf("srq echo size %8d conc %2d: %4d calls in %8d us%n", size, conc, calls,
-                                (System.nanoTime() - t0) / 1000);
-                        System.out.flush();
-                    }
-                }
-            } catch (AssertionError e) {
-                System.out.println("client " + clientT.diagnostics());
-                System.out.println("server " + serverT.diagnostics());
-                throw e;
-            }
-            byte[] big = new byte[3 * chunk + 17];
-            for (int i = 0; i < big.length; i++) {
-                big[i] = (byte) (i ^ (i >>> 8));
-            }
-            assertArrayEquals(big, client.call(ECHO_BYTES, big), "the copying path, a frame over three chunks");
+            echoSweep(client, clientT, serverT, arena, new int[]{1, 200, 4096, chunk - 32, chunk - 31, 1 << 20, 3 << 20},
+                    new int[]{1, 8, 64}, 500, 2 << 20);
             assertUsesSharedQueue(serverT);
             assertUsesSharedQueue(clientT);
             System.out.println("client " + clientT.metrics());
