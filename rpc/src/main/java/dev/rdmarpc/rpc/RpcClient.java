@@ -37,10 +37,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@link ResponseListener} and a {@code long} tag, no future, no lambda per call.</li>
  * </ul>
  *
- * <p>Backpressure: at most {@link Builder#maxOutstanding} calls are outstanding. When all are taken,
- * {@link #call} waits for a free one (within its timeout, then fails with
- * {@link Status#OVERLOADED}), {@link #callAsync} fails at once with {@link Status#OVERLOADED}, and
- * {@link #send} returns false. Nothing queues without bound.
+ * <p>Backpressure, two bounds, the same for every way to call: at most {@link Builder#maxOutstanding}
+ * calls are outstanding, and at most 8 MiB of requests wait unsent on
+ * the connection (plus the one frame that crossed the mark). When either bound is reached,
+ * {@link #call} and {@link #exchange} wait for room until their deadline, then fail with
+ * {@link Status#OVERLOADED}; {@link #callAsync} and {@link #exchangeAsync} fail at once with
+ * {@link Status#OVERLOADED}; {@link #send} returns false. Nothing queues without bound. The client
+ * always reads responses while it waits, so a slow server slows callers down but never locks the
+ * connection.
  *
  * <p>Failure: when the connection closes, every pending call fails promptly with
  * {@link Status#CONNECTION_CLOSED}; this client does not reconnect (an {@link RpcClientPool} does).
@@ -50,7 +54,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Thread-safe; the creator closes it.
  */
 public final class RpcClient implements AutoCloseable {
-    /** Unsent bytes on the connection above which new calls are refused as overloaded. */
+    /**
+     * Unsent request bytes on one connection at or above which a new call waits (blocking calls)
+     * or is refused as overloaded (asynchronous ones).
+     */
     static final long SEND_HIGH_WATER_MARK = 8L << 20;
 
     private final Transport transport;

@@ -53,6 +53,11 @@ public final class ClientCore implements FrameHandler {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition slotFreed = lock.newCondition();
     private int waiters;
+    /** Signalled when unsent bytes fall below the send high-water mark while {@link #sendRoomWaiters} > 0. */
+    private final Condition sendRoom = lock.newCondition();
+    private volatile int sendRoomWaiters;
+    /** Longest a blocking call waits for room before it checks the queue again (a guard, not the mechanism). */
+    private static final long SEND_ROOM_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private final long[] ids;
     private final Object[] sinks;
     private final long[] tags;
@@ -197,7 +202,7 @@ public final class ClientCore implements FrameHandler {
         long frame = FrameDescriptor.HEADER_LENGTH + plen + alen;
         checkFrame(frame);
         Connection c = connection;
-        if (c.pendingBytes() > sendHighWaterMark) {
+        if (c.pendingBytes() >= sendHighWaterMark) {
             metrics.rejected.increment();
             return false;
         }
@@ -206,10 +211,10 @@ public final class ClientCore implements FrameHandler {
             metrics.rejected.increment();
             return false;
         }
-        long off = alen > 0 ? c.claimWithTail((int) frame, attachment) : Connection.UNSUPPORTED;
+        long off = alen > 0 ? c.claimWithTail((int) frame, attachment, sendHighWaterMark) : Connection.UNSUPPORTED;
         boolean inPlace = off != Connection.UNSUPPORTED;
         if (!inPlace) {
-            off = c.claim((int) frame);
+            off = c.claim((int) frame, sendHighWaterMark);
         }
         if (off < 0) {
             return claimFailed(id, off);
@@ -271,28 +276,45 @@ public final class ClientCore implements FrameHandler {
         PendingCall call = new PendingCall(method, wantReply, responseTarget);
         long timeout = timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos;
         long waitDeadline = System.nanoTime() + timeout;
-        if (!wait && c.pendingBytes() > sendHighWaterMark) {
-            metrics.rejected.increment();
-            call.completeExceptionally(overloaded());
-            return call;
-        }
-        long id = reserve(call, 0, method, timeout, (int) frame, wait, waitDeadline);
-        if (id < 0) {
-            metrics.rejected.increment();
-            metrics.errors.increment();
-            call.completeExceptionally(overloaded());
-            return call;
-        }
         // A host attachment in memory the transport registered goes without a copy (RDMA); a GPU one is staged.
-        long off = alen > 0 && !device ? c.claimWithTail((int) frame, attachment.segment()) : Connection.UNSUPPORTED;
-        boolean inPlace = off != Connection.UNSUPPORTED;
-        if (!inPlace) {
-            off = c.claim((int) frame);
-        }
-        if (off < 0) {
+        MemorySegment tail = alen > 0 && !device ? attachment.segment() : null;
+        long id;
+        long off;
+        boolean inPlace;
+        boolean refused = false;
+        while (true) {
+            if ((refused || c.pendingBytes() >= sendHighWaterMark) && (!wait || !awaitSendRoom(c, waitDeadline, refused))) {
+                metrics.rejected.increment();
+                metrics.errors.increment();
+                call.completeExceptionally(sendQueueFull(c, wait ? timeout : 0));
+                return call;
+            }
+            id = reserve(call, 0, method, timeout, (int) frame, wait, waitDeadline);
+            if (id < 0) {
+                metrics.rejected.increment();
+                metrics.errors.increment();
+                call.completeExceptionally(overloaded());
+                return call;
+            }
+            off = tail != null ? c.claimWithTail((int) frame, tail, sendHighWaterMark) : Connection.UNSUPPORTED;
+            inPlace = off != Connection.UNSUPPORTED;
+            if (!inPlace) {
+                off = c.claim((int) frame, sendHighWaterMark);
+            }
+            if (off >= 0) {
+                break;
+            }
+            if (off == Connection.BACK_PRESSURED && wait) {
+                // Another caller filled the queue between the check and the claim: wait for room again.
+                if (!release(id)) {
+                    return call; // the connection closed meanwhile and failed the call
+                }
+                refused = true;
+                continue;
+            }
             if (!claimFailed(id, off)) {
-                call.completeExceptionally(new RpcException(Status.OVERLOADED,
-                        "send queue full (" + c.pendingBytes() + " bytes unsent)"));
+                metrics.errors.increment();
+                call.completeExceptionally(sendQueueFull(c, 0));
             }
             return call;
         }
@@ -330,6 +352,63 @@ public final class ClientCore implements FrameHandler {
             throw new RpcException(Status.PAYLOAD_TOO_LARGE,
                     "request frame of " + frame + " bytes exceeds the maximum frame length " + maxFrameLength);
         }
+    }
+
+    /**
+     * Waits until fewer than the send high-water mark's bytes are queued unsent, or the deadline.
+     * The transport signals progress ({@link #onSendProgress}); the wait also re-checks every
+     * {@link #SEND_ROOM_RECHECK_NANOS} so that no signal can be missed for long.
+     *
+     * @param atLeastOnce wait for one signal (or re-check) even if there seems to be room: the
+     *                    transport refused a claim for a reason of its own (every send slot queued)
+     * @return true when there is room, false when the deadline passed first
+     * @throws RpcException CONNECTION_CLOSED when the connection closed meanwhile, CANCELLED when interrupted
+     */
+    private boolean awaitSendRoom(Connection c, long deadline, boolean atLeastOnce) {
+        lock.lock();
+        try {
+            sendRoomWaiters++;
+            boolean mustWait = atLeastOnce;
+            while (mustWait || c.pendingBytes() >= sendHighWaterMark) {
+                mustWait = false;
+                if (closed) {
+                    metrics.errors.increment();
+                    throw new RpcException(Status.CONNECTION_CLOSED, closedReason);
+                }
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0) {
+                    return false;
+                }
+                try {
+                    sendRoom.awaitNanos(Math.min(remaining, SEND_ROOM_RECHECK_NANOS));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new RpcException(Status.CANCELLED, "interrupted while waiting for room in the send queue");
+                }
+            }
+            return true;
+        } finally {
+            sendRoomWaiters--;
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void onSendProgress(Connection c) {
+        if (sendRoomWaiters > 0) {
+            lock.lock();
+            try {
+                sendRoom.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    private RpcException sendQueueFull(Connection c, long waitedNanos) {
+        return new RpcException(Status.OVERLOADED, "send queue full: " + c.pendingBytes() + " bytes unsent, limit "
+                + sendHighWaterMark + (waitedNanos > 0 ? ", for the whole " + TimeUnit.NANOSECONDS.toMillis(waitedNanos)
+                + " ms the call could wait" : ""));
     }
 
     private static RpcException overloaded() {
@@ -606,6 +685,7 @@ public final class ClientCore implements FrameHandler {
                 }
             }
             slotFreed.signalAll();
+            sendRoom.signalAll();
         } finally {
             lock.unlock();
         }

@@ -36,6 +36,20 @@ public interface Connection {
     long claim(int frameLength);
 
     /**
+     * Reserves {@code frameLength} bytes for one frame unless {@code unsentLimit} bytes or more are
+     * already queued unsent ({@link #pendingBytes()}): then it answers {@link #BACK_PRESSURED} and
+     * holds nothing. The check and the claim are one step under the send lock, so producers that all
+     * claim this way keep the queue within {@code unsentLimit} plus one frame, however many threads
+     * race. A client's calls claim this way and wait for {@link FrameHandler#onSendProgress} when
+     * refused; a server's responses use {@link #claim(int)} (it stops reading requests instead).
+     *
+     * @param frameLength the frame's whole length
+     * @param unsentLimit unsent bytes at or above which the claim is refused
+     * @return as {@link #claim(int)}
+     */
+    long claim(int frameLength, long unsentLimit);
+
+    /**
      * Reserves a frame whose last {@code tail.byteSize()} bytes are sent straight from {@code tail}
      * without being copied (zero-copy, e.g. RDMA from the application's registered memory); the
      * caller writes only the first {@code frameLength - tail.byteSize()} bytes into the claim. The
@@ -45,9 +59,10 @@ public interface Connection {
      *
      * @param frameLength the frame's whole length, tail included
      * @param tail        the frame's last bytes
-     * @return as {@link #claim(int)}, or {@link #UNSUPPORTED}
+     * @param unsentLimit as in {@link #claim(int, long)}
+     * @return as {@link #claim(int, long)}, or {@link #UNSUPPORTED}
      */
-    default long claimWithTail(int frameLength, MemorySegment tail) {
+    default long claimWithTail(int frameLength, MemorySegment tail, long unsentLimit) {
         return UNSUPPORTED;
     }
 

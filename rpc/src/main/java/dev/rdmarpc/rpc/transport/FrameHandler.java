@@ -28,6 +28,16 @@ public interface FrameHandler {
     void onTick(Connection connection, long nowNanos);
 
     /**
+     * Queued bytes left for the network: {@link Connection#pendingBytes()} fell (a TCP write, an RDMA
+     * send completion). For producers waiting for room below a limit ({@link Connection#claim(int, long)});
+     * it must be cheap. Default: nothing.
+     *
+     * @param connection the connection
+     */
+    default void onSendProgress(Connection connection) {
+    }
+
+    /**
      * The connection closed; called once. No frame follows.
      *
      * @param connection the connection

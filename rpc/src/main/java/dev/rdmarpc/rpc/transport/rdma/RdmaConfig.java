@@ -308,8 +308,11 @@ public final class RdmaConfig {
     }
 
     /**
-     * @param bytes bytes committed but not yet sent on one connection above which new frames are
-     *              refused as back-pressured; default 8 MiB
+     * @param bytes bytes of responses committed but not yet sent on one accepted (server) connection
+     *              above which it stops handling requests (their receives are not posted again, so
+     *              the client runs out of credits) until they drain to half the mark; default 8 MiB.
+     *              Client connections never stop handling responses: their requests are bounded by
+     *              the RPC client before they are queued.
      * @return this
      */
     public RdmaConfig writeHighWaterMark(long bytes) {

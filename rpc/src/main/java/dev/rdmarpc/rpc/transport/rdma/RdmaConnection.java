@@ -581,10 +581,19 @@ final class RdmaConnection implements Connection {
 
     @Override
     public long claim(int frameLength) {
+        return claim(frameLength, Long.MAX_VALUE);
+    }
+
+    @Override
+    public long claim(int frameLength, long unsentLimit) {
         if (frameLength < FrameDescriptor.HEADER_LENGTH) {
             throw new IllegalArgumentException("frame shorter than a header: " + frameLength);
         }
         sendLock.lock();
+        if (sq.pendingBytes() >= unsentLimit) {
+            sendLock.unlock();
+            return BACK_PRESSURED;
+        }
         long r = sq.claim(frameLength);
         if (r < 0) {
             sendLock.unlock();
@@ -600,7 +609,7 @@ final class RdmaConnection implements Connection {
     static final int ZERO_COPY_MIN = 4096;
 
     @Override
-    public long claimWithTail(int frameLength, MemorySegment tail) {
+    public long claimWithTail(int frameLength, MemorySegment tail, long unsentLimit) {
         long tailLength = tail.byteSize();
         if (tailLength < ZERO_COPY_MIN || tailLength >= frameLength || !tail.isNative()) {
             return UNSUPPORTED;
@@ -610,6 +619,10 @@ final class RdmaConnection implements Connection {
             return UNSUPPORTED;
         }
         sendLock.lock();
+        if (sq.pendingBytes() >= unsentLimit) {
+            sendLock.unlock();
+            return BACK_PRESSURED;
+        }
         long r = sq.claimWithTail(frameLength, tail.address(), (int) tailLength, (int) lkey);
         if (r < 0) {
             sendLock.unlock();
@@ -792,12 +805,14 @@ final class RdmaConnection implements Connection {
     void onSend(int kind, int slot, WorkCompletions wc, int i) {
         int status = wc.statusCode(i);
         boolean queued;
+        boolean progressed = false;
         sendLock.lock();
         try {
             sendOutstanding--;
             if (kind == RdmaLoop.KIND_DATA) {
                 sq.completed(slot);
                 pendingVolatile = sq.pendingBytes();
+                progressed = true;
             } else {
                 creditInFlight--;
                 creditFirst = (creditFirst + 1) % CREDIT_SLOTS;
@@ -813,6 +828,9 @@ final class RdmaConnection implements Connection {
         }
         if (queued && !closing) {
             loop.scheduleFlush(this);
+        }
+        if (progressed && handler != null) {
+            handler.onSendProgress(this);
         }
         if ((heldCount > 0 || readPaused) && !closing) {
             resumeHeld();

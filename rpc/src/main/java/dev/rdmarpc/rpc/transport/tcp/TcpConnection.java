@@ -37,6 +37,7 @@ final class TcpConnection implements Connection {
     private final BufferPool pool;
     private final int maxFrameLength;
     private final long writeHighWaterMark;
+    private final boolean serverSide;
     private final InetSocketAddress remote;
     private final InetSocketAddress local;
     private FrameHandler handler;
@@ -83,8 +84,16 @@ final class TcpConnection implements Connection {
     private final ByteBuffer[] iov = new ByteBuffer[SEND_RING];
     private boolean writeInterest;
 
-    TcpConnection(EventLoop loop, SocketChannel channel, int maxFrameLength, long writeHighWaterMark) throws IOException {
+    /**
+     * @param serverSide true for an accepted connection: it stops reading requests while more than
+     *                   {@code writeHighWaterMark} bytes of its responses wait to be written. A client
+     *                   connection never stops reading responses (its own sends are bounded by the
+     *                   caller, see {@link #claim(int, long)}), so two sides never wait for each other.
+     */
+    TcpConnection(EventLoop loop, SocketChannel channel, int maxFrameLength, long writeHighWaterMark, boolean serverSide)
+            throws IOException {
         this.loop = loop;
+        this.serverSide = serverSide;
         this.channel = channel;
         this.pool = loop.transport().bufferPool();
         this.maxFrameLength = maxFrameLength;
@@ -121,7 +130,7 @@ final class TcpConnection implements Connection {
 
     private void read() {
         try {
-            for (int i = 0; i < MAX_READS_PER_EVENT && open && readEnabled && !readPausedForWrites; i++) {
+            for (int i = 0; i < MAX_READS_PER_EVENT && open && readEnabled && !readPausedForWrites && !writesBackedUp(); i++) {
                 if (largeBuf != null) {
                     if (!readLarge()) {
                         return;
@@ -241,6 +250,15 @@ final class TcpConnection implements Connection {
         return open;
     }
 
+    /**
+     * True on a server connection whose unwritten responses exceed the write high-water mark: it
+     * reads no more requests until they drain (checked before every read, so one read event adds at
+     * most one more frame's responses).
+     */
+    private boolean writesBackedUp() {
+        return serverSide && pendingVolatile > writeHighWaterMark;
+    }
+
     private void protocolError(String reason) {
         String msg = "protocol error from " + remote + ": " + reason;
         LOG.log(System.Logger.Level.WARNING, "closing connection: " + msg);
@@ -251,6 +269,11 @@ final class TcpConnection implements Connection {
 
     @Override
     public long claim(int frameLength) {
+        return claim(frameLength, Long.MAX_VALUE);
+    }
+
+    @Override
+    public long claim(int frameLength, long unsentLimit) {
         if (frameLength < FrameDescriptor.HEADER_LENGTH) {
             throw new IllegalArgumentException("frame shorter than a header: " + frameLength);
         }
@@ -258,6 +281,10 @@ final class TcpConnection implements Connection {
         if (closed) {
             sendLock.unlock();
             return CLOSED;
+        }
+        if (pending >= unsentLimit) {
+            sendLock.unlock();
+            return BACK_PRESSURED;
         }
         if (ringCount > 0) {
             int t = (ringHead + ringCount - 1) & (SEND_RING - 1);
@@ -484,6 +511,9 @@ final class TcpConnection implements Connection {
             sendLock.unlock();
         }
         updateWriteInterest(socketFull);
+        if (written > 0) {
+            handler.onSendProgress(this);
+        }
     }
 
     private void updateWriteInterest(boolean socketFull) {
@@ -493,7 +523,7 @@ final class TcpConnection implements Connection {
             writeInterest = socketFull;
             updateOps();
         }
-        boolean over = pendingVolatile > writeHighWaterMark;
+        boolean over = writesBackedUp();
         if (over != readPausedForWrites) {
             readPausedForWrites = over;
             updateOps();

@@ -52,7 +52,7 @@ final class TcpListener implements ServerEndpoint {
             EventLoop target = transport.nextLoop();
             try {
                 transport.configure(ch);
-                TcpConnection c = new TcpConnection(target, ch, maxFrameLength, transport.config().writeHighWaterMark());
+                TcpConnection c = new TcpConnection(target, ch, maxFrameLength, transport.config().writeHighWaterMark(), true);
                 target.execute(() -> {
                     try {
                         FrameHandler h = acceptor.accept(c);

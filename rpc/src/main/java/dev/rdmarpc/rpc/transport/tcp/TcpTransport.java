@@ -152,7 +152,7 @@ public final class TcpTransport implements Transport {
             ch.socket().connect(address, (int) Math.min(Integer.MAX_VALUE, millis));
             configure(ch);
             EventLoop loop = nextLoop();
-            TcpConnection c = new TcpConnection(loop, ch, maxFrameLength, config.writeHighWaterMark());
+            TcpConnection c = new TcpConnection(loop, ch, maxFrameLength, config.writeHighWaterMark(), false);
             await(loop, () -> {
                 c.register(handler);
                 return null;
@@ -306,8 +306,11 @@ public final class TcpTransport implements Transport {
         }
 
         /**
-         * @param bytes bytes queued for sending on one connection above which
-         *              {@link Connection#claim} answers {@link Connection#BACK_PRESSURED}; default 8 MiB
+         * @param bytes bytes of responses queued unwritten on one accepted (server) connection above
+         *              which it stops reading requests until they drain to the mark; default 8 MiB.
+         *              A connection holds at most this plus one frame of responses, one frame being
+         *              reassembled and one receive chunk. Client connections never stop reading: their
+         *              requests are bounded by the RPC client before they are queued.
          * @return this
          */
         public Config writeHighWaterMark(long bytes) {
