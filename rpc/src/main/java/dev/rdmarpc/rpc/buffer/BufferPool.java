@@ -2,6 +2,7 @@ package dev.rdmarpc.rpc.buffer;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -11,10 +12,17 @@ import java.util.Objects;
  * for frames bigger than a chunk.
  *
  * <p>Chunks: the pool grows one slab at a time (each slab is {@link Config#slabSize} bytes from an
- * {@link Arena} the pool owns), up to {@link Config#maxPooledBytes}; slabs are kept until the pool
- * closes, so a transport registers each slab once. Large buffers (over {@link #chunkSize()} bytes)
- * get a slab of their own, rounded up to a power of two, cached a little after release and bounded
- * in total by {@link Config#maxLargeBytes}.
+ * {@link Arena} the pool owns), up to {@link Config#maxPooledBytes}. Large buffers (over
+ * {@link #chunkSize()} bytes) get a slab of their own, rounded up to the next eighth of a power of two
+ * (at most 12.5% more than asked, 9 MiB for an 8 MiB frame and its header), cached a little after
+ * release and bounded in total by {@link Config#maxLargeBytes}.
+ *
+ * <p>Memory goes back to the system once it has been idle for {@link Config#idleRelease} (default
+ * {@value Config#DEFAULT_IDLE_RELEASE_SECONDS} s): {@link #trim} frees cached large buffers released
+ * that long ago and chunk slabs none of whose chunks has been in use for that long, keeping the first
+ * slab. The transports call {@link #trim} from their I/O threads' ticks, so a burst's memory is given
+ * back within about a second of the idle time passing; a transport registers a slab once for as long
+ * as the pool keeps it.
  *
  * <p>Exhaustion is an expected condition, not an exception: {@link #acquire()} and
  * {@link #acquire(int)} return {@code null}, and {@link #acquireFailures()} counts it. The RPC layer
@@ -28,13 +36,25 @@ import java.util.Objects;
  */
 public final class BufferPool implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(BufferPool.class.getName());
-    private static final int LARGE_CACHE = 4;
+    /** Size classes of large buffers: eight per power of two, up to 2^31. */
+    private static final int LARGE_CLASSES = 32 * 8;
+    private static final long TRIM_PERIOD_NANOS = 1_000_000_000L;
 
     private final Config config;
     private final int chunkSize;
     private final long maxSlabs;
     private final List<Slab> slabs = new ArrayList<>();
-    private final PooledBuffer[] largeCache = new PooledBuffer[LARGE_CACHE];
+    /**
+     * Released large buffers kept for reuse, one stack per size class (linked through
+     * {@link PooledBuffer#nextFree}, newest first). They count against {@link Config#maxLargeBytes}
+     * and are freed when a new buffer needs the room, or by {@link #trim} once idle.
+     */
+    private final PooledBuffer[] largeFree = new PooledBuffer[LARGE_CLASSES];
+    private int largeCached;
+    private final long idleReleaseNanos;
+    /** When {@link #trim} last looked (it looks at most once per {@link #TRIM_PERIOD_NANOS}). */
+    private volatile long lastTrimNanos = System.nanoTime();
+    private long trimmedBytes;
     private PooledBuffer freeList;
     private int chunksTotal;
     private int chunksInUse;
@@ -51,6 +71,7 @@ public final class BufferPool implements AutoCloseable {
         this.config = config;
         this.chunkSize = config.chunkSize;
         this.maxSlabs = config.maxPooledBytes / config.slabSize;
+        this.idleReleaseNanos = config.idleRelease.toNanos();
     }
 
     /**
@@ -144,20 +165,30 @@ public final class BufferPool implements AutoCloseable {
         return acquireLarge(minCapacity);
     }
 
+    /**
+     * The size class of a large buffer: {@code minCapacity} rounded up to the next eighth of its
+     * power of two, and to the alignment.
+     */
+    static long largeSize(int minCapacity, long alignment) {
+        long step = Math.max(Long.highestOneBit(minCapacity - 1L) >> 3, alignment);
+        return (minCapacity + step - 1) / step * step;
+    }
+
     private PooledBuffer acquireLarge(int minCapacity) {
-        long size = Long.highestOneBit(minCapacity - 1L) << 1;
+        long size = largeSize(minCapacity, config.alignment);
+        int sizeClass = sizeClass(size);
         synchronized (this) {
             ensureOpen();
-            for (int i = 0; i < LARGE_CACHE; i++) {
-                PooledBuffer b = largeCache[i];
-                if (b != null && b.capacity() >= minCapacity && b.capacity() <= 2L * size) {
-                    largeCache[i] = null;
-                    acquires++;
-                    b.inUse = true;
-                    largeInUse++;
-                    largeBytesInUse += b.capacity();
-                    return b;
-                }
+            PooledBuffer cached = largeFree[sizeClass];
+            if (cached != null && cached.capacity() >= minCapacity) {
+                largeFree[sizeClass] = cached.nextFree;
+                cached.nextFree = null;
+                largeCached--;
+                acquires++;
+                cached.inUse = true;
+                largeInUse++;
+                largeBytesInUse += cached.capacity();
+                return cached;
             }
             // Make room: cached buffers count against the budget, so drop them first.
             while (largeBytesAllocated + size > config.maxLargeBytes && dropOneCachedLarge()) {
@@ -195,11 +226,20 @@ public final class BufferPool implements AutoCloseable {
         }
     }
 
+    /** The free-list index of a large buffer of {@code size} bytes: its power of two and eighth. */
+    private static int sizeClass(long size) {
+        int log = 63 - Long.numberOfLeadingZeros(size - 1);
+        return Math.min(LARGE_CLASSES - 1, log * 8 + (int) (((size - 1) >> (log - 3)) & 7));
+    }
+
+    /** Frees one cached large buffer, the largest first; false when none is cached. Under the lock. */
     private boolean dropOneCachedLarge() {
-        for (int i = 0; i < LARGE_CACHE; i++) {
-            PooledBuffer b = largeCache[i];
+        for (int c = LARGE_CLASSES - 1; c >= 0 && largeCached > 0; c--) {
+            PooledBuffer b = largeFree[c];
             if (b != null) {
-                largeCache[i] = null;
+                largeFree[c] = b.nextFree;
+                b.nextFree = null;
+                largeCached--;
                 largeBytesAllocated -= b.capacity();
                 freeSlab(b.slab());
                 return true;
@@ -212,6 +252,7 @@ public final class BufferPool implements AutoCloseable {
         freeList = b.nextFree;
         b.nextFree = null;
         b.inUse = true;
+        b.slab().chunksInUse++;
         acquires++;
         if (++chunksInUse > highWaterMark) {
             highWaterMark = chunksInUse;
@@ -231,20 +272,114 @@ public final class BufferPool implements AutoCloseable {
             if (b.isLarge()) {
                 largeInUse--;
                 largeBytesInUse -= b.capacity();
-                for (int i = 0; i < LARGE_CACHE; i++) {
-                    if (largeCache[i] == null) {
-                        largeCache[i] = b;
-                        return;
-                    }
-                }
-                largeBytesAllocated -= b.capacity();
-                freeSlab(b.slab());
+                int c = sizeClass(b.capacity());
+                b.releasedAtNanos = System.nanoTime();
+                b.nextFree = largeFree[c];
+                largeFree[c] = b;
+                largeCached++;
                 return;
             }
             chunksInUse--;
+            Slab slab = b.slab();
+            if (--slab.chunksInUse == 0) {
+                slab.idleSinceNanos = System.nanoTime();
+            }
             b.nextFree = freeList;
             freeList = b;
         }
+    }
+
+    /**
+     * Gives memory idle for {@link Config#idleRelease} back to the system: cached large buffers
+     * released at least that long ago, and chunk slabs (all but the first) none of whose chunks has
+     * been in use for that long. Cheap when there is nothing to do: it looks at most once a second.
+     * Any thread; the transports call it from their I/O threads' ticks.
+     *
+     * @param nowNanos {@link System#nanoTime()}
+     * @return bytes freed by this call
+     */
+    public long trim(long nowNanos) {
+        if (nowNanos - lastTrimNanos < TRIM_PERIOD_NANOS) {
+            return 0;
+        }
+        List<Slab> toFree = null;
+        long freed = 0;
+        synchronized (this) {
+            if (closed || nowNanos - lastTrimNanos < TRIM_PERIOD_NANOS) {
+                return 0;
+            }
+            lastTrimNanos = nowNanos;
+            for (int c = 0; c < LARGE_CLASSES && largeCached > 0; c++) {
+                PooledBuffer prev = null;
+                for (PooledBuffer b = largeFree[c]; b != null; ) {
+                    PooledBuffer next = b.nextFree;
+                    if (nowNanos - b.releasedAtNanos >= idleReleaseNanos) {
+                        if (prev == null) {
+                            largeFree[c] = next;
+                        } else {
+                            prev.nextFree = next;
+                        }
+                        b.nextFree = null;
+                        largeCached--;
+                        largeBytesAllocated -= b.capacity();
+                        freed += b.capacity();
+                        toFree = add(toFree, b.slab());
+                    } else {
+                        prev = b;
+                    }
+                    b = next;
+                }
+            }
+            boolean retiring = false;
+            for (int i = slabs.size() - 1; i >= 1; i--) {
+                Slab slab = slabs.get(i);
+                if (slab.chunksInUse == 0 && nowNanos - slab.idleSinceNanos >= idleReleaseNanos) {
+                    slabs.remove(i);
+                    slab.retired = true;
+                    toFree = add(toFree, slab);
+                    retiring = true;
+                }
+            }
+            if (retiring) {
+                // unlink the retired slabs' chunks from the free list (all of their chunks are on it)
+                PooledBuffer kept = null;
+                PooledBuffer keptTail = null;
+                for (PooledBuffer b = freeList; b != null; ) {
+                    PooledBuffer next = b.nextFree;
+                    b.nextFree = null;
+                    if (!b.slab().retired) {
+                        if (keptTail == null) {
+                            kept = b;
+                        } else {
+                            keptTail.nextFree = b;
+                        }
+                        keptTail = b;
+                    } else {
+                        chunksTotal--;
+                    }
+                    b = next;
+                }
+                freeList = kept;
+            }
+        }
+        if (toFree != null) {
+            for (Slab slab : toFree) {
+                if (!slab.isLarge()) {
+                    freed += slab.byteSize();
+                }
+                freeSlab(slab);
+            }
+            synchronized (this) {
+                trimmedBytes += freed;
+            }
+        }
+        return freed;
+    }
+
+    private static List<Slab> add(List<Slab> list, Slab slab) {
+        List<Slab> l = list == null ? new ArrayList<>() : list;
+        l.add(slab);
+        return l;
     }
 
     private Slab newSlab(long size, boolean large) {
@@ -332,6 +467,11 @@ public final class BufferPool implements AutoCloseable {
         return (long) slabs.size() * config.slabSize + largeBytesAllocated;
     }
 
+    /** @return bytes given back to the system by {@link #trim} so far */
+    public synchronized long trimmedBytes() {
+        return trimmedBytes;
+    }
+
     /** @return true once {@link #close()} has run */
     public synchronized boolean isClosed() {
         return closed;
@@ -349,12 +489,13 @@ public final class BufferPool implements AutoCloseable {
                 return;
             }
             closed = true;
-            for (int i = 0; i < LARGE_CACHE; i++) {
-                if (largeCache[i] != null) {
-                    toFree.add(largeCache[i].slab());
-                    largeCache[i] = null;
+            for (int c = 0; c < LARGE_CLASSES; c++) {
+                for (PooledBuffer b = largeFree[c]; b != null; b = b.nextFree) {
+                    toFree.add(b.slab());
                 }
+                largeFree[c] = null;
             }
+            largeCached = 0;
             for (int i = slabs.size() - 1; i >= 0; i--) {
                 toFree.add(slabs.get(i));
             }
@@ -390,6 +531,8 @@ public final class BufferPool implements AutoCloseable {
         public static final long DEFAULT_MAX_LARGE_BYTES = 512L * 1024 * 1024;
         /** Default alignment of slabs: 4096 (a page, what device registration prefers). */
         public static final long DEFAULT_ALIGNMENT = 4096;
+        /** Default idle time after which unused memory goes back to the system: 10 s. */
+        public static final int DEFAULT_IDLE_RELEASE_SECONDS = 10;
 
         private int chunkSize = DEFAULT_CHUNK_SIZE;
         private long slabSize = DEFAULT_SLAB_SIZE;
@@ -397,6 +540,7 @@ public final class BufferPool implements AutoCloseable {
         private long maxLargeBytes = DEFAULT_MAX_LARGE_BYTES;
         private long alignment = DEFAULT_ALIGNMENT;
         private SlabListener slabListener = SlabListener.NONE;
+        private Duration idleRelease = Duration.ofSeconds(DEFAULT_IDLE_RELEASE_SECONDS);
 
         /** Creates a configuration with the defaults. */
         public Config() {
@@ -456,6 +600,23 @@ public final class BufferPool implements AutoCloseable {
             return this;
         }
 
+        /**
+         * @param idle how long memory stays unused before {@link BufferPool#trim} gives it back to the
+         *             system (cached large buffers, free chunk slabs but the first); default 10 s.
+         *             Longer keeps bursts' buffers (and their RDMA registrations) for the next burst;
+         *             shorter gives memory back sooner.
+         * @return this
+         */
+        public Config idleRelease(Duration idle) {
+            this.idleRelease = Objects.requireNonNull(idle, "idle");
+            return this;
+        }
+
+        /** @return the idle time after which unused memory is given back */
+        public Duration idleRelease() {
+            return idleRelease;
+        }
+
         /** @return the chunk size */
         public int chunkSize() {
             return chunkSize;
@@ -508,12 +669,15 @@ public final class BufferPool implements AutoCloseable {
             if (alignment < 1 || Long.bitCount(alignment) != 1) {
                 throw new IllegalArgumentException("alignment must be a power of two: " + alignment);
             }
+            if (idleRelease.isNegative() || idleRelease.toDays() > 365) {
+                throw new IllegalArgumentException("idleRelease must be in [0, 365 days]: " + idleRelease);
+            }
             return this;
         }
 
         Config copy() {
             return new Config().chunkSize(chunkSize).slabSize(slabSize).maxPooledBytes(maxPooledBytes)
-                    .maxLargeBytes(maxLargeBytes).alignment(alignment).slabListener(slabListener);
+                    .maxLargeBytes(maxLargeBytes).alignment(alignment).slabListener(slabListener).idleRelease(idleRelease);
         }
     }
 }

@@ -20,6 +20,8 @@ public final class PooledBuffer {
     private ByteBuffer byteBuffer;
     boolean inUse;
     PooledBuffer nextFree;
+    /** A cached large buffer: when it was released (for {@link BufferPool#trim}). */
+    long releasedAtNanos;
 
     PooledBuffer(BufferPool pool, Slab slab, MemorySegment segment) {
         this.pool = pool;

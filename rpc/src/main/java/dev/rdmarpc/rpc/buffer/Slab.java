@@ -17,6 +17,10 @@ public final class Slab {
     private final MemorySegment segment;
     private final boolean large;
     private volatile Object registration;
+    // chunk slabs, guarded by the pool's lock: chunks handed out, and since when none has been
+    int chunksInUse;
+    long idleSinceNanos = System.nanoTime();
+    boolean retired;
 
     Slab(Arena arena, MemorySegment segment, boolean large) {
         this.arena = arena;

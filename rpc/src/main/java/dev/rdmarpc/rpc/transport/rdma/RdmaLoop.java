@@ -409,6 +409,7 @@ final class RdmaLoop implements Runnable {
             }
             reapDrained(now);
             flushAll();
+            pool.trim(now);
         }
         if (n > 0 || !tasks.isEmpty()) {
             lastActivity = now;

@@ -174,6 +174,7 @@ final class EventLoop implements Runnable {
                 connections.get(i).tick(now);
             }
             flushAll();
+            transport.bufferPool().trim(now);
         }
     }
 
