@@ -15,7 +15,8 @@ import java.util.stream.Stream;
 
 /**
  * Loads a baseline stack from its own directory of jars beside the bench jar (or beside
- * {@code target/classes} when run from a build tree): the gRPC-java baseline from {@code grpc-lib}.
+ * {@code target/classes} when run from a build tree): the gRPC-java baseline from {@code grpc-lib}, the
+ * plain Netty echo from {@code netty-lib}.
  *
  * <p>A baseline's jars are kept out of the module graph on purpose: on the module path every one of them
  * would become an automatic module resolved into every launch of the bench. Instead a
@@ -27,6 +28,8 @@ import java.util.stream.Stream;
 public final class BaselineLoader {
     /** Directory name, beside the bench jar, that holds the gRPC baseline's jars. */
     public static final String GRPC_LIB = "grpc-lib";
+    /** Directory name, beside the bench jar, that holds the Netty baseline's jars. */
+    public static final String NETTY_LIB = "netty-lib";
 
     private BaselineLoader() {
     }
@@ -36,6 +39,11 @@ public final class BaselineLoader {
         // gRPC's Netty is shaded, so its switch carries the shaded package prefix.
         return load("gRPC", GRPC_LIB, "dev.rdmarpc.bench.grpc.GrpcEchoStack",
                 "io.grpc.netty.shaded.io.netty.transport.noNative");
+    }
+
+    /** Loads a fresh Netty NIO echo stack, or says in one sentence why it cannot. */
+    public static EchoStack netty() {
+        return load("Netty", NETTY_LIB, "dev.rdmarpc.bench.netty.NettyEchoStack", "io.netty.transport.noNative");
     }
 
     /**
