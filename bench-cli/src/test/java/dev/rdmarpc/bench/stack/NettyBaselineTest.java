@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.rdmarpc.bench.load.CellResult;
@@ -41,6 +42,10 @@ class NettyBaselineTest {
             assertEquals(loader, loader.loadClass("io.netty.channel.Channel").getClassLoader(),
                     "Netty itself comes from netty-lib, through the baseline's own loader");
             assertEquals("true", System.getProperty("io.netty.transport.noNative"), "no native transport probing");
+            assertThrows(ClassNotFoundException.class, () -> loader.loadClass("io.netty.channel.epoll.Epoll"),
+                    "netty-lib holds no native transport");
+            assertThrows(ClassNotFoundException.class, () -> loader.loadClass("io.netty.channel.unix.Socket"),
+                    "nor the native transports' unix-common classes");
             StackOptions options = new StackOptions(1, 2 * MIB, null, -1);
             assertTrue(netty.describe(options).startsWith("Netty 4.1."), netty.describe(options));
             try (EchoServer server = netty.startServer(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), options)) {
