@@ -13,7 +13,7 @@ module dev.rdmarpc.bench {
     // JMH's runner uses sun.misc.Unsafe; as an automatic module it reads jdk.unsupported only if it is resolved.
     requires jdk.unsupported;
 
-    // The stack SPI, implemented by the gRPC baseline that a separate class loader defines outside the module graph.
+    // The stack SPI, implemented by the baselines (gRPC, Netty) that separate class loaders define outside the module graph.
     exports dev.rdmarpc.bench.load;
 
     opens dev.rdmarpc.bench to info.picocli;

@@ -16,7 +16,9 @@ import picocli.CommandLine.ScopeType;
  * sentence on stderr, never a stack trace (unless {@code --stacktrace}).
  */
 @Command(name = "bench-cli", mixinStandardHelpOptions = true, version = "rdmarpc bench 0.1.0",
-        description = {"Throughput and latency of rdmarpc echo calls over TCP or RDMA, optionally side by side with gRPC-java.",
+        description = {"Throughput and latency of rdmarpc echo calls over TCP or RDMA, optionally side",
+            "by side with a baseline (--baseline): gRPC-java, or a plain Netty NIO echo,",
+            "the ceiling of plain Java NIO.",
             "Without a command: `local` with its defaults."},
         subcommands = {LocalCommand.class, ClientCommand.class, ServerCommand.class, DoctorCommand.class,
             JmhCommand.class, CommandLine.HelpCommand.class},

@@ -24,23 +24,28 @@ final class ClientCommand extends MatrixCommand {
             description = "The gRPC echo server for --baseline grpc (default: the --connect host, port + 1).")
     InetSocketAddress grpcConnect;
 
+    @Option(names = "--netty-connect", paramLabel = "HOST:PORT", converter = Converters.Address.class,
+            description = "The Netty echo server for --baseline netty (default: the --connect host, port + 2).")
+    InetSocketAddress nettyConnect;
+
     @Override
     public Integer call() {
-        for (InetSocketAddress a : new InetSocketAddress[] {connect, grpcConnect}) {
+        for (InetSocketAddress a : new InetSocketAddress[] {connect, grpcConnect, nettyConnect}) {
             if (a != null && a.getPort() == 0) {
                 throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                         "port 0 is not a server's port: give the port the server printed");
             }
         }
+        InetSocketAddress baselineConnect = MatrixOptions.baselineAddress(spec, matrix.baseline, connect, "connect",
+                grpcConnect, nettyConnect);
         List<EchoStack> stacks = stacks();
         try {
             MatrixPlan plan = matrix.plan();
             StackOptions options = matrix.stackOptions(plan);
             List<InetSocketAddress> addresses = new ArrayList<>();
             addresses.add(connect);
-            if (stacks.size() > 1) {
-                addresses.add(grpcConnect != null ? grpcConnect
-                        : new InetSocketAddress(connect.getAddress(), connect.getPort() + 1));
+            if (baselineConnect != null) {
+                addresses.add(baselineConnect);
             }
             return measure(stacks, addresses, plan, options, matrix.transport + " to " + show(connect)
                     + (stacks.size() > 1 ? " and " + show(addresses.get(1)) : "") + ", server in another process");

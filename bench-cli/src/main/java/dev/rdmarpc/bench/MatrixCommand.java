@@ -8,7 +8,6 @@ import dev.rdmarpc.bench.load.MatrixRunner;
 import dev.rdmarpc.bench.load.StackOptions;
 import dev.rdmarpc.bench.report.Report;
 import dev.rdmarpc.bench.report.RunInfo;
-import dev.rdmarpc.bench.stack.BaselineLoader;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -41,8 +40,8 @@ abstract class MatrixCommand implements Callable<Integer> {
         }
         List<EchoStack> stacks = new ArrayList<>();
         stacks.add(matrix.transport.stack());
-        if (matrix.baseline == MatrixOptions.Baseline.grpc) {
-            stacks.add(BaselineLoader.grpc());
+        if (matrix.baseline != null) {
+            stacks.add(matrix.baseline.load());
         }
         return stacks;
     }

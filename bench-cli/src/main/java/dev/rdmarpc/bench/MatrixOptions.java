@@ -1,9 +1,12 @@
 package dev.rdmarpc.bench;
 
 import dev.rdmarpc.bench.load.EchoProtocol;
+import dev.rdmarpc.bench.load.EchoStack;
 import dev.rdmarpc.bench.load.MatrixPlan;
 import dev.rdmarpc.bench.load.StackOptions;
+import dev.rdmarpc.bench.stack.BaselineLoader;
 import dev.rdmarpc.bench.stack.Transport;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -101,12 +104,58 @@ final class MatrixOptions {
                     + "(hybrid) (--transport rdma only; default: ${DEFAULT-VALUE}).")
     String rdmaCompletions;
 
-    @Option(names = "--baseline", paramLabel = "grpc",
-            description = "Also run the same matrix against gRPC-java on loopback and print ours, theirs and the ratio.")
+    @Option(names = "--baseline", paramLabel = "grpc|netty",
+            description = "Also run the same matrix against a baseline and print ours, theirs and the ratio: grpc "
+                    + "(gRPC-java) or netty (a plain Netty NIO echo of length-prefixed frames, no RPC layer: the "
+                    + "ceiling of plain Java NIO).")
     Baseline baseline;
 
-    /** Baselines the bench knows. */
-    enum Baseline { grpc }
+    /** Baselines the bench knows, each with the port offset of its server from rdmarpc's. */
+    enum Baseline {
+        /** gRPC-java; its server listens on rdmarpc's port + 1 unless told otherwise. */
+        grpc(1),
+        /** A plain Netty NIO echo; its server listens on rdmarpc's port + 2 unless told otherwise. */
+        netty(2);
+
+        private final int portOffset;
+
+        Baseline(int portOffset) {
+            this.portOffset = portOffset;
+        }
+
+        /** Loads the baseline's stack from its own class loader. */
+        EchoStack load() {
+            return this == grpc ? BaselineLoader.grpc() : BaselineLoader.netty();
+        }
+
+        /** The default address of this baseline's server: rdmarpc's host and port plus the offset (0 stays 0: any free port). */
+        InetSocketAddress defaultAddress(InetSocketAddress rdmarpc) {
+            return new InetSocketAddress(rdmarpc.getAddress(), rdmarpc.getPort() == 0 ? 0 : rdmarpc.getPort() + portOffset);
+        }
+    }
+
+    /**
+     * The address of the baseline's server for {@code server} and {@code client}: the baseline's own option
+     * ({@code --grpc-listen}, {@code --netty-connect}...) if given, else its default; {@code null} without a
+     * baseline. An address given for a baseline not asked for is an error (exit 2).
+     *
+     * @param kind  the options' suffix: {@code listen} or {@code connect}
+     * @param grpc  the value of {@code --grpc-<kind>}, or {@code null}
+     * @param netty the value of {@code --netty-<kind>}, or {@code null}
+     */
+    static InetSocketAddress baselineAddress(CommandSpec spec, Baseline baseline, InetSocketAddress rdmarpc, String kind,
+            InetSocketAddress grpc, InetSocketAddress netty) {
+        for (Baseline b : Baseline.values()) {
+            if (b != baseline && (b == Baseline.grpc ? grpc : netty) != null) {
+                throw new ParameterException(spec.commandLine(), "--" + b + "-" + kind + " only applies to --baseline " + b);
+            }
+        }
+        if (baseline == null) {
+            return null;
+        }
+        InetSocketAddress given = baseline == Baseline.grpc ? grpc : netty;
+        return given != null ? given : baseline.defaultAddress(rdmarpc);
+    }
 
     /** Checks the combinations a converter cannot see; throws {@link ParameterException} (exit 2). */
     void validate(CommandSpec spec) {

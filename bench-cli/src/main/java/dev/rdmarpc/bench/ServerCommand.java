@@ -3,7 +3,6 @@ package dev.rdmarpc.bench;
 import dev.rdmarpc.bench.load.EchoServer;
 import dev.rdmarpc.bench.load.EchoStack;
 import dev.rdmarpc.bench.load.StackOptions;
-import dev.rdmarpc.bench.stack.BaselineLoader;
 import dev.rdmarpc.bench.stack.Transport;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -34,12 +33,17 @@ final class ServerCommand implements Callable<Integer> {
             converter = Converters.Address.class, description = "Where the rdmarpc server listens (default: ${DEFAULT-VALUE}).")
     InetSocketAddress listen;
 
-    @Option(names = "--baseline", paramLabel = "grpc", description = "Also serve the gRPC-java echo.")
+    @Option(names = "--baseline", paramLabel = "grpc|netty",
+            description = "Also serve a baseline's echo: grpc (gRPC-java) or netty (a plain Netty NIO echo).")
     MatrixOptions.Baseline baseline;
 
     @Option(names = "--grpc-listen", paramLabel = "HOST:PORT", converter = Converters.Address.class,
             description = "Where the gRPC server listens (default: the --listen host, port + 1; any free port when --listen has port 0).")
     InetSocketAddress grpcListen;
+
+    @Option(names = "--netty-listen", paramLabel = "HOST:PORT", converter = Converters.Address.class,
+            description = "Where the Netty server listens (default: the --listen host, port + 2; any free port when --listen has port 0).")
+    InetSocketAddress nettyListen;
 
     @Option(names = "--io-threads", defaultValue = "1", paramLabel = "N", converter = Converters.Positive.class,
             description = "I/O threads per server (default: ${DEFAULT-VALUE}).")
@@ -77,10 +81,12 @@ final class ServerCommand implements Callable<Integer> {
                     (device != null ? "--device" : "--gid-index") + " only applies to --transport rdma");
         }
         MatrixOptions.checkRdmaCompletions(spec, transport, rdmaCompletions);
+        InetSocketAddress baselineListen = MatrixOptions.baselineAddress(spec, baseline, listen, "listen", grpcListen,
+                nettyListen);
         List<EchoStack> stacks = new ArrayList<>();
         stacks.add(transport.stack());
-        if (baseline == MatrixOptions.Baseline.grpc) {
-            stacks.add(BaselineLoader.grpc());
+        if (baseline != null) {
+            stacks.add(baseline.load());
         }
         StackOptions options = new StackOptions(ioThreads, (int) maxMessage, device, gidIndex == null ? -1 : gidIndex,
                 rdmaCompletions);
@@ -94,10 +100,8 @@ final class ServerCommand implements Callable<Integer> {
         try {
             List<InetSocketAddress> addresses = new ArrayList<>();
             addresses.add(listen);
-            if (stacks.size() > 1) {
-                // Port 0 (any free port) stays 0 for gRPC too; otherwise the next port.
-                addresses.add(grpcListen != null ? grpcListen
-                        : new InetSocketAddress(listen.getAddress(), listen.getPort() == 0 ? 0 : listen.getPort() + 1));
+            if (baselineListen != null) {
+                addresses.add(baselineListen);
             }
             for (int i = 0; i < stacks.size(); i++) {
                 EchoServer s = MatrixCommand.startServer(stacks.get(i), addresses.get(i), options);

@@ -67,6 +67,8 @@ class BenchCliTest {
         assertEquals(Duration.ofSeconds(3), c.matrix.initialWarmup());
         assertEquals(Duration.ofSeconds(15), parseLocal("local", "--baseline", "grpc").matrix.initialWarmup(),
                 "gRPC-java needs a longer JIT warm-up");
+        assertEquals(Duration.ofSeconds(15), parseLocal("local", "--baseline", "netty").matrix.initialWarmup(),
+                "every baseline gets the same warm-up");
         assertEquals(Duration.ofSeconds(1),
                 parseLocal("local", "--baseline", "grpc", "--initial-warmup", "1s").matrix.initialWarmup());
         assertNull(c.matrix.responseSize);
@@ -93,6 +95,36 @@ class BenchCliTest {
         assertEquals(Duration.ofMillis(500), g.matrix.warmup);
         assertEquals(1L << 30, g.matrix.maxInFlight);
         assertFalse(g.output.progressWanted());
+        assertEquals(MatrixOptions.Baseline.netty, parseLocal("local", "--baseline", "netty").matrix.baseline);
+        assertEquals(MatrixOptions.Baseline.netty, parseLocal("local", "--baseline", "Netty").matrix.baseline);
+    }
+
+    @Test
+    void helpNamesBothBaselines() {
+        Run top = run("--help");
+        assertTrue(top.out().replaceAll("\\s+", " ").contains("gRPC-java, or a plain Netty NIO echo, the ceiling of plain Java NIO"),
+                top.out());
+        Run local = run("local", "--help");
+        assertTrue(local.out().contains("--baseline=grpc|netty"), local.out());
+        assertTrue(local.out().replaceAll("\\s+", " ").contains("netty (a plain Netty NIO echo of length-prefixed frames, "
+                + "no RPC layer: the ceiling of plain Java NIO)"), local.out());
+        Run server = run("server", "--help");
+        assertTrue(server.out().contains("--baseline=grpc|netty"), server.out());
+        assertTrue(server.out().contains("--netty-listen=HOST:PORT"), server.out());
+        assertTrue(server.out().contains("port + 2"), server.out());
+        Run client = run("client", "--help");
+        assertTrue(client.out().contains("--netty-connect=HOST:PORT"), client.out());
+        assertTrue(client.out().contains("--grpc-connect=HOST:PORT"), client.out());
+    }
+
+    @Test
+    void eachBaselineHasItsOwnDefaultPort() {
+        var rdmarpc = new java.net.InetSocketAddress("127.0.0.1", ServerCommand.DEFAULT_PORT);
+        assertEquals(ServerCommand.DEFAULT_PORT + 1, MatrixOptions.Baseline.grpc.defaultAddress(rdmarpc).getPort());
+        assertEquals(ServerCommand.DEFAULT_PORT + 2, MatrixOptions.Baseline.netty.defaultAddress(rdmarpc).getPort());
+        assertEquals(rdmarpc.getAddress(), MatrixOptions.Baseline.netty.defaultAddress(rdmarpc).getAddress());
+        assertEquals(0, MatrixOptions.Baseline.netty.defaultAddress(new java.net.InetSocketAddress("127.0.0.1", 0)).getPort(),
+                "port 0 (any free port) stays 0");
     }
 
     @Test
@@ -118,7 +150,13 @@ class BenchCliTest {
         "local --concurrency many      | 'many' is not a whole number",
         "local --transport udp         | expected one of [tcp, rdma]",
         "local --format xml            | expected one of [table, csv, json]",
-        "local --baseline thrift       | expected one of [grpc]",
+        "local --baseline thrift       | expected one of [grpc, netty]",
+        "server --baseline thrift      | expected one of [grpc, netty]",
+        "server --grpc-listen 127.0.0.1:1 | --grpc-listen only applies to --baseline grpc",
+        "server --baseline grpc --netty-listen 127.0.0.1:1 | --netty-listen only applies to --baseline netty",
+        "client --baseline netty --grpc-connect 127.0.0.1:1 | --grpc-connect only applies to --baseline grpc",
+        "client --netty-connect 127.0.0.1:1 | --netty-connect only applies to --baseline netty",
+        "client --baseline netty --netty-connect 127.0.0.1:0 | port 0 is not a server's port",
         "local --nope                  | Unknown option: '--nope'",
         "local --device mlx5_0         | --device only applies to --transport rdma",
         "local --gid-index 3           | --gid-index only applies to --transport rdma",

@@ -14,9 +14,11 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import picocli.CommandLine;
 
-/** Short real runs of the CLI over TCP loopback: rdmarpc, the gRPC baseline, and server + client. */
+/** Short real runs of the CLI over TCP loopback: rdmarpc, the gRPC and Netty baselines, and server + client. */
 @Timeout(120)
 class LocalRunTest {
     @TempDir
@@ -78,14 +80,37 @@ class LocalRunTest {
     }
 
     @Test
-    void serverAndClientInSeparateCommands() throws Exception {
+    void localTableWithTheNettyBaselineHasItsRowsAndSpeedups() {
+        BenchCliTest.Run r = BenchCliTest.run("local", "--sizes", "128", "--concurrency", "4", "--warmup", "200ms",
+                "--duration", "400ms", "--initial-warmup", "300ms", "--baseline", "netty", "--no-progress");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("# netty-nio: Netty 4.1."), r.out());
+        // Header, then ours, theirs and the speed-up, then the note on the speed-up.
+        List<List<String>> rows = r.out().lines().filter(l -> !l.startsWith("#"))
+                .map(l -> List.of(l.trim().split("\\s+"))).toList();
+        assertEquals(5, rows.size(), r.out());
+        assertEquals(List.of("128B", "4", "rdmarpc-tcp"), rows.get(1).subList(0, 3), r.out());
+        assertEquals("netty-nio", rows.get(2).get(0), r.out());
+        assertEquals("speedup", rows.get(3).get(0), r.out());
+        // Six figures each: throughput, four percentiles, QPS (the speed-up row: their ratios).
+        assertEquals(List.of(9, 7, 7), rows.subList(1, 4).stream().map(List::size).toList(), r.out());
+        for (List<String> row : rows.subList(1, 4)) {
+            assertTrue(Double.parseDouble(row.get(row.size() - 1).replace("x", "")) > 0, "QPS or its ratio: " + row);
+        }
+        assertEquals("speedup:", rows.get(4).get(0), r.out());
+        assertTrue(r.out().contains("speedup: ours over netty-nio per column; above 1 favours rdmarpc-tcp"), r.out());
+    }
+
+    @ParameterizedTest
+    @CsvSource({"grpc, grpc-java", "netty, netty-nio"})
+    void serverAndClientInSeparateCommands(String baseline, String baselineStack) throws Exception {
         StringWriter serverOut = new StringWriter();
         AtomicInteger serverCode = new AtomicInteger(-1);
         Thread server = new Thread(() -> {
             CommandLine cl = BenchCli.commandLine();
             cl.setOut(new PrintWriter(serverOut, true));
             serverCode.set(cl.execute("server", "--listen", "127.0.0.1:0", "--time-limit", "12s", "--max-message", "64K",
-                    "--baseline", "grpc"));
+                    "--baseline", baseline));
         });
         server.start();
         Pattern listening = Pattern.compile("rdmarpc-tcp echo server listening on 127\\.0\\.0\\.1:(\\d+)");
@@ -95,23 +120,24 @@ class LocalRunTest {
             Thread.sleep(20);
         }
         assertTrue(m.find(0), "server announced its port: " + serverOut);
-        Matcher g = Pattern.compile("grpc-java echo server listening on 127\\.0\\.0\\.1:(\\d+)").matcher(serverOut.toString());
+        Pattern baselineListening = Pattern.compile(baselineStack + " echo server listening on 127\\.0\\.0\\.1:(\\d+)");
+        Matcher g = baselineListening.matcher(serverOut.toString());
         long gDeadline = System.nanoTime() + 10_000_000_000L;
         while (!g.find() && System.nanoTime() < gDeadline) {
             Thread.sleep(20);
-            g = Pattern.compile("grpc-java echo server listening on 127\\.0\\.0\\.1:(\\d+)").matcher(serverOut.toString());
+            g = baselineListening.matcher(serverOut.toString());
         }
-        int grpcPort = Integer.parseInt(g.group(1));
-        assertTrue(grpcPort > 1024, "port 0 means any free port for gRPC too, not port 1: " + grpcPort);
-        BenchCliTest.Run r = BenchCliTest.run("client", "--connect", "127.0.0.1:" + m.group(1), "--baseline", "grpc",
-                "--grpc-connect", "127.0.0.1:" + grpcPort, "--sizes", "1K",
+        int baselinePort = Integer.parseInt(g.group(1));
+        assertTrue(baselinePort > 1024, "port 0 means any free port for the baseline too, not port 1 or 2: " + baselinePort);
+        BenchCliTest.Run r = BenchCliTest.run("client", "--connect", "127.0.0.1:" + m.group(1), "--baseline", baseline,
+                "--" + baseline + "-connect", "127.0.0.1:" + baselinePort, "--sizes", "1K",
                 "--concurrency", "4", "--warmup", "100ms", "--duration", "300ms", "--initial-warmup", "0s",
                 "--format", "csv");
         assertEquals(0, r.code(), r.err());
         List<String> lines = r.out().lines().toList();
         assertEquals(4, lines.size(), r.out());
         assertTrue(lines.get(1).startsWith("rdmarpc-tcp,1024,1024,4,4,"), lines.get(1));
-        assertTrue(lines.get(2).startsWith("grpc-java,1024,1024,4,4,"), lines.get(2));
+        assertTrue(lines.get(2).startsWith(baselineStack + ",1024,1024,4,4,"), lines.get(2));
         assertTrue(lines.get(3).startsWith("speedup,1024,"), lines.get(3));
         server.join(30_000);
         assertEquals(0, serverCode.get());

@@ -9,7 +9,7 @@
  * {@link dev.rdmarpc.bench.load.OpenLoop} drives a cell at a target rate instead: calls due on a fixed
  * schedule, each latency measured from the due time (coordinated omission accounted for).
  *
- * <p>This package is exported so that the gRPC-java baseline, which is loaded at run time by a class
- * loader of its own and lives outside the module graph, can implement the same interface.
+ * <p>This package is exported so that the baselines (gRPC-java, plain Netty), each loaded at run time by a
+ * class loader of its own and living outside the module graph, can implement the same interface.
  */
 package dev.rdmarpc.bench.load;
