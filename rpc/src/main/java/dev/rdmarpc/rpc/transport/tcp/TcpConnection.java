@@ -109,6 +109,11 @@ final class TcpConnection implements Connection {
         loop.added(this);
     }
 
+    /** @return the socket (tests read its options) */
+    SocketChannel channel() {
+        return channel;
+    }
+
     void setHandler(FrameHandler frameHandler) {
         this.handler = frameHandler;
     }

@@ -1,0 +1,69 @@
+package dev.rdmarpc.rpc.transport.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.FrameHandler;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** The loopback send buffer: set on both ends of a loopback connection, left to the kernel when 0. */
+class SocketOptionsTest {
+    static final FrameHandler IGNORE = new FrameHandler() {
+        @Override
+        public void onFrame(Connection connection, MemorySegment buffer, long offset, int length) {
+        }
+
+        @Override
+        public void onTick(Connection connection, long nowNanos) {
+        }
+
+        @Override
+        public void onClose(Connection connection, Throwable cause) {
+        }
+    };
+
+    /** @return SO_SNDBUF of the client's and the accepted connection */
+    private static int[] sendBuffers(TcpTransport.Config config) throws Exception {
+        try (TcpTransport t = TcpTransport.create(config.ioThreads(1))) {
+            CompletableFuture<Connection> accepted = new CompletableFuture<>();
+            var endpoint = t.listen(new InetSocketAddress("127.0.0.1", 0), 1 << 20, c -> {
+                accepted.complete(c);
+                return IGNORE;
+            });
+            Connection client = t.connect(endpoint.address(), 1 << 20, IGNORE, Duration.ofSeconds(5));
+            Connection server = accepted.get(5, TimeUnit.SECONDS);
+            return new int[] {
+                ((TcpConnection) client).channel().getOption(StandardSocketOptions.SO_SNDBUF),
+                ((TcpConnection) server).channel().getOption(StandardSocketOptions.SO_SNDBUF)};
+        }
+    }
+
+    @Test
+    void loopbackConnectionsGetTheLoopbackSendBuffer() throws Exception {
+        int[] set = sendBuffers(new TcpTransport.Config());
+        int[] kernel = sendBuffers(new TcpTransport.Config().loopbackSocketSendBuffer(0));
+        int asked = TcpTransport.Config.DEFAULT_LOOPBACK_SOCKET_SEND_BUFFER;
+        int plain;
+        try (var listener = java.nio.channels.ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+             var socket = java.nio.channels.SocketChannel.open(listener.getLocalAddress())) {
+            plain = socket.getOption(StandardSocketOptions.SO_SNDBUF); // what the kernel gives a loopback socket
+        }
+        assertTrue(plain > 2 * asked, "this kernel's own loopback send buffer is small already (" + plain
+                + "): the test cannot tell the setting from it");
+        for (int i = 0; i < 2; i++) {
+            // Linux reports twice what was set (room for its bookkeeping)
+            assertTrue(set[i] >= asked && set[i] <= 2 * asked, "end " + i + ": SO_SNDBUF " + set[i]);
+            assertTrue(kernel[i] == plain, "end " + i + " left to the kernel: SO_SNDBUF " + kernel[i] + ", plain " + plain);
+        }
+        int[] explicit = sendBuffers(new TcpTransport.Config().socketSendBuffer(64 * 1024));
+        for (int b : explicit) {
+            assertTrue(b >= 64 * 1024 && b <= 128 * 1024, "an explicit socketSendBuffer wins: " + b);
+        }
+    }
+}
