@@ -54,7 +54,7 @@ public abstract class LargeCallsContract {
     }
 
     /** One case: {@code threads} threads, each making {@code callsPerThread} blocking calls of {@code size} bytes. */
-    protected void burst(RpcServer server, Caller caller, int size, int threads, int callsPerThread) throws Exception {
+    protected void burst(Caller caller, int size, int threads, int callsPerThread) throws Exception {
         Map<String, AtomicInteger> outcomes = new ConcurrentHashMap<>();
         AtomicReference<Throwable> wrong = new AtomicReference<>();
         long timeoutNanos = callTimeout().toNanos();
@@ -151,7 +151,7 @@ public abstract class LargeCallsContract {
             try (RpcClient client = connect(server)) {
                 for (int r = 0; r < repeats; r++) {
                     for (int[] c : cases) {
-                        burst(server, Caller.of(client), c[0], c[1], c[2]);
+                        burst(Caller.of(client), c[0], c[1], c[2]);
                     }
                 }
                 assertTrue(client.isOpen(), "the client's connection closed");
@@ -159,7 +159,7 @@ public abstract class LargeCallsContract {
             try (RpcClientPool pool = pool()) {
                 for (int r = 0; r < repeats; r++) {
                     for (int[] c : cases) {
-                        burst(server, Caller.of(pool, server.address()), c[0], c[1], c[2]);
+                        burst(Caller.of(pool, server.address()), c[0], c[1], c[2]);
                     }
                 }
             }

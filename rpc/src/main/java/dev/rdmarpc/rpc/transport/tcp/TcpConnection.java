@@ -135,7 +135,8 @@ final class TcpConnection implements Connection {
 
     private void read() {
         try {
-            for (int i = 0; i < MAX_READS_PER_EVENT && open && readEnabled && !readPausedForWrites && !writesBackedUp(); i++) {
+            // writesBackedUp() is the live form of readPausedForWrites (set by flush, the only place pending falls)
+            for (int i = 0; i < MAX_READS_PER_EVENT && open && readEnabled && !writesBackedUp(); i++) {
                 if (largeBuf != null) {
                     if (!readLarge()) {
                         return;
@@ -257,8 +258,8 @@ final class TcpConnection implements Connection {
 
     /**
      * True on a server connection whose unwritten responses exceed the write high-water mark: it
-     * reads no more requests until they drain (checked before every read, so one read event adds at
-     * most one more frame's responses).
+     * reads no more requests until they drain (checked before every read, so at most the responses to
+     * one read's frames go over the mark).
      */
     private boolean writesBackedUp() {
         return serverSide && pendingVolatile > writeHighWaterMark;
