@@ -219,6 +219,30 @@ public final class RpcClient implements AutoCloseable {
     }
 
     /**
+     * The zero-copy call, for large payloads: as {@link #send(Method, MemorySegment, ResponseListener,
+     * long)}, but the transport may write {@code payload} to the network straight from this memory
+     * instead of copying it into its own buffers first (the TCP transport does so for native
+     * segments of 16 KiB or more, with a gathering write behind the frame's header; smaller or heap
+     * payloads, and the RDMA transport, copy as {@code send} does).
+     *
+     * <p>In return the payload must stay unchanged, and its memory alive, until the listener hears.
+     * The listener never hears while the transport may still read it: a call that ends before its
+     * request was all written (a timeout) has the unsent rest copied first. Sending the same
+     * segment again while an earlier call with it is outstanding is fine; changing it is not. This
+     * path allocates one small {@code ByteBuffer} view per in-place call.
+     *
+     * @param method   the method; its codecs are not used, the payload is sent as is
+     * @param payload  the request bytes; unchanged until the listener hears
+     * @param listener receives the response or the error, on the I/O thread
+     * @param tag      any value, handed back to the listener
+     * @return as {@link #send(Method, MemorySegment, ResponseListener, long)}
+     * @throws RpcException as {@link #send(Method, MemorySegment, ResponseListener, long)}
+     */
+    public boolean sendInPlace(Method<?, ?> method, MemorySegment payload, ResponseListener listener, long tag) {
+        return core.sendInPlace(method, payload, 0, listener, tag);
+    }
+
+    /**
      * The zero-allocation call with an attachment and a timeout.
      *
      * @param method       the method; its codecs are not used, the payload is sent as is

@@ -321,6 +321,24 @@ public final class RpcClientPool implements AutoCloseable {
     }
 
     /**
+     * Zero-copy call through the pool (see {@link RpcClient#sendInPlace}): the payload must stay
+     * unchanged until the listener hears. Opening a new connection, when one is needed, blocks and
+     * allocates.
+     *
+     * @param endpoint the server
+     * @param method   the method
+     * @param payload  the request bytes; unchanged until the listener hears
+     * @param listener receives the outcome on an I/O thread
+     * @param tag      handed back to the listener
+     * @return as {@link #send}
+     * @throws RpcException as {@link #send}
+     */
+    public boolean sendInPlace(InetSocketAddress endpoint, Method<?, ?> method, MemorySegment payload,
+                               ResponseListener listener, long tag) {
+        return withConnection(endpoint, c -> c.sendInPlace(method, payload, 0, listener, tag));
+    }
+
+    /**
      * @param endpoint a server
      * @return open connections to it now
      */

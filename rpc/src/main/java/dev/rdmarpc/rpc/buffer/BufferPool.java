@@ -65,6 +65,7 @@ public final class BufferPool implements AutoCloseable {
     private long largeBytesInUse;
     private long largeBytesAllocated;
     private long largeAllocations;
+    private long largeAcquires;
     private boolean closed;
 
     private BufferPool(Config config) {
@@ -185,6 +186,7 @@ public final class BufferPool implements AutoCloseable {
                 cached.nextFree = null;
                 largeCached--;
                 acquires++;
+                largeAcquires++;
                 cached.inUse = true;
                 largeInUse++;
                 largeBytesInUse += cached.capacity();
@@ -219,6 +221,7 @@ public final class BufferPool implements AutoCloseable {
             PooledBuffer b = new PooledBuffer(this, slab, slab.segment());
             b.inUse = true;
             acquires++;
+            largeAcquires++;
             largeInUse++;
             largeBytesInUse += size;
             largeAllocations++;
@@ -455,6 +458,11 @@ public final class BufferPool implements AutoCloseable {
     /** @return bytes of large buffers currently handed out */
     public synchronized long largeBytesInUse() {
         return largeBytesInUse;
+    }
+
+    /** @return large buffers handed out so far, from the cache or newly allocated */
+    public synchronized long largeAcquires() {
+        return largeAcquires;
     }
 
     /** @return large buffers allocated from the system so far (cache misses) */

@@ -18,6 +18,8 @@ public final class PooledBuffer {
     private final Slab slab;
     private final MemorySegment segment;
     private ByteBuffer byteBuffer;
+    private ByteBuffer slice;
+    private int sliceOffset;
     boolean inUse;
     PooledBuffer nextFree;
     /** A cached large buffer: when it was released (for {@link BufferPool#trim}). */
@@ -68,6 +70,25 @@ public final class PooledBuffer {
             byteBuffer = b;
         }
         return b;
+    }
+
+    /**
+     * A {@link ByteBuffer} view of bytes {@code [offset, offset + length)} of the buffer, cached like
+     * {@link #byteBuffer()}: asking for the same range again (a buffer reused for frames of one size)
+     * allocates nothing. Position 0, limit {@code length}, each time.
+     *
+     * @param offset the range's first byte
+     * @param length its length
+     * @return the cached view of that range
+     */
+    public ByteBuffer byteBuffer(int offset, int length) {
+        ByteBuffer s = slice;
+        if (s == null || offset != sliceOffset || length != s.capacity()) {
+            s = byteBuffer().slice(offset, length);
+            slice = s;
+            sliceOffset = offset;
+        }
+        return s.clear();
     }
 
     /** Returns the buffer to its pool. Call exactly once. */

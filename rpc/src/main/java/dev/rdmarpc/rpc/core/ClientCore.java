@@ -65,6 +65,8 @@ public final class ClientCore implements FrameHandler {
     private final long[] starts;
     private final int[] requestBytes;
     private final Method<?, ?>[] methods;
+    /** True for a call whose payload the transport may still read in place (see {@link Connection#claimInPlace}). */
+    private final boolean[] inPlace;
     private final int[] free;
     private volatile int freeTop;
     /**
@@ -83,6 +85,7 @@ public final class ClientCore implements FrameHandler {
     private final long[] expiredTags;
     private final long[] expiredIds;
     private final Method<?, ?>[] expiredMethods;
+    private final long[] expiredInPlace;
 
     /**
      * @param metrics             counters to update (shared by a pool's connections)
@@ -110,6 +113,7 @@ public final class ClientCore implements FrameHandler {
         this.starts = new long[capacity];
         this.requestBytes = new int[capacity];
         this.methods = new Method<?, ?>[capacity];
+        this.inPlace = new boolean[capacity];
         this.free = new int[capacity];
         for (int i = 0; i < capacity; i++) {
             free[i] = capacity - 1 - i;
@@ -119,6 +123,7 @@ public final class ClientCore implements FrameHandler {
         this.expiredTags = new long[capacity];
         this.expiredIds = new long[capacity];
         this.expiredMethods = new Method<?, ?>[capacity];
+        this.expiredInPlace = new long[capacity];
     }
 
     /**
@@ -197,6 +202,22 @@ public final class ClientCore implements FrameHandler {
      */
     public boolean send(Method<?, ?> method, MemorySegment payload, MemorySegment attachment, long timeoutNanos,
                         ResponseListener listener, long tag) {
+        return send(method, payload, attachment, timeoutNanos, listener, tag, false);
+    }
+
+    /**
+     * The zero-copy call (see {@code RpcClient.sendInPlace}): the transport may write {@code payload}
+     * from the caller's memory; the listener hears only once the transport no longer reads it.
+     *
+     * @return true when sent, false when back-pressured
+     */
+    public boolean sendInPlace(Method<?, ?> method, MemorySegment payload, long timeoutNanos, ResponseListener listener,
+                               long tag) {
+        return send(method, payload, MemorySegment.NULL, timeoutNanos, listener, tag, true);
+    }
+
+    private boolean send(Method<?, ?> method, MemorySegment payload, MemorySegment attachment, long timeoutNanos,
+                         ResponseListener listener, long tag, boolean payloadInPlace) {
         long plen = payload.byteSize();
         long alen = attachment.byteSize();
         long frame = FrameDescriptor.HEADER_LENGTH + plen + alen;
@@ -206,14 +227,22 @@ public final class ClientCore implements FrameHandler {
             metrics.rejected.increment();
             return false;
         }
-        long id = reserve(listener, tag, method, timeoutNanos, (int) frame, false, 0);
+        long id = reserve(listener, tag, method, timeoutNanos, (int) frame, false, 0, payloadInPlace);
         if (id < 0) {
             metrics.rejected.increment();
             return false;
         }
-        long off = alen > 0 ? c.claimWithTail((int) frame, attachment, sendHighWaterMark) : Connection.UNSUPPORTED;
-        boolean inPlace = off != Connection.UNSUPPORTED;
-        if (!inPlace) {
+        long off;
+        boolean payloadSent = false;
+        boolean inPlace = false;
+        if (payloadInPlace) {
+            off = c.claimInPlace((int) frame, payload, sendHighWaterMark, id);
+            payloadSent = off != Connection.UNSUPPORTED;
+        } else {
+            off = alen > 0 ? c.claimWithTail((int) frame, attachment, sendHighWaterMark) : Connection.UNSUPPORTED;
+            inPlace = off != Connection.UNSUPPORTED;
+        }
+        if (!inPlace && !payloadSent) {
             off = c.claim((int) frame, sendHighWaterMark);
         }
         if (off < 0) {
@@ -223,7 +252,9 @@ public final class ClientCore implements FrameHandler {
             MemorySegment buf = c.claimBuffer();
             FrameHeader.write(buf, off, FrameDescriptor.TYPE_REQUEST, id, method.id(), FrameDescriptor.STATUS_OK,
                     (int) plen, (int) alen);
-            MemorySegment.copy(payload, 0, buf, off + FrameDescriptor.HEADER_LENGTH, plen);
+            if (!payloadSent) {
+                MemorySegment.copy(payload, 0, buf, off + FrameDescriptor.HEADER_LENGTH, plen);
+            }
             if (alen > 0 && !inPlace) {
                 MemorySegment.copy(attachment, 0, buf, off + FrameDescriptor.HEADER_LENGTH + plen, alen);
             }
@@ -289,7 +320,7 @@ public final class ClientCore implements FrameHandler {
                 call.completeExceptionally(sendQueueFull(c, wait ? timeout : 0));
                 return call;
             }
-            id = reserve(call, 0, method, timeout, (int) frame, wait, waitDeadline);
+            id = reserve(call, 0, method, timeout, (int) frame, wait, waitDeadline, false);
             if (id < 0) {
                 metrics.rejected.increment();
                 metrics.errors.increment();
@@ -442,8 +473,9 @@ public final class ClientCore implements FrameHandler {
         }
     }
 
+    /** @param payloadInPlace true when the transport may read the call's payload in place until it ends */
     private long reserve(Object sink, long tag, Method<?, ?> method, long timeoutNanos, int frame, boolean wait,
-                         long waitDeadline) {
+                         long waitDeadline, boolean payloadInPlace) {
         long now = System.nanoTime();
         lock.lock();
         try {
@@ -477,6 +509,7 @@ public final class ClientCore implements FrameHandler {
             sinks[slot] = sink;
             tags[slot] = tag;
             methods[slot] = method;
+            inPlace[slot] = payloadInPlace;
             // A call that waited for its slot keeps its original deadline (the wait counts).
             long deadline = wait ? waitDeadline : now + (timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos);
             deadlines[slot] = deadline;
@@ -512,6 +545,7 @@ public final class ClientCore implements FrameHandler {
         ids[slot] = 0;
         sinks[slot] = null;
         methods[slot] = null;
+        inPlace[slot] = false;
         free[freeTop++] = slot;
         metrics.inFlight.decrement();
         if (waiters > 0) {
@@ -535,6 +569,7 @@ public final class ClientCore implements FrameHandler {
         long start;
         int reqBytes;
         Method<?, ?> method;
+        boolean detach;
         long now = System.nanoTime();
         lock.lock();
         try {
@@ -547,9 +582,13 @@ public final class ClientCore implements FrameHandler {
             start = starts[slot];
             reqBytes = requestBytes[slot];
             method = methods[slot];
+            detach = inPlace[slot];
             freeSlot(slot);
         } finally {
             lock.unlock();
+        }
+        if (detach) {
+            c.detachInPlace(id); // a response before the whole request was written: only a broken server
         }
         lastActivityNanos = now;
         int statusCode = FrameHeader.status(buf, offset);
@@ -628,6 +667,7 @@ public final class ClientCore implements FrameHandler {
                     expiredTags[n] = tags[slot];
                     expiredIds[n] = nowNanos - starts[slot];
                     expiredMethods[n] = methods[slot];
+                    expiredInPlace[n] = inPlace[slot] ? ids[slot] : 0;
                     n++;
                     freeSlot(slot);
                 } else if (earliest == Long.MAX_VALUE || deadlines[slot] - earliest < 0) {
@@ -643,6 +683,9 @@ public final class ClientCore implements FrameHandler {
             expiredSinks[i] = null;
             Method<?, ?> m = expiredMethods[i];
             expiredMethods[i] = null;
+            if (expiredInPlace[i] != 0) {
+                c.detachInPlace(expiredInPlace[i]); // the caller may reuse the payload once it hears
+            }
             metrics.timeouts.increment();
             metrics.errors.increment();
             fail(sink, expiredTags[i], new RpcException(Status.TIMEOUT,

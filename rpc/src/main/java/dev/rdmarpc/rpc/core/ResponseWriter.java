@@ -27,7 +27,12 @@ final class ResponseWriter {
         if (frame > maxFrame) {
             return tooLarge(c, m, requestId, methodId, frame, maxFrame);
         }
-        long at = c.claim((int) frame);
+        // Bytes of the request being handled (an echo) go from its receive buffer, when the transport can.
+        long at = alen == 0 ? c.claimFromReceived((int) frame, src, off, len, Long.MAX_VALUE) : Connection.UNSUPPORTED;
+        boolean inPlace = at != Connection.UNSUPPORTED;
+        if (!inPlace) {
+            at = c.claim((int) frame);
+        }
         if (at < 0) {
             return claimFailed(c, m, requestId, methodId, at);
         }
@@ -36,7 +41,9 @@ final class ResponseWriter {
         try {
             buf = c.claimBuffer();
             FrameHeader.write(buf, at, FrameDescriptor.TYPE_RESPONSE, requestId, methodId, FrameDescriptor.STATUS_OK, len, alen);
-            MemorySegment.copy(src, off, buf, at + FrameDescriptor.HEADER_LENGTH, len);
+            if (!inPlace) {
+                MemorySegment.copy(src, off, buf, at + FrameDescriptor.HEADER_LENGTH, len);
+            }
             if (alen > 0 && !device) {
                 MemorySegment.copy(att.segment(), 0, buf, at + FrameDescriptor.HEADER_LENGTH + len, alen);
             }

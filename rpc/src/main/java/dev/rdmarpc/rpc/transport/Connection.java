@@ -66,6 +66,55 @@ public interface Connection {
         return UNSUPPORTED;
     }
 
+    /**
+     * Reserves a frame whose last {@code tail.byteSize()} bytes are written to the network straight
+     * from {@code tail} (the caller's memory, not copied), as {@link #claimWithTail} does, but with a
+     * way out: {@link #detachInPlace} with the same {@code token} makes the transport stop reading
+     * {@code tail} at any time. The caller writes only the first {@code frameLength - tail.byteSize()}
+     * bytes into the claim. Transports or tails that cannot go this way (the default) answer
+     * {@link #UNSUPPORTED} without holding anything, and the caller claims the whole frame and copies.
+     *
+     * @param frameLength the frame's whole length, tail included
+     * @param tail        the frame's last bytes
+     * @param unsentLimit as in {@link #claim(int, long)}
+     * @param token       names this frame to {@link #detachInPlace} (a call id)
+     * @return as {@link #claim(int, long)}, or {@link #UNSUPPORTED}
+     */
+    default long claimInPlace(int frameLength, MemorySegment tail, long unsentLimit, long token) {
+        return UNSUPPORTED;
+    }
+
+    /**
+     * Makes the transport stop reading the tail of the in-place frame {@code token} (see
+     * {@link #claimInPlace}): what is still unsent is copied into the transport's own buffers, or, if
+     * none is free, the connection closes. After this returns the tail's memory may change or go. A
+     * token that is no longer queued (all written, or never in place) costs a scan of the queue. On
+     * the connection's I/O thread only.
+     *
+     * @param token as given to {@link #claimInPlace}
+     */
+    default void detachInPlace(long token) {
+    }
+
+    /**
+     * Reserves a frame whose last {@code length} bytes are sent from {@code src} at {@code offset}
+     * without a copy, when that memory lies in the frame this connection is handing to its handler
+     * right now (an echo, or a response that forwards part of its request): the transport keeps the
+     * receive buffer until those bytes are written. Only on the I/O thread, inside
+     * {@link FrameHandler#onFrame}. Otherwise, or when the transport cannot (the default), it
+     * answers {@link #UNSUPPORTED} without holding anything and the caller claims the whole frame.
+     *
+     * @param frameLength the frame's whole length, those bytes included
+     * @param src         memory holding the bytes
+     * @param offset      their offset in {@code src}
+     * @param length      how many
+     * @param unsentLimit as in {@link #claim(int, long)}
+     * @return as {@link #claim(int, long)}, or {@link #UNSUPPORTED}
+     */
+    default long claimFromReceived(int frameLength, MemorySegment src, long offset, int length, long unsentLimit) {
+        return UNSUPPORTED;
+    }
+
     /** @return the memory of the current claim; valid for the claiming thread until commit/abort */
     MemorySegment claimBuffer();
 

@@ -25,12 +25,19 @@ import java.util.concurrent.locks.ReentrantLock;
  * whole frames under {@link #sendLock} (claim/commit), the loop writes everything committed with
  * one (gathering) write per iteration, outside the lock. One frame at a time may be committed
  * "held" ({@link #commitHeld}): the loop writes it only as far as its producer has released it and
- * writes nothing after it until it is complete.
+ * writes nothing after it until it is complete. A frame claimed with {@link #claimInPlace} takes two
+ * ring entries: its header in a pooled buffer, then its payload as a view of the caller's memory,
+ * written from there by the same gathering write (no copy) until {@link #detachInPlace} copies
+ * what is still unsent. A response claimed with {@link #claimFromReceived} is laid out the same way,
+ * its payload a view of the large request buffer being dispatched, which the ring then owns and
+ * releases once written.
  */
 final class TcpConnection implements Connection {
     private static final System.Logger LOG = System.getLogger(TcpConnection.class.getName());
     private static final int MAX_READS_PER_EVENT = 16;
     private static final int SEND_RING = 256;
+    /** Payloads smaller than this are copied even when offered in place (two ring entries cost more). */
+    static final int IN_PLACE_MIN = 16 * 1024;
 
     private final EventLoop loop;
     private final SocketChannel channel;
@@ -57,6 +64,25 @@ final class TcpConnection implements Connection {
     private final ReentrantLock sendLock = new ReentrantLock();
     private final PooledBuffer[] ring = new PooledBuffer[SEND_RING];
     private final long[] ringLimit = new long[SEND_RING];
+    // an in-place payload's entry: ring[i] is null, ringInPlace[i] a view of the caller's memory
+    private final ByteBuffer[] ringInPlace = new ByteBuffer[SEND_RING];
+    private final MemorySegment[] ringInPlaceMemory = new MemorySegment[SEND_RING];
+    private final long[] ringInPlaceToken = new long[SEND_RING];
+    // the receive buffer an in-place payload lies in, released with the entry (claimFromReceived), or null
+    private final PooledBuffer[] ringInPlaceOwner = new PooledBuffer[SEND_RING];
+    private int inPlaceEntries;
+    private ByteBuffer claimInPlace;
+    private MemorySegment claimInPlaceMemory;
+    private long claimInPlaceToken;
+    private PooledBuffer claimInPlaceOwner;
+    // views of callers' in-place payloads, kept for the next call with the same segment; under sendLock.
+    // One view may stand for several queued entries: a flush puts each view in its write once.
+    private static final int VIEW_CACHE = 16;
+    private final MemorySegment[] viewKeys = new MemorySegment[VIEW_CACHE];
+    private final ByteBuffer[] views = new ByteBuffer[VIEW_CACHE];
+    // ---- the large frame being handed to the handler, loop thread only: claimFromReceived may adopt it
+    private PooledBuffer dispatching;
+    private boolean dispatchingAdopted;
     private int ringHead;
     private int ringCount;
     private long headFlushed;
@@ -248,10 +274,15 @@ final class TcpConnection implements Connection {
         }
         PooledBuffer b = largeBuf;
         largeBuf = null;
+        dispatching = b;
+        dispatchingAdopted = false;
         try {
             handler.onFrame(this, b.segment(), 0, (int) largeLength);
         } finally {
-            b.release();
+            dispatching = null;
+            if (!dispatchingAdopted) {
+                b.release(); // else a response sends from it and the send ring releases it
+            }
         }
         return open;
     }
@@ -280,6 +311,69 @@ final class TcpConnection implements Connection {
 
     @Override
     public long claim(int frameLength, long unsentLimit) {
+        return claim(frameLength, unsentLimit, 0);
+    }
+
+    /**
+     * Payloads of at least {@link #IN_PLACE_MIN} bytes in native memory go in place; others answer
+     * {@link #UNSUPPORTED}. The {@link ByteBuffer} view of {@code tail} is cached per segment: a
+     * caller that sends from the same segments again allocates nothing.
+     */
+    @Override
+    public long claimInPlace(int frameLength, MemorySegment tail, long unsentLimit, long token) {
+        long tailLength = tail.byteSize();
+        if (tailLength < IN_PLACE_MIN || tailLength > frameLength - FrameDescriptor.HEADER_LENGTH || !tail.isNative()) {
+            return UNSUPPORTED;
+        }
+        long off = claim(frameLength - (int) tailLength, unsentLimit, 1);
+        if (off >= 0) {
+            int i = (int) (tail.address() >>> 12 ^ tail.address() >>> 20) & (VIEW_CACHE - 1);
+            MemorySegment k = viewKeys[i];
+            ByteBuffer view;
+            if (k != null && k.address() == tail.address() && k.byteSize() == tailLength
+                    && k.scope().equals(tail.scope()) && k.isReadOnly() == tail.isReadOnly()) {
+                view = views[i];
+            } else {
+                view = tail.asByteBuffer();
+                viewKeys[i] = tail;
+                views[i] = view;
+            }
+            claimInPlace = view;
+            claimInPlaceMemory = tail;
+            claimInPlaceToken = token;
+        }
+        return off;
+    }
+
+    /**
+     * Takes over the large request buffer being dispatched (on the I/O thread, inside the handler's
+     * {@code onFrame}) when the payload lies in it and is at least {@link #IN_PLACE_MIN} bytes;
+     * otherwise {@link #UNSUPPORTED}. Allocates one {@link ByteBuffer} view per call.
+     */
+    @Override
+    public long claimFromReceived(int frameLength, MemorySegment src, long offset, int length, long unsentLimit) {
+        PooledBuffer b = dispatching;
+        if (b == null || dispatchingAdopted || length < IN_PLACE_MIN || length > frameLength - FrameDescriptor.HEADER_LENGTH
+                || !src.isNative() || !loop.inLoop()) {
+            return UNSUPPORTED;
+        }
+        MemorySegment seg = b.segment();
+        long at = src.address() + offset - seg.address();
+        if (at < 0 || at + length > seg.byteSize()) {
+            return UNSUPPORTED;
+        }
+        ByteBuffer view = b.byteBuffer((int) at, length);
+        long off = claim(frameLength - length, unsentLimit, 1);
+        if (off >= 0) {
+            claimInPlace = view;
+            claimInPlaceOwner = b;
+            dispatchingAdopted = true;
+        }
+        return off;
+    }
+
+    /** @param extraEntries ring entries the claim needs besides the frame's own (an in-place payload's) */
+    private long claim(int frameLength, long unsentLimit, int extraEntries) {
         if (frameLength < FrameDescriptor.HEADER_LENGTH) {
             throw new IllegalArgumentException("frame shorter than a header: " + frameLength);
         }
@@ -296,7 +390,7 @@ final class TcpConnection implements Connection {
             int t = (ringHead + ringCount - 1) & (SEND_RING - 1);
             PooledBuffer b = ring[t];
             long limit = ringLimit[t];
-            if (!b.isLarge() && b.capacity() - limit >= frameLength) {
+            if (b != null && !b.isLarge() && b.capacity() - limit >= frameLength && ringCount + extraEntries <= SEND_RING) {
                 claimIndex = t;
                 claimStart = limit;
                 claimEnd = limit + frameLength;
@@ -304,7 +398,7 @@ final class TcpConnection implements Connection {
                 return limit;
             }
         }
-        if (ringCount == SEND_RING) {
+        if (ringCount + 1 + extraEntries > SEND_RING) {
             sendLock.unlock();
             return BACK_PRESSURED;
         }
@@ -335,6 +429,21 @@ final class TcpConnection implements Connection {
         long added = claimEnd - ringLimit[t];
         ringLimit[t] = claimEnd;
         claimIndex = -1;
+        if (claimInPlace != null) {
+            int x = (t + 1) & (SEND_RING - 1); // the claim was the ring's last entry; its payload follows
+            ring[x] = null;
+            ringInPlace[x] = claimInPlace;
+            ringInPlaceMemory[x] = claimInPlaceMemory;
+            ringInPlaceToken[x] = claimInPlaceToken;
+            ringInPlaceOwner[x] = claimInPlaceOwner;
+            ringLimit[x] = claimInPlace.capacity();
+            added += claimInPlace.capacity();
+            ringCount++;
+            inPlaceEntries++;
+            claimInPlace = null;
+            claimInPlaceMemory = null;
+            claimInPlaceOwner = null;
+        }
         pending += added;
         pendingVolatile = pending;
         boolean schedule = !flushScheduled;
@@ -349,6 +458,12 @@ final class TcpConnection implements Connection {
     public void abort() {
         int t = claimIndex;
         claimIndex = -1;
+        if (claimInPlaceOwner != null) {
+            dispatchingAdopted = false; // the receive buffer goes back to its dispatcher
+            claimInPlaceOwner = null;
+        }
+        claimInPlace = null;
+        claimInPlaceMemory = null;
         if (claimNewBuffer && ringLimit[t] == 0 && ringCount > 0
                 && t == ((ringHead + ringCount - 1) & (SEND_RING - 1))) {
             PooledBuffer b = ring[t];
@@ -361,7 +476,7 @@ final class TcpConnection implements Connection {
 
     @Override
     public long commitHeld(int readyLength) {
-        if (heldIndex >= 0 || loop.inLoop()) {
+        if (heldIndex >= 0 || loop.inLoop() || claimInPlace != null) {
             return -1; // one held frame at a time; the claim stays open for a plain commit
         }
         if (readyLength < 0 || claimStart + readyLength > claimEnd) {
@@ -439,6 +554,7 @@ final class TcpConnection implements Connection {
     void flush() {
         int n;
         long total = 0;
+        boolean cutShort = false;
         sendLock.lock();
         try {
             flushScheduled = false;
@@ -448,7 +564,13 @@ final class TcpConnection implements Connection {
             n = ringCount;
             for (int i = 0; i < n; i++) {
                 int idx = (ringHead + i) & (SEND_RING - 1);
-                ByteBuffer bb = ring[idx].byteBuffer();
+                PooledBuffer pb = ring[idx];
+                ByteBuffer bb = pb != null ? pb.byteBuffer() : ringInPlace[idx];
+                if (pb == null && i > 0 && alreadyIn(bb, i)) {
+                    n = i; // one view stands for two queued payloads: the second goes in the next write
+                    cutShort = true;
+                    break;
+                }
                 int start = i == 0 ? (int) headFlushed : 0;
                 int end = (int) ringLimit[idx];
                 boolean held = idx == heldIndex;
@@ -478,6 +600,17 @@ final class TcpConnection implements Connection {
             return;
         }
         boolean socketFull = written < total;
+        if (cutShort && !socketFull) {
+            sendLock.lock();
+            try {
+                if (!flushScheduled) {
+                    flushScheduled = true;
+                    loop.flushLater(this);
+                }
+            } finally {
+                sendLock.unlock();
+            }
+        }
         sendLock.lock();
         try {
             if (closed) {
@@ -496,7 +629,10 @@ final class TcpConnection implements Connection {
                 // This buffer is fully written. (No claim is open: we hold the send lock.)
                 if (ringCount == 1) {
                     PooledBuffer b = ring[idx];
-                    if (b.isLarge()) {
+                    if (b == null) {
+                        dropInPlace(idx);
+                        ringCount = 0;
+                    } else if (b.isLarge()) {
                         ring[idx] = null;
                         ringCount = 0;
                         b.release();
@@ -511,7 +647,11 @@ final class TcpConnection implements Connection {
                 ringHead = (ringHead + 1) & (SEND_RING - 1);
                 ringCount--;
                 headFlushed = 0;
-                b.release();
+                if (b == null) {
+                    dropInPlace(idx);
+                } else {
+                    b.release();
+                }
             }
         } finally {
             sendLock.unlock();
@@ -519,6 +659,69 @@ final class TcpConnection implements Connection {
         updateWriteInterest(socketFull);
         if (written > 0) {
             handler.onSendProgress(this);
+        }
+    }
+
+    /** Whether {@code bb} is among the first {@code count} buffers of this write; under the send lock. */
+    private boolean alreadyIn(ByteBuffer bb, int count) {
+        for (int j = 0; j < count; j++) {
+            if (iov[j] == bb) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Forgets the in-place payload at ring entry {@code idx}; under the send lock. */
+    private void dropInPlace(int idx) {
+        ringInPlace[idx] = null;
+        ringInPlaceMemory[idx] = null;
+        inPlaceEntries--;
+        PooledBuffer owner = ringInPlaceOwner[idx];
+        if (owner != null) {
+            ringInPlaceOwner[idx] = null;
+            owner.release();
+        }
+    }
+
+    /**
+     * Copies the unsent rest of the in-place payload of {@code token} into a pooled buffer, so that
+     * its memory is no longer read; on the I/O thread (where the writes happen, so none is under way).
+     * When no buffer is free the connection closes, which forgets the payload too.
+     */
+    @Override
+    public void detachInPlace(long token) {
+        boolean exhausted = false;
+        long rest = 0;
+        sendLock.lock();
+        try {
+            for (int i = 0; i < ringCount && inPlaceEntries > 0; i++) {
+                int idx = (ringHead + i) & (SEND_RING - 1);
+                if (ringInPlace[idx] == null || ringInPlaceOwner[idx] != null || ringInPlaceToken[idx] != token) {
+                    continue;
+                }
+                long start = i == 0 ? headFlushed : 0;
+                rest = ringLimit[idx] - start;
+                PooledBuffer copy = pool.acquire((int) rest);
+                if (copy == null) {
+                    exhausted = true;
+                    break;
+                }
+                MemorySegment.copy(ringInPlaceMemory[idx], start, copy.segment(), 0, rest);
+                dropInPlace(idx);
+                ring[idx] = copy;
+                ringLimit[idx] = rest;
+                if (i == 0) {
+                    headFlushed = 0;
+                }
+                break;
+            }
+        } finally {
+            sendLock.unlock();
+        }
+        if (exhausted) {
+            closeNow(new IOException("buffer pool exhausted: no buffer for the unsent " + rest
+                    + " bytes of an in-place payload whose call ended"));
         }
     }
 
@@ -639,7 +842,9 @@ final class TcpConnection implements Connection {
             closed = true;
             for (int i = 0; i < ringCount; i++) {
                 int idx = (ringHead + i) & (SEND_RING - 1);
-                if (idx == heldIndex && !heldAbandoned) {
+                if (ring[idx] == null) {
+                    dropInPlace(idx);
+                } else if (idx == heldIndex && !heldAbandoned) {
                     heldOrphan = ring[idx]; // its producer still writes into it; releaseHeld frees it
                 } else {
                     ring[idx].release();

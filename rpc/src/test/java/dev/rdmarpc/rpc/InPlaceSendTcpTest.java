@@ -1,0 +1,223 @@
+package dev.rdmarpc.rpc;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@link RpcClient#sendInPlace} over TCP: the payload goes to the socket from the caller's memory,
+ * an echo goes back from the server's receive buffer, and neither side reads memory it no longer
+ * owns: a call that ends before its request was all written has the rest copied first, and a server
+ * whose client vanished releases the receive buffers its responses were sending from.
+ */
+@Timeout(60)
+class InPlaceSendTcpTest {
+    static final Method<MemorySegment, MemorySegment> ECHO = Method.raw("inplace.echo");
+
+    private static RpcServer echoServer() {
+        return RpcServer.builder()
+                .bind(new InetSocketAddress("127.0.0.1", 0))
+                .maxFrameLength(16 << 20)
+                .registerRaw(ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength()))
+                .start();
+    }
+
+    private static void fill(MemorySegment s, int seed) {
+        for (long i = 0; i < s.byteSize(); i++) {
+            s.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + seed));
+        }
+    }
+
+    private static boolean matches(MemorySegment buf, long off, long len, int seed) {
+        for (long i = 0; i < len; i++) {
+            if (buf.get(ValueLayout.JAVA_BYTE, off + i) != (byte) (i * 31 + seed)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Completes with the echoed payload's check, or the error. */
+    private static final class Check implements ResponseListener {
+        final CompletableFuture<Boolean> done = new CompletableFuture<>();
+        final long length;
+        final int seed;
+
+        Check(long length, int seed) {
+            this.length = length;
+            this.seed = seed;
+        }
+
+        @Override
+        public void onResponse(long tag, ResponseView r) {
+            done.complete(r.payloadLength() == length && matches(r.buffer(), r.payloadOffset(), length, seed));
+        }
+
+        @Override
+        public void onError(long tag, RpcException e) {
+            done.completeExceptionally(e);
+        }
+    }
+
+    @Test
+    void echoesEverySizeAndNeedsOneLargeBufferPerCallOnEachSide() throws Exception {
+        int[] sizes = {100, 16 * 1024 - 1, 16 * 1024, 64 * 1024 + 1, 1 << 20, 8 << 20};
+        TcpTransport clientTransport = TcpTransport.create(new TcpTransport.Config());
+        try (RpcServer server = echoServer(); Arena arena = Arena.ofShared()) {
+            BufferPool sp = server.bufferPool();
+            BufferPool cp = clientTransport.bufferPool();
+            try (RpcClient client = RpcClient.builder().address(server.address()).transport(clientTransport)
+                    .maxFrameLength(16 << 20).connect()) {
+                for (int round = 0; round < 3; round++) {
+                    for (int size : sizes) {
+                        int calls = size >= (8 << 20) ? 2 : 8;
+                        long serverLarge = sp.largeAcquires();
+                        long clientLarge = cp.largeAcquires();
+                        Check[] checks = new Check[calls];
+                        MemorySegment[] payloads = new MemorySegment[calls];
+                        for (int i = 0; i < calls; i++) {
+                            payloads[i] = arena.allocate(size);
+                            fill(payloads[i], i + round);
+                            checks[i] = new Check(size, i + round);
+                            assertTrue(client.sendInPlace(ECHO, payloads[i], checks[i], i), "sent");
+                        }
+                        for (int i = 0; i < calls; i++) {
+                            assertTrue(checks[i].done.get(20, TimeUnit.SECONDS), "echo of " + size + " bytes, call " + i);
+                        }
+                        if (size > sp.chunkSize()) {
+                            // A copying path takes two large buffers per call on each side (one to receive
+                            // a frame, one to send one); in place, only the received frame needs one.
+                            assertEquals(calls, sp.largeAcquires() - serverLarge, "server, " + size + " bytes");
+                            assertEquals(calls, cp.largeAcquires() - clientLarge, "client, " + size + " bytes");
+                        }
+                    }
+                }
+                TestSupport.await("large buffers back", Duration.ofSeconds(5),
+                        () -> sp.largeBuffersInUse() == 0 && cp.largeBuffersInUse() == 0);
+            }
+        } finally {
+            clientTransport.close();
+        }
+    }
+
+    @Test
+    void aCallThatTimesOutBeforeItsRequestIsWrittenNoLongerReadsThePayload() throws Exception {
+        int size = 8 << 20;
+        try (ServerSocketChannel silent = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+             Arena arena = Arena.ofShared();
+             RpcClient client = RpcClient.builder().address((InetSocketAddress) silent.getLocalAddress())
+                     .maxFrameLength(16 << 20).defaultTimeout(Duration.ofMillis(300)).connect();
+             SocketChannel peer = silent.accept()) {
+            MemorySegment payload = arena.allocate(size);
+            fill(payload, 7);
+            CompletableFuture<RpcException> failed = new CompletableFuture<>();
+            assertTrue(client.sendInPlace(ECHO, payload, new ResponseListener() {
+                @Override
+                public void onResponse(long tag, ResponseView response) {
+                    failed.completeExceptionally(new AssertionError("a peer that never reads cannot answer"));
+                }
+
+                @Override
+                public void onError(long tag, RpcException e) {
+                    payload.fill((byte) 0); // the caller may reuse its memory once it hears
+                    failed.complete(e);
+                }
+            }, 0));
+            assertEquals(Status.TIMEOUT, failed.get(10, TimeUnit.SECONDS).status());
+            // Only now does the peer read: every byte it gets is the payload as it was when sent.
+            peer.socket().setSoTimeout(10_000);
+            ByteBuffer frame = TestSupport.readFrame(peer);
+            assertNotNull(frame);
+            MemorySegment f = MemorySegment.ofBuffer(frame);
+            assertEquals(size, FrameHeader.payloadLength(f, 0));
+            assertTrue(matches(f, FrameDescriptor.HEADER_LENGTH, size, 7), "the unsent rest was copied before the caller heard");
+            assertTrue(client.isOpen());
+        }
+    }
+
+    @Test
+    void aResponseThatOvertakesItsRequestStillLeavesTheRequestWhole() throws Exception {
+        int size = 8 << 20;
+        try (ServerSocketChannel rude = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+             Arena arena = Arena.ofShared();
+             RpcClient client = RpcClient.builder().address((InetSocketAddress) rude.getLocalAddress())
+                     .maxFrameLength(16 << 20).connect();
+             SocketChannel peer = rude.accept()) {
+            MemorySegment payload = arena.allocate(size);
+            fill(payload, 3);
+            CompletableFuture<Integer> answered = new CompletableFuture<>();
+            assertTrue(client.sendInPlace(ECHO, payload, new ResponseListener() {
+                @Override
+                public void onResponse(long tag, ResponseView response) {
+                    payload.fill((byte) 0);
+                    answered.complete(response.payloadLength());
+                }
+
+                @Override
+                public void onError(long tag, RpcException e) {
+                    answered.completeExceptionally(e);
+                }
+            }, 0));
+            // Answer from the header alone, long before the payload can all have been written.
+            peer.socket().setSoTimeout(10_000);
+            ByteBuffer header = ByteBuffer.allocate(FrameDescriptor.HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+            var in = peer.socket().getInputStream();
+            while (header.hasRemaining()) {
+                int n = in.read(header.array(), header.position(), header.remaining());
+                assertTrue(n > 0);
+                header.position(header.position() + n);
+            }
+            long id = FrameHeader.requestId(MemorySegment.ofArray(header.array()), 0);
+            byte[] response = new byte[FrameDescriptor.HEADER_LENGTH];
+            FrameHeader.write(MemorySegment.ofArray(response), 0, FrameDescriptor.TYPE_RESPONSE, id, ECHO.id(),
+                    FrameDescriptor.STATUS_OK, 0, 0);
+            TestSupport.write(peer, response);
+            assertEquals(0, answered.get(10, TimeUnit.SECONDS));
+            byte[] rest = new byte[size];
+            int got = 0;
+            while (got < size) {
+                int n = in.read(rest, got, size - got);
+                assertTrue(n > 0);
+                got += n;
+            }
+            assertTrue(matches(MemorySegment.ofArray(rest), 0, size, 3), "the request arrived as it was sent");
+        }
+    }
+
+    @Test
+    void aServerWhoseClientVanishedReleasesTheBuffersItsEchoesSentFrom() throws Exception {
+        int size = 1 << 20;
+        try (RpcServer server = echoServer(); Arena arena = Arena.ofShared()) {
+            BufferPool sp = server.bufferPool();
+            for (int round = 0; round < 3; round++) {
+                RpcClient client = RpcClient.builder().address(server.address()).maxFrameLength(16 << 20).connect();
+                MemorySegment payload = arena.allocate(size);
+                fill(payload, round);
+                Check first = new Check(size, round);
+                assertTrue(client.sendInPlace(ECHO, payload, first, 0));
+                assertTrue(first.done.get(10, TimeUnit.SECONDS));
+                for (int i = 0; i < 32; i++) {
+                    client.sendInPlace(ECHO, payload, new Check(size, round), i);
+                }
+                client.close(); // while the server still answers
+            }
+            TestSupport.await("the server's large buffers back", Duration.ofSeconds(10), () -> sp.largeBuffersInUse() == 0);
+        }
+    }
+}
