@@ -35,8 +35,9 @@ import java.util.concurrent.locks.LockSupport;
  * rdmarpc over its TCP transport (or, constructed with {@code rdma}, its RDMA transport), measured
  * on its zero-allocation paths: the server answers with a
  * {@link dev.rdmarpc.rpc.RawHandler} inline on the I/O thread (the request's bytes copied straight into
- * the response frame), the client calls {@link RpcClient#send} with an off-heap request segment and a
- * preallocated {@link ResponseListener}, and re-sends from that listener on the I/O thread.
+ * the response frame), the client calls {@link RpcClient#sendInPlace} with an off-heap request segment
+ * (written from there, not copied, from 16 KiB on over TCP) and a preallocated {@link ResponseListener},
+ * and re-sends from that listener on the I/O thread.
  *
  * <p>All client connections of one stack share one {@link TcpTransport} with {@code ioThreads} event
  * loops, so both sides run the same number of I/O threads. A send refused by back-pressure
@@ -92,7 +93,7 @@ public final class RdmarpcTcpStack implements EchoStack {
         String transport = rdma ? " RDMA transport (RC SEND/RECV, " + rdmaConfig(options).completionMode()
                 + " completions, registered pool)" : " TCP transport (java.nio)";
         return "rdmarpc" + (version.isEmpty() ? "" : " " + version) + transport + ", raw echo handler inline "
-                + "on the I/O thread, zero-allocation RpcClient.send with a preallocated listener, "
+                + "on the I/O thread, RpcClient.sendInPlace with a preallocated listener, "
                 + options.ioThreads() + " I/O thread(s) per side";
     }
 
@@ -241,7 +242,7 @@ public final class RdmarpcTcpStack implements EchoStack {
         @Override
         public void call(CallListener listener) {
             this.listener = listener;
-            if (!client.send(ECHO, request, this, 0L)) {
+            if (!client.sendInPlace(ECHO, request, this, 0L)) {
                 resender.retry(this);
             }
         }
@@ -249,7 +250,7 @@ public final class RdmarpcTcpStack implements EchoStack {
         /** Tries the send again; false when still back-pressured. */
         boolean resend() {
             try {
-                return client.send(ECHO, request, this, 0L);
+                return client.sendInPlace(ECHO, request, this, 0L);
             } catch (RpcException e) {
                 listener.onFailure(e);
                 return true;
