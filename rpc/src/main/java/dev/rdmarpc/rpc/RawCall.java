@@ -34,6 +34,11 @@ public interface RawCall extends CallContext {
      * Answers with {@code length} bytes of {@code src} from {@code offset}, copied straight into the
      * response frame (plus the {@link #responseAttachment response attachment}, if set).
      *
+     * <p>Not copied at all over TCP when those bytes lie in this call's own request, the request
+     * frame is larger than a pool chunk, the handler runs on the I/O thread and there is no response
+     * attachment (an echo, or a response that forwards part of the request): the response is then
+     * written from the request's receive buffer, which the connection keeps until it is sent.
+     *
      * <p>If the response cannot be sent as such, the client gets an error response instead:
      * {@link Status#PAYLOAD_TOO_LARGE} when it exceeds the maximum frame length,
      * {@link Status#RESOURCE_EXHAUSTED} when no send buffer is free (and when not even that fits, the

@@ -510,4 +510,38 @@ class RdmaRpcTest {
             }
         }
     }
+
+    /** sendInPlace over RDMA copies its payload (only TCP writes it in place): echoes stay exact, the caller may reuse it once it hears. */
+    @Test
+    void sendInPlaceCopiesOverRdmaAndEchoesExactly() throws Exception {
+        try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RpcServer server = echoServer().transport(serverT).start();
+             RpcClient client = RpcClient.builder().address(server.address()).transport(clientT)
+                     .defaultTimeout(java.time.Duration.ofSeconds(20)).connect();
+             Arena arena = Arena.ofShared()) {
+            for (int size : new int[]{100, 16 * 1024, 1 << 20}) {
+                MemorySegment payload = arena.allocate(size);
+                for (long i = 0; i < size; i++) {
+                    payload.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 7 + size));
+                }
+                MemorySegment expected = arena.allocate(size).copyFrom(payload);
+                java.util.concurrent.CompletableFuture<Boolean> done = new java.util.concurrent.CompletableFuture<>();
+                assertTrue(client.sendInPlace(ECHO, payload, new ResponseListener() {
+                    @Override
+                    public void onResponse(long tag, ResponseView r) {
+                        done.complete(r.payloadLength() == size && MemorySegment.mismatch(r.buffer(), r.payloadOffset(),
+                                r.payloadOffset() + size, expected, 0, size) == -1);
+                        payload.fill((byte) 0);
+                    }
+
+                    @Override
+                    public void onError(long tag, RpcException e) {
+                        done.completeExceptionally(e);
+                    }
+                }, size));
+                assertTrue(done.get(30, TimeUnit.SECONDS), "echo of " + size + " bytes");
+            }
+        }
+    }
 }
