@@ -116,6 +116,79 @@ class InPlaceSendTcpTest {
         }
     }
 
+    /**
+     * A burst of 400 echoes of 16 to 64 KiB, sent in place: each takes two entries of the client's
+     * send ring, and the server stops reading while half of its ring is taken rather than answer
+     * "send queue full". Every byte checked, every chunk back once the client is gone.
+     */
+    @Test
+    void aBurstOfMidSizeEchoesStaysExactAndGivesTheChunksBack() throws Exception {
+        try (RpcServer server = echoServer(); Arena arena = Arena.ofShared()) {
+            BufferPool sp = server.bufferPool();
+            java.util.Random random = new java.util.Random(42);
+            for (int round = 0; round < 3; round++) {
+                try (RpcClient client = RpcClient.builder().address(server.address()).maxFrameLength(16 << 20).connect()) {
+                    int calls = 400;
+                    Check[] checks = new Check[calls];
+                    for (int i = 0; i < calls; i++) {
+                        int size = 16 * 1024 + random.nextInt(48 * 1024);
+                        MemorySegment payload = arena.allocate(size);
+                        fill(payload, i);
+                        checks[i] = new Check(size, i);
+                        while (!client.sendInPlace(ECHO, payload, checks[i], i)) {
+                            Thread.onSpinWait(); // back-pressured: the send queue drains
+                        }
+                    }
+                    for (int i = 0; i < calls; i++) {
+                        assertTrue(checks[i].done.get(20, TimeUnit.SECONDS), "echo " + i);
+                    }
+                }
+                // Only the listener's own chunk may stay taken (none once the client is gone).
+                TestSupport.await("the server's chunks back", Duration.ofSeconds(5), () -> sp.chunksInUse() == 0);
+            }
+        }
+    }
+
+    /**
+     * A client that sends 300 echoes of 100 KiB before it reads any answer, to a server whose write
+     * high-water mark (64 MiB) is far above what they add up to: each response sent from its request
+     * buffer takes two entries of the server's send ring, so the ring, not the mark, fills first.
+     * The server stops reading there instead of answering "send queue full": every call succeeds.
+     */
+    @Test
+    void aServerWhoseSendRingFillsStopsReadingInsteadOfRefusing() throws Exception {
+        int size = 100 * 1024;
+        int calls = 300;
+        TcpTransport serverTransport = TcpTransport.create(new TcpTransport.Config().writeHighWaterMark(64L << 20));
+        try (RpcServer server = RpcServer.builder().transport(serverTransport).maxFrameLength(16 << 20)
+                     .registerRaw(ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength())).start();
+             SocketChannel ch = TestSupport.open(server.address())) {
+            byte[] payload = new byte[size];
+            fill(MemorySegment.ofArray(payload), 9);
+            Thread writer = Thread.ofPlatform().start(() -> {
+                try {
+                    for (int i = 0; i < calls; i++) {
+                        TestSupport.write(ch, TestSupport.requestFrame(i + 1, ECHO.id(), payload, new byte[0]));
+                    }
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            Thread.sleep(500); // the server answers into its ring while nobody reads
+            for (int i = 0; i < calls; i++) {
+                ByteBuffer response = TestSupport.readFrame(ch);
+                assertNotNull(response, "response " + i);
+                MemorySegment r = MemorySegment.ofBuffer(response);
+                assertEquals(FrameDescriptor.STATUS_OK, FrameHeader.status(r, 0), "status of response " + i);
+                assertEquals(i + 1, FrameHeader.requestId(r, 0));
+                assertTrue(matches(r, FrameDescriptor.HEADER_LENGTH, size, 9));
+            }
+            writer.join(10_000);
+        } finally {
+            serverTransport.close();
+        }
+    }
+
     @Test
     void aCallThatTimesOutBeforeItsRequestIsWrittenNoLongerReadsThePayload() throws Exception {
         int size = 8 << 20;

@@ -10,7 +10,8 @@ import java.nio.ByteBuffer;
  * <p>Ownership: whoever {@linkplain BufferPool#acquire() acquired} the buffer owns it until it calls
  * {@link #release()}, exactly once; after that neither the segment nor the byte-buffer view may be
  * touched. The object itself is reused by the pool, so a stale reference is a bug, and a second
- * release is detected and throws. A buffer is not thread-safe: hand it between threads only with a
+ * release is detected and throws. An owner may share the buffer with {@link #retain()}: each retain
+ * adds one {@link #release()} that the buffer waits for before it goes back. A buffer is not thread-safe: hand it between threads only with a
  * happens-before edge (a lock, a queue).
  */
 public final class PooledBuffer {
@@ -18,8 +19,7 @@ public final class PooledBuffer {
     private final Slab slab;
     private final MemorySegment segment;
     private ByteBuffer byteBuffer;
-    private ByteBuffer slice;
-    private int sliceOffset;
+    private int holds;
     boolean inUse;
     PooledBuffer nextFree;
     /** A cached large buffer: when it was released (for {@link BufferPool#trim}). */
@@ -73,26 +73,19 @@ public final class PooledBuffer {
     }
 
     /**
-     * A {@link ByteBuffer} view of bytes {@code [offset, offset + length)} of the buffer, cached like
-     * {@link #byteBuffer()}: asking for the same range again (a buffer reused for frames of one size)
-     * allocates nothing. Position 0, limit {@code length}, each time.
-     *
-     * @param offset the range's first byte
-     * @param length its length
-     * @return the cached view of that range
+     * Adds a holder: the buffer goes back to its pool one {@link #release()} later. Not thread-safe,
+     * like the rest of the buffer: retain and release on one thread (a connection's I/O thread).
      */
-    public ByteBuffer byteBuffer(int offset, int length) {
-        ByteBuffer s = slice;
-        if (s == null || offset != sliceOffset || length != s.capacity()) {
-            s = byteBuffer().slice(offset, length);
-            slice = s;
-            sliceOffset = offset;
-        }
-        return s.clear();
+    public void retain() {
+        holds++;
     }
 
-    /** Returns the buffer to its pool. Call exactly once. */
+    /** Gives up one hold; the last returns the buffer to its pool. Call once per acquire or retain. */
     public void release() {
+        if (holds > 0) {
+            holds--;
+            return;
+        }
         pool.release(this);
     }
 }

@@ -71,7 +71,7 @@ public interface Connection {
      * from {@code tail} (the caller's memory, not copied), as {@link #claimWithTail} does, but with a
      * way out: {@link #detachInPlace} with the same {@code token} makes the transport stop reading
      * {@code tail} at any time. The caller writes only the first {@code frameLength - tail.byteSize()}
-     * bytes into the claim. Transports or tails that cannot go this way (the default) answer
+     * bytes into the claim. Transports or tails that cannot go this way, or not now (the default), answer
      * {@link #UNSUPPORTED} without holding anything, and the caller claims the whole frame and copies.
      *
      * @param frameLength the frame's whole length, tail included

@@ -29,8 +29,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * ring entries: its header in a pooled buffer, then its payload as a view of the caller's memory,
  * written from there by the same gathering write (no copy) until {@link #detachInPlace} copies
  * what is still unsent. A response claimed with {@link #claimFromReceived} is laid out the same way,
- * its payload a view of the large request buffer being dispatched, which the ring then owns and
- * releases once written.
+ * its payload a range of the large receive buffer whose frame is being dispatched: the ring holds
+ * that buffer ({@link PooledBuffer#retain}) until the range is written. (Frames that fit a receive
+ * chunk are copied: holding chunks and reading on in fresh ones measured slower at 16 to 64 KiB.)
  */
 final class TcpConnection implements Connection {
     private static final System.Logger LOG = System.getLogger(TcpConnection.class.getName());
@@ -68,26 +69,31 @@ final class TcpConnection implements Connection {
     private final ByteBuffer[] ringInPlace = new ByteBuffer[SEND_RING];
     private final MemorySegment[] ringInPlaceMemory = new MemorySegment[SEND_RING];
     private final long[] ringInPlaceToken = new long[SEND_RING];
-    // the receive buffer an in-place payload lies in, released with the entry (claimFromReceived), or null
+    // the receive buffer an in-place payload lies in, released with the entry (claimFromReceived), or null,
+    // and where in the view the payload starts (0 for a caller's payload)
     private final PooledBuffer[] ringInPlaceOwner = new PooledBuffer[SEND_RING];
+    private final int[] ringBase = new int[SEND_RING];
     private int inPlaceEntries;
     private ByteBuffer claimInPlace;
     private MemorySegment claimInPlaceMemory;
     private long claimInPlaceToken;
     private PooledBuffer claimInPlaceOwner;
+    private int claimInPlaceBase;
+    private int claimInPlaceLength;
     // views of callers' in-place payloads, kept for the next call with the same segment; under sendLock.
     // One view may stand for several queued entries: a flush puts each view in its write once.
     private static final int VIEW_CACHE = 16;
     private final MemorySegment[] viewKeys = new MemorySegment[VIEW_CACHE];
     private final ByteBuffer[] views = new ByteBuffer[VIEW_CACHE];
-    // ---- the large frame being handed to the handler, loop thread only: claimFromReceived may adopt it
+    // ---- the large receive buffer whose frame is being handed to the handler, loop thread only:
+    // claimFromReceived may hold it
     private PooledBuffer dispatching;
-    private boolean dispatchingAdopted;
     private int ringHead;
     private int ringCount;
     private long headFlushed;
     private long pending;
     private volatile long pendingVolatile;
+    private volatile int ringFill; // ringCount, for writesBackedUp
     private boolean flushScheduled;
     private int claimIndex = -1;
     private long claimEnd;
@@ -275,25 +281,23 @@ final class TcpConnection implements Connection {
         PooledBuffer b = largeBuf;
         largeBuf = null;
         dispatching = b;
-        dispatchingAdopted = false;
         try {
             handler.onFrame(this, b.segment(), 0, (int) largeLength);
         } finally {
             dispatching = null;
-            if (!dispatchingAdopted) {
-                b.release(); // else a response sends from it and the send ring releases it
-            }
+            b.release(); // responses sending from it hold it until they are written
         }
         return open;
     }
 
     /**
-     * True on a server connection whose unwritten responses exceed the write high-water mark: it
-     * reads no more requests until they drain (checked before every read, so at most the responses to
-     * one read's frames go over the mark).
+     * True on a server connection whose unwritten responses exceed the write high-water mark, or
+     * fill half its send ring (many mid-size responses sent in place take two entries each): it
+     * reads no more requests until they drain (checked before every read, so at most the responses
+     * to one read's frames go over).
      */
     private boolean writesBackedUp() {
-        return serverSide && pendingVolatile > writeHighWaterMark;
+        return serverSide && (pendingVolatile > writeHighWaterMark || ringFill > SEND_RING / 2);
     }
 
     private void protocolError(String reason) {
@@ -339,6 +343,8 @@ final class TcpConnection implements Connection {
                 views[i] = view;
             }
             claimInPlace = view;
+            claimInPlaceBase = 0;
+            claimInPlaceLength = (int) tailLength;
             claimInPlaceMemory = tail;
             claimInPlaceToken = token;
         }
@@ -346,15 +352,18 @@ final class TcpConnection implements Connection {
     }
 
     /**
-     * Takes over the large request buffer being dispatched (on the I/O thread, inside the handler's
+     * Holds the large receive buffer being dispatched (on the I/O thread, inside the handler's
      * {@code onFrame}) when the payload lies in it and is at least {@link #IN_PLACE_MIN} bytes;
-     * otherwise {@link #UNSUPPORTED}. Allocates one {@link ByteBuffer} view per call.
+     * otherwise {@link #UNSUPPORTED}. The ring entry uses the buffer's own view, with the payload's
+     * offset as its base: nothing is allocated.
      */
     @Override
     public long claimFromReceived(int frameLength, MemorySegment src, long offset, int length, long unsentLimit) {
+        if (!loop.inLoop()) {
+            return UNSUPPORTED;
+        }
         PooledBuffer b = dispatching;
-        if (b == null || dispatchingAdopted || length < IN_PLACE_MIN || length > frameLength - FrameDescriptor.HEADER_LENGTH
-                || !src.isNative() || !loop.inLoop()) {
+        if (b == null || length < IN_PLACE_MIN || length > frameLength - FrameDescriptor.HEADER_LENGTH || !src.isNative()) {
             return UNSUPPORTED;
         }
         MemorySegment seg = b.segment();
@@ -362,17 +371,21 @@ final class TcpConnection implements Connection {
         if (at < 0 || at + length > seg.byteSize()) {
             return UNSUPPORTED;
         }
-        ByteBuffer view = b.byteBuffer((int) at, length);
         long off = claim(frameLength - length, unsentLimit, 1);
         if (off >= 0) {
-            claimInPlace = view;
+            b.retain();
+            claimInPlace = b.byteBuffer();
+            claimInPlaceBase = (int) at;
+            claimInPlaceLength = length;
             claimInPlaceOwner = b;
-            dispatchingAdopted = true;
         }
         return off;
     }
 
-    /** @param extraEntries ring entries the claim needs besides the frame's own (an in-place payload's) */
+    /**
+     * @param extraEntries ring entries the claim needs besides the frame's own (an in-place payload's);
+     *                     when the ring lacks them the answer is {@link #UNSUPPORTED}, not back-pressure
+     */
     private long claim(int frameLength, long unsentLimit, int extraEntries) {
         if (frameLength < FrameDescriptor.HEADER_LENGTH) {
             throw new IllegalArgumentException("frame shorter than a header: " + frameLength);
@@ -385,6 +398,10 @@ final class TcpConnection implements Connection {
         if (pending >= unsentLimit) {
             sendLock.unlock();
             return BACK_PRESSURED;
+        }
+        if (extraEntries > 0 && ringCount + 1 + extraEntries > SEND_RING) {
+            sendLock.unlock();
+            return UNSUPPORTED; // too few ring entries to send in place: the caller copies into a plain claim
         }
         if (ringCount > 0) {
             int t = (ringHead + ringCount - 1) & (SEND_RING - 1);
@@ -436,8 +453,9 @@ final class TcpConnection implements Connection {
             ringInPlaceMemory[x] = claimInPlaceMemory;
             ringInPlaceToken[x] = claimInPlaceToken;
             ringInPlaceOwner[x] = claimInPlaceOwner;
-            ringLimit[x] = claimInPlace.capacity();
-            added += claimInPlace.capacity();
+            ringLimit[x] = claimInPlaceLength;
+            ringBase[x] = claimInPlaceBase;
+            added += claimInPlaceLength;
             ringCount++;
             inPlaceEntries++;
             claimInPlace = null;
@@ -446,6 +464,7 @@ final class TcpConnection implements Connection {
         }
         pending += added;
         pendingVolatile = pending;
+        ringFill = ringCount;
         boolean schedule = !flushScheduled;
         flushScheduled = true;
         sendLock.unlock();
@@ -459,7 +478,7 @@ final class TcpConnection implements Connection {
         int t = claimIndex;
         claimIndex = -1;
         if (claimInPlaceOwner != null) {
-            dispatchingAdopted = false; // the receive buffer goes back to its dispatcher
+            claimInPlaceOwner.release(); // the hold claimFromReceived took
             claimInPlaceOwner = null;
         }
         claimInPlace = null;
@@ -571,8 +590,9 @@ final class TcpConnection implements Connection {
                     cutShort = true;
                     break;
                 }
-                int start = i == 0 ? (int) headFlushed : 0;
-                int end = (int) ringLimit[idx];
+                int base = pb == null ? ringBase[idx] : 0; // where an in-place range starts in its view
+                int start = base + (i == 0 ? (int) headFlushed : 0);
+                int end = base + (int) ringLimit[idx];
                 boolean held = idx == heldIndex;
                 if (held) {
                     end = (int) Math.min(end, heldReady); // nothing past the held frame's ready bytes
@@ -622,8 +642,9 @@ final class TcpConnection implements Connection {
                 ByteBuffer bb = iov[i];
                 iov[i] = null;
                 int idx = ringHead;
-                if (bb.hasRemaining() || bb.limit() < ringLimit[idx]) {
-                    headFlushed = bb.position();
+                int base = ring[idx] == null ? ringBase[idx] : 0;
+                if (bb.hasRemaining() || bb.limit() < base + ringLimit[idx]) {
+                    headFlushed = bb.position() - base;
                     break;
                 }
                 // This buffer is fully written. (No claim is open: we hold the send lock.)
@@ -653,6 +674,7 @@ final class TcpConnection implements Connection {
                     b.release();
                 }
             }
+            ringFill = ringCount;
         } finally {
             sendLock.unlock();
         }
@@ -854,6 +876,7 @@ final class TcpConnection implements Connection {
             ringCount = 0;
             pending = 0;
             pendingVolatile = 0;
+            ringFill = 0;
         } finally {
             sendLock.unlock();
         }

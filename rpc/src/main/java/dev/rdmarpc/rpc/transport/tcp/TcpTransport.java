@@ -337,7 +337,8 @@ public final class TcpTransport implements Transport {
         /**
          * @param bytes bytes of responses queued unwritten on one accepted (server) connection above
          *              which it stops reading requests until they drain to the mark; default 8 MiB.
-         *              A connection holds at most this plus one frame of responses, one frame being
+         *              It also stops while half of its send queue's 256 entries are taken, whatever
+         *              the bytes (a response sent from its request's buffer takes two). A connection holds at most this plus one frame of responses, one frame being
          *              reassembled and one receive chunk. Client connections never stop reading: their
          *              requests are bounded by the RPC client before they are queued.
          * @return this
