@@ -228,8 +228,10 @@ public final class RpcClient implements AutoCloseable {
      * <p>In return the payload must stay unchanged, and its memory alive, until the listener hears.
      * The listener never hears while the transport may still read it: a call that ends before its
      * request was all written (a timeout) has the unsent rest copied first. Sending the same
-     * segment again while an earlier call with it is outstanding is fine; changing it is not. This
-     * path allocates one small {@code ByteBuffer} view per in-place call.
+     * segment again while an earlier call with it is outstanding is fine; changing it is not. The
+     * transport keeps a view of each segment for the next call with it (weakly: it never keeps the
+     * memory alive), so sending from the same segments again allocates nothing of rdmarpc's; the
+     * JDK's gathering write allocates a few small objects per write (docs/performance.md, 1c).
      *
      * @param method   the method; its codecs are not used, the payload is sent as is
      * @param payload  the request bytes; unchanged until the listener hears

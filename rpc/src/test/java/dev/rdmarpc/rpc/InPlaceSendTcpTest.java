@@ -189,6 +189,30 @@ class InPlaceSendTcpTest {
         }
     }
 
+    /** Once a call has ended, nothing in the client keeps its in-place payload reachable (an automatic arena's memory is freed). */
+    @Test
+    void anEndedCallKeepsNoPayloadReachable() throws Exception {
+        try (RpcServer server = echoServer();
+             RpcClient client = RpcClient.builder().address(server.address()).maxFrameLength(16 << 20).connect()) {
+            java.lang.ref.WeakReference<MemorySegment> sent = sendOnce(client);
+            for (int i = 0; i < 50 && sent.get() != null; i++) {
+                System.gc();
+                Thread.sleep(20);
+            }
+            assertNull(sent.get(), "the payload of an ended call is still reachable");
+            sendOnce(client); // and the connection still echoes (sendOnce checks the answer)
+        }
+    }
+
+    private static java.lang.ref.WeakReference<MemorySegment> sendOnce(RpcClient client) throws Exception {
+        MemorySegment payload = Arena.ofAuto().allocate(256 * 1024);
+        fill(payload, 5);
+        Check check = new Check(payload.byteSize(), 5);
+        assertTrue(client.sendInPlace(ECHO, payload, check, 0));
+        assertTrue(check.done.get(10, TimeUnit.SECONDS));
+        return new java.lang.ref.WeakReference<>(payload);
+    }
+
     @Test
     void aCallThatTimesOutBeforeItsRequestIsWrittenNoLongerReadsThePayload() throws Exception {
         int size = 8 << 20;

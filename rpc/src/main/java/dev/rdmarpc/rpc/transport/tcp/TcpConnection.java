@@ -8,6 +8,7 @@ import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.ProtocolException;
 import java.io.EOFException;
 import java.io.IOException;
+import java.lang.ref.WeakReference;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -81,10 +82,13 @@ final class TcpConnection implements Connection {
     private int claimInPlaceBase;
     private int claimInPlaceLength;
     // views of callers' in-place payloads, kept for the next call with the same segment; under sendLock.
-    // One view may stand for several queued entries: a flush puts each view in its write once.
+    // One view may stand for several queued entries: a flush puts each view in its write once. Held
+    // weakly, so that the cache never keeps a caller's memory (an automatic arena's) alive.
     private static final int VIEW_CACHE = 16;
-    private final MemorySegment[] viewKeys = new MemorySegment[VIEW_CACHE];
-    private final ByteBuffer[] views = new ByteBuffer[VIEW_CACHE];
+    @SuppressWarnings("unchecked")
+    private final WeakReference<MemorySegment>[] viewKeys = new WeakReference[VIEW_CACHE];
+    @SuppressWarnings("unchecked")
+    private final WeakReference<ByteBuffer>[] views = new WeakReference[VIEW_CACHE];
     // ---- the large receive buffer whose frame is being handed to the handler, loop thread only:
     // claimFromReceived may hold it
     private PooledBuffer dispatching;
@@ -332,15 +336,13 @@ final class TcpConnection implements Connection {
         long off = claim(frameLength - (int) tailLength, unsentLimit, 1);
         if (off >= 0) {
             int i = (int) (tail.address() >>> 12 ^ tail.address() >>> 20) & (VIEW_CACHE - 1);
-            MemorySegment k = viewKeys[i];
-            ByteBuffer view;
-            if (k != null && k.address() == tail.address() && k.byteSize() == tailLength
-                    && k.scope().equals(tail.scope()) && k.isReadOnly() == tail.isReadOnly()) {
-                view = views[i];
-            } else {
+            MemorySegment k = viewKeys[i] == null ? null : viewKeys[i].get();
+            ByteBuffer view = k == null ? null : views[i].get();
+            if (view == null || k.address() != tail.address() || k.byteSize() != tailLength
+                    || !k.scope().equals(tail.scope()) || k.isReadOnly() != tail.isReadOnly()) {
                 view = tail.asByteBuffer();
-                viewKeys[i] = tail;
-                views[i] = view;
+                viewKeys[i] = new WeakReference<>(tail);
+                views[i] = new WeakReference<>(view);
             }
             claimInPlace = view;
             claimInPlaceBase = 0;
@@ -640,7 +642,6 @@ final class TcpConnection implements Connection {
             pendingVolatile = pending;
             for (int i = 0; i < n; i++) {
                 ByteBuffer bb = iov[i];
-                iov[i] = null;
                 int idx = ringHead;
                 int base = ring[idx] == null ? ringBase[idx] : 0;
                 if (bb.hasRemaining() || bb.limit() < base + ringLimit[idx]) {
@@ -676,6 +677,7 @@ final class TcpConnection implements Connection {
             }
             ringFill = ringCount;
         } finally {
+            java.util.Arrays.fill(iov, 0, n, null); // keep no caller's memory reachable from here
             sendLock.unlock();
         }
         updateWriteInterest(socketFull);
