@@ -28,7 +28,7 @@ final class ResponseWriter {
             return tooLarge(c, m, requestId, methodId, frame, maxFrame);
         }
         // Bytes of the request being handled (an echo) go from its receive buffer, when the transport can.
-        long at = alen == 0 ? c.claimFromReceived((int) frame, src, off, len, Long.MAX_VALUE) : Connection.UNSUPPORTED;
+        long at = alen == 0 ? c.claimFromReceived((int) frame, src, off, len) : Connection.UNSUPPORTED;
         boolean inPlace = at != Connection.UNSUPPORTED;
         if (!inPlace) {
             at = c.claim((int) frame);

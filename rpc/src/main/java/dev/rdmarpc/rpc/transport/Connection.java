@@ -108,10 +108,9 @@ public interface Connection {
      * @param src         memory holding the bytes
      * @param offset      their offset in {@code src}
      * @param length      how many
-     * @param unsentLimit as in {@link #claim(int, long)}
-     * @return as {@link #claim(int, long)}, or {@link #UNSUPPORTED}
+     * @return as {@link #claim(int)}, or {@link #UNSUPPORTED}
      */
-    default long claimFromReceived(int frameLength, MemorySegment src, long offset, int length, long unsentLimit) {
+    default long claimFromReceived(int frameLength, MemorySegment src, long offset, int length) {
         return UNSUPPORTED;
     }
 

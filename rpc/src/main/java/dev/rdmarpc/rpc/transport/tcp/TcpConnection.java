@@ -68,7 +68,6 @@ final class TcpConnection implements Connection {
     private final long[] ringLimit = new long[SEND_RING];
     // an in-place payload's entry: ring[i] is null, ringInPlace[i] a view of the caller's memory
     private final ByteBuffer[] ringInPlace = new ByteBuffer[SEND_RING];
-    private final MemorySegment[] ringInPlaceMemory = new MemorySegment[SEND_RING];
     private final long[] ringInPlaceToken = new long[SEND_RING];
     // the receive buffer an in-place payload lies in, released with the entry (claimFromReceived), or null,
     // and where in the view the payload starts (0 for a caller's payload)
@@ -76,7 +75,6 @@ final class TcpConnection implements Connection {
     private final int[] ringBase = new int[SEND_RING];
     private int inPlaceEntries;
     private ByteBuffer claimInPlace;
-    private MemorySegment claimInPlaceMemory;
     private long claimInPlaceToken;
     private PooledBuffer claimInPlaceOwner;
     private int claimInPlaceBase;
@@ -347,7 +345,6 @@ final class TcpConnection implements Connection {
             claimInPlace = view;
             claimInPlaceBase = 0;
             claimInPlaceLength = (int) tailLength;
-            claimInPlaceMemory = tail;
             claimInPlaceToken = token;
         }
         return off;
@@ -360,7 +357,7 @@ final class TcpConnection implements Connection {
      * offset as its base: nothing is allocated.
      */
     @Override
-    public long claimFromReceived(int frameLength, MemorySegment src, long offset, int length, long unsentLimit) {
+    public long claimFromReceived(int frameLength, MemorySegment src, long offset, int length) {
         if (!loop.inLoop()) {
             return UNSUPPORTED;
         }
@@ -373,7 +370,7 @@ final class TcpConnection implements Connection {
         if (at < 0 || at + length > seg.byteSize()) {
             return UNSUPPORTED;
         }
-        long off = claim(frameLength - length, unsentLimit, 1);
+        long off = claim(frameLength - length, Long.MAX_VALUE, 1);
         if (off >= 0) {
             b.retain();
             claimInPlace = b.byteBuffer();
@@ -409,7 +406,7 @@ final class TcpConnection implements Connection {
             int t = (ringHead + ringCount - 1) & (SEND_RING - 1);
             PooledBuffer b = ring[t];
             long limit = ringLimit[t];
-            if (b != null && !b.isLarge() && b.capacity() - limit >= frameLength && ringCount + extraEntries <= SEND_RING) {
+            if (b != null && !b.isLarge() && b.capacity() - limit >= frameLength) {
                 claimIndex = t;
                 claimStart = limit;
                 claimEnd = limit + frameLength;
@@ -417,7 +414,7 @@ final class TcpConnection implements Connection {
                 return limit;
             }
         }
-        if (ringCount + 1 + extraEntries > SEND_RING) {
+        if (ringCount == SEND_RING) {
             sendLock.unlock();
             return BACK_PRESSURED;
         }
@@ -452,7 +449,6 @@ final class TcpConnection implements Connection {
             int x = (t + 1) & (SEND_RING - 1); // the claim was the ring's last entry; its payload follows
             ring[x] = null;
             ringInPlace[x] = claimInPlace;
-            ringInPlaceMemory[x] = claimInPlaceMemory;
             ringInPlaceToken[x] = claimInPlaceToken;
             ringInPlaceOwner[x] = claimInPlaceOwner;
             ringLimit[x] = claimInPlaceLength;
@@ -461,7 +457,6 @@ final class TcpConnection implements Connection {
             ringCount++;
             inPlaceEntries++;
             claimInPlace = null;
-            claimInPlaceMemory = null;
             claimInPlaceOwner = null;
         }
         pending += added;
@@ -484,7 +479,6 @@ final class TcpConnection implements Connection {
             claimInPlaceOwner = null;
         }
         claimInPlace = null;
-        claimInPlaceMemory = null;
         if (claimNewBuffer && ringLimit[t] == 0 && ringCount > 0
                 && t == ((ringHead + ringCount - 1) & (SEND_RING - 1))) {
             PooledBuffer b = ring[t];
@@ -699,7 +693,6 @@ final class TcpConnection implements Connection {
     /** Forgets the in-place payload at ring entry {@code idx}; under the send lock. */
     private void dropInPlace(int idx) {
         ringInPlace[idx] = null;
-        ringInPlaceMemory[idx] = null;
         inPlaceEntries--;
         PooledBuffer owner = ringInPlaceOwner[idx];
         if (owner != null) {
@@ -731,7 +724,9 @@ final class TcpConnection implements Connection {
                     exhausted = true;
                     break;
                 }
-                MemorySegment.copy(ringInPlaceMemory[idx], start, copy.segment(), 0, rest);
+                // the caller's whole payload (ofBuffer covers position..limit, which flush moves); rare, may allocate
+                MemorySegment payload = MemorySegment.ofBuffer(ringInPlace[idx].duplicate().clear());
+                MemorySegment.copy(payload, start, copy.segment(), 0, rest);
                 dropInPlace(idx);
                 ring[idx] = copy;
                 ringLimit[idx] = rest;
