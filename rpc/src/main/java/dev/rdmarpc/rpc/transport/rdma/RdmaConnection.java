@@ -17,7 +17,9 @@ import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.ProtocolException;
+import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -57,7 +59,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * every posted work request before it destroys the queue pair and gives the buffers back (the
  * device may use posted memory until then); after a few seconds without them it destroys anyway.
  */
-final class RdmaConnection implements Connection {
+final class RdmaConnection implements Connection, IoLoop.Flushable {
     private static final System.Logger LOG = System.getLogger(RdmaConnection.class.getName());
     private static final int CREDIT_SLOTS = 2;
     private static final long DRAIN_TIMEOUT_NANOS = 3_000_000_000L;
@@ -149,7 +151,7 @@ final class RdmaConnection implements Connection {
         this.window = config.sendWindow();
         this.maxFrameLength = maxFrameLength;
         this.receiveSize = pool.chunkSize();
-        this.solicit = config.completionMode() != RdmaConfig.CompletionMode.BUSY_POLL;
+        this.solicit = config.idleStrategy().mode() != IdleStrategy.Mode.BUSY_POLL;
         this.recvReserve = recvReserve;
         this.sendReserve = sendReserve;
         this.writeHighWaterMark = config.writeHighWaterMark();
@@ -662,8 +664,19 @@ final class RdmaConnection implements Connection {
         sendLock.unlock();
     }
 
-    /** End of a loop iteration: post what is queued, send credits back if nothing carried them. */
-    void flushFromLoop() {
+    /** End of a loop iteration: post what is queued; a failure to post closes the connection. */
+    @Override
+    public void flush() {
+        try {
+            flushFromLoop();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "posting on " + this + " failed", e);
+            closeNow(e);
+        }
+    }
+
+    /** Posts what is queued, sends credits back if nothing carried them. */
+    private void flushFromLoop() {
         flushScheduled = false;
         if (destroyed) {
             return;
