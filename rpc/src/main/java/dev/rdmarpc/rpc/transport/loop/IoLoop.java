@@ -53,6 +53,15 @@ public final class IoLoop implements Runnable {
 
         /** The loop stops: close every connection and free the poller's resources. */
         void close();
+
+        /**
+         * @return true when the loop should poll once more before it blocks, so that a steady stream
+         *         of events never pays for arming (completion queues: arming is a system call);
+         *         false where blocking finds ready events as cheaply (a selector)
+         */
+        default boolean pollsBeforeBlocking() {
+            return false;
+        }
     }
 
     /** A connection whose committed frames go out at the end of the iteration. */
@@ -67,6 +76,7 @@ public final class IoLoop implements Runnable {
     private final long tickNanos;
     private final BufferPool pool;
     private Poller poller;
+    private boolean pollBeforeBlocking;
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     /** True while the thread runs (or a wake-up is already pending): producers need not wake it. */
     private final AtomicBoolean awake = new AtomicBoolean(true);
@@ -103,6 +113,7 @@ public final class IoLoop implements Runnable {
     /** Starts the thread with {@code p} as its poller. */
     public void start(Poller p) {
         this.poller = p;
+        this.pollBeforeBlocking = p.pollsBeforeBlocking();
         thread.start();
     }
 
@@ -237,6 +248,12 @@ public final class IoLoop implements Runnable {
     }
 
     private int block() {
+        if (pollBeforeBlocking) {
+            int events = poller.pollNow();
+            if (events > 0) {
+                return events;
+            }
+        }
         awake.set(false);
         if (hasWork() || !running) {
             awake.set(true);

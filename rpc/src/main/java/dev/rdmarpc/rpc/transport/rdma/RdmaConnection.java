@@ -103,6 +103,8 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     private long stallStart;
     private boolean stallForWindow;
     private volatile long pendingVolatile;
+    /** The send queue's entries, as last seen under the send lock (read by the I/O thread's pause rule). */
+    private volatile int queuedEntries;
 
     private final long wrIdBase;
     private final int tableIndex;
@@ -419,20 +421,24 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
 
     /**
      * Stops handling received messages while more than the write high-water mark is queued for
-     * sending (what the TCP transport does by not reading its socket): their buffers are not posted
-     * again, so the peer runs out of credits and stops. Handling resumes below half the mark.
+     * sending, or more than half the send queue's {@value SendQueue#ENTRIES} entries are taken (what
+     * the TCP transport does by not reading its socket): their buffers are not posted again, so the
+     * peer runs out of credits and stops. Handling resumes below half the mark and a quarter of the
+     * entries. Without the entry rule, responses of a few KiB each (one entry apiece when they do not
+     * share a chunk) filled the queue long before the byte mark, and calls failed with "server send
+     * queue full".
      * Accepted (server) connections only: a client never stops reading its responses (its sends
      * are bounded by the RPC client), so two sides can never wait for each other.
      */
     private void checkReadPause() {
-        if (serverSide && !readPaused && pendingVolatile > writeHighWaterMark) {
+        if (serverSide && !readPaused && (pendingVolatile > writeHighWaterMark || queuedEntries > SendQueue.ENTRIES / 2)) {
             readPaused = true;
         }
     }
 
     /** Handles held messages, in order, while reading is allowed (I/O thread). */
     private void resumeHeld() {
-        if (readPaused && pendingVolatile <= writeHighWaterMark / 2) {
+        if (readPaused && pendingVolatile <= writeHighWaterMark / 2 && queuedEntries <= SendQueue.ENTRIES / 4) {
             readPaused = false;
         }
         // each message leaves the held list before it is handled: a handler that closes the
@@ -641,6 +647,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     public void commit() {
         sq.commit();
         pendingVolatile = sq.pendingBytes();
+        queuedEntries = sq.entries();
         if (loop.inLoop()) {
             sendLock.unlock();
             loop.scheduleFlush(this);
@@ -825,6 +832,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
             if (kind == RdmaLoop.KIND_DATA) {
                 sq.completed(slot);
                 pendingVolatile = sq.pendingBytes();
+                queuedEntries = sq.entries();
                 progressed = true;
             } else {
                 creditInFlight--;
@@ -938,6 +946,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         try {
             sq.close();
             pendingVolatile = 0;
+            queuedEntries = 0;
             stallStart = 0;
         } finally {
             sendLock.unlock();

@@ -369,6 +369,11 @@ final class RdmaLoop implements IoLoop.Poller {
     }
 
     @Override
+    public boolean pollsBeforeBlocking() {
+        return true;
+    }
+
+    @Override
     public int await(long timeoutMillis) {
         for (int i = 0; i < activeCount; i++) {
             LoopDevice ld = active[i];
