@@ -333,7 +333,7 @@ public final class RpcClient implements AutoCloseable {
         private BufferPool.Config bufferPool = new BufferPool.Config();
         private Transport transport;
         private RdmaConfig rdma;
-        private Duration idleSpin = TcpTransport.Config.DEFAULT_IDLE_SPIN;
+        private Duration idleSpin = Duration.ZERO;
 
         private Builder() {
         }
@@ -400,7 +400,7 @@ public final class RpcClient implements AutoCloseable {
 
         /**
          * @param spin how long each event loop polls without sleeping after its last event, when the
-         *             client creates its transport (see {@link TcpTransport.Config#idleSpin}); default 0
+         *             client creates its transport (see {@link TcpTransport.Config#idleStrategy}); default 0
          *             (sleep at once); 20-100 us where each side has cores of its own. Ignored with {@link #transport(Transport)}.
          * @return this
          */
@@ -467,7 +467,7 @@ public final class RpcClient implements AutoCloseable {
             Transport t = !owns ? transport
                     : rdma != null ? RdmaSupport.create(rdma, "rdmarpc-client-rdma")
                     : TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).bufferPool(bufferPool)
-                            .idleSpin(idleSpin).threadNamePrefix("rdmarpc-client"));
+                            .idleStrategy(RpcServer.idleOf(idleSpin)).threadNamePrefix("rdmarpc-client"));
             try {
                 Counters metrics = new Counters();
                 ClientCore core = new ClientCore(metrics, maxOutstanding, maxFrameLength, defaultTimeout.toNanos(),

@@ -389,7 +389,7 @@ public final class RpcClientPool implements AutoCloseable {
         private int ioThreads = 1;
         private Transport transport;
         private RdmaConfig rdma;
-        private Duration idleSpin = TcpTransport.Config.DEFAULT_IDLE_SPIN;
+        private Duration idleSpin = Duration.ZERO;
 
         private Builder() {
         }
@@ -471,7 +471,7 @@ public final class RpcClientPool implements AutoCloseable {
 
         /**
          * @param spin how long each event loop polls without sleeping after its last event, when the
-         *             pool creates its transport (see {@link TcpTransport.Config#idleSpin}); default 0
+         *             pool creates its transport (see {@link TcpTransport.Config#idleStrategy}); default 0
          *             (sleep at once); 20-100 us where each side has cores of its own. Ignored with {@link #transport(Transport)}.
          * @return this
          */
@@ -530,7 +530,7 @@ public final class RpcClientPool implements AutoCloseable {
             boolean owns = transport == null;
             Transport t = !owns ? transport
                     : rdma != null ? RdmaSupport.create(rdma, "rdmarpc-pool-rdma")
-                    : TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).idleSpin(idleSpin)
+                    : TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).idleStrategy(RpcServer.idleOf(idleSpin))
                             .threadNamePrefix("rdmarpc-pool"));
             return new RpcClientPool(this, t, owns);
         }

@@ -7,6 +7,7 @@ import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
+import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -138,7 +139,7 @@ public final class RpcServer implements AutoCloseable {
         private BufferPool.Config bufferPool = new BufferPool.Config();
         private Transport transport;
         private RdmaConfig rdma;
-        private Duration idleSpin = TcpTransport.Config.DEFAULT_IDLE_SPIN;
+        private Duration idleSpin = Duration.ZERO;
         private final MethodRegistry registry = new MethodRegistry();
 
         private Builder() {
@@ -165,7 +166,7 @@ public final class RpcServer implements AutoCloseable {
 
         /**
          * @param spin how long each event loop polls without sleeping after its last event, when the
-         *             server creates its transport (see {@link TcpTransport.Config#idleSpin}); default 0
+         *             server creates its transport (see {@link TcpTransport.Config#idleStrategy}); default 0
          *             (sleep at once); 20-100 us where each side has cores of its own. Ignored with {@link #transport(Transport)}.
          * @return this
          */
@@ -319,7 +320,7 @@ public final class RpcServer implements AutoCloseable {
             Transport t = !owns ? transport
                     : rdma != null ? RdmaSupport.create(rdma, "rdmarpc-server-rdma")
                     : TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).bufferPool(bufferPool)
-                            .idleSpin(idleSpin).threadNamePrefix("rdmarpc-server"));
+                            .idleStrategy(idleOf(idleSpin)).threadNamePrefix("rdmarpc-server"));
             try {
                 ServerCore core = new ServerCore(registry, maxFrameLength, maxInFlight, t.bufferPool(), t.name());
                 ServerEndpoint endpoint = t.listen(bind, maxFrameLength, core);
@@ -338,5 +339,10 @@ public final class RpcServer implements AutoCloseable {
                 throw e;
             }
         }
+    }
+
+    /** The idle strategy a builder's idle spin stands for: zero blocks at once, more backs off. */
+    static IdleStrategy idleOf(Duration spin) {
+        return spin.isZero() ? IdleStrategy.event() : IdleStrategy.backOff(spin);
     }
 }

@@ -8,7 +8,7 @@ package dev.rdmarpc.bench.load;
  * @param device          RDMA device name override, or {@code null}
  * @param gidIndex        RDMA GID index override, or -1
  * @param rdmaCompletions how RDMA I/O threads wait for completions: {@code event}, {@code busy-poll} or
- *                        {@code hybrid} (rdmarpc's {@code RdmaConfig.CompletionMode})
+ *                        {@code hybrid} (rdmarpc's {@code IdleStrategy}: event, busy-poll, back-off 50 us)
  */
 public record StackOptions(int ioThreads, int maxMessageBytes, String device, int gidIndex, String rdmaCompletions) {
     public StackOptions {

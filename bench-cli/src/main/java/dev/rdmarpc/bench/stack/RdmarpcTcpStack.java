@@ -17,6 +17,7 @@ import dev.rdmarpc.rpc.RpcServer;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.rdma.RdmaTransport;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
@@ -78,10 +79,10 @@ public final class RdmarpcTcpStack implements EchoStack {
         if (options.gidIndex() >= 0) {
             c.gidIndex(options.gidIndex());
         }
-        c.completionMode(switch (options.rdmaCompletions()) {
-            case "busy-poll" -> RdmaConfig.CompletionMode.BUSY_POLL;
-            case "hybrid" -> RdmaConfig.CompletionMode.HYBRID;
-            default -> RdmaConfig.CompletionMode.EVENT;
+        c.idleStrategy(switch (options.rdmaCompletions()) {
+            case "busy-poll" -> IdleStrategy.busyPoll();
+            case "hybrid" -> IdleStrategy.backOff(IdleStrategy.DEFAULT_SPIN);
+            default -> IdleStrategy.event();
         });
         return c;
     }
@@ -90,7 +91,7 @@ public final class RdmarpcTcpStack implements EchoStack {
     public String describe(StackOptions options) {
         String version = RpcClient.class.getModule().getDescriptor() != null
                 ? RpcClient.class.getModule().getDescriptor().rawVersion().orElse("") : "";
-        String transport = rdma ? " RDMA transport (RC SEND/RECV, " + rdmaConfig(options).completionMode()
+        String transport = rdma ? " RDMA transport (RC SEND/RECV, " + rdmaConfig(options).idleStrategy()
                 + " completions, registered pool)" : " TCP transport (java.nio)";
         return "rdmarpc" + (version.isEmpty() ? "" : " " + version) + transport + ", raw echo handler inline "
                 + "on the I/O thread, RpcClient.sendInPlace with a preallocated listener, "

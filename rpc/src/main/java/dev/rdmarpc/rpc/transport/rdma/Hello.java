@@ -45,6 +45,12 @@ import java.util.HexFormat;
  * {@code enum ibv_mtu} value of the sender's port (1 = 256 ... 5 = 4096); both sides use the smaller.
  */
 final class Hello {
+    /** Refusal status: the hello was malformed (the wire value of {@code Status.PROTOCOL_ERROR}). */
+    static final int REFUSED_MALFORMED = 6;
+    /** Refusal status: the server could not set the connection up (the wire value of {@code Status.HANDLER_FAILED}). */
+    static final int REFUSED_SETUP_FAILED = 2;
+    /** Refusal status: the server lacks memory or queue room (the wire value of {@code Status.RESOURCE_EXHAUSTED}). */
+    static final int REFUSED_EXHAUSTED = 8;
     /** Version of the hello payload. */
     static final int HELLO_VERSION = 1;
     static final int VERSION_OFFSET = 0;

@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
+import dev.rdmarpc.rpc.transport.IdleStrategy;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -45,8 +46,6 @@ public final class RdmaConfig {
     public static final long DEFAULT_SLAB_BYTES = 8L * 1024 * 1024;
     /** Default bound on queued unsent bytes per connection: 8 MiB. */
     public static final long DEFAULT_WRITE_HIGH_WATER_MARK = 8L * 1024 * 1024;
-    /** Default busy-poll period of {@link CompletionMode#HYBRID} before sleeping: 50 microseconds. */
-    public static final Duration DEFAULT_HYBRID_SPIN = Duration.ofNanos(50_000);
     /** Default tick period (call timeouts are swept on it): 10 ms. */
     public static final Duration DEFAULT_TICK_INTERVAL = Duration.ofMillis(10);
     /** Default local ACK timeout code: 14, that is 4.096 us x 2^14 = 67 ms before a packet is sent again. */
@@ -60,19 +59,6 @@ public final class RdmaConfig {
     /** Value of {@link #gidIndex} meaning: choose the RoCE v2 GID of the address in use. */
     public static final int AUTO_GID_INDEX = -1;
 
-    /** How an I/O thread learns about completions. */
-    public enum CompletionMode {
-        /**
-         * Sleep on the completion channel until the device signals: no CPU when idle; one wake-up per
-         * burst, because only the last message of a burst asks for an event (solicited events).
-         */
-        EVENT,
-        /** Poll the completion queues without ever sleeping: lowest latency, one core per I/O thread. */
-        BUSY_POLL,
-        /** Poll for {@link #hybridSpin} after the last completion, then sleep as {@link #EVENT}. */
-        HYBRID
-    }
-
     private String device;
     private int port = 1;
     private int gidIndex = AUTO_GID_INDEX;
@@ -82,8 +68,7 @@ public final class RdmaConfig {
     private int sendWindow = DEFAULT_SEND_WINDOW;
     private int inlineThreshold = DEFAULT_INLINE_THRESHOLD;
     private int completionQueueSize = DEFAULT_COMPLETION_QUEUE_SIZE;
-    private CompletionMode completionMode = CompletionMode.EVENT;
-    private Duration hybridSpin = DEFAULT_HYBRID_SPIN;
+    private IdleStrategy idleStrategy = IdleStrategy.event();
     private long poolBytes = DEFAULT_POOL_BYTES;
     private long slabBytes = DEFAULT_SLAB_BYTES;
     private long poolHighWaterMark = -1;
@@ -199,21 +184,16 @@ public final class RdmaConfig {
     }
 
     /**
-     * @param mode how I/O threads wait for completions; default {@link CompletionMode#EVENT}
+     * @param idle how I/O threads wait for completions: {@link IdleStrategy#event()} (the default)
+     *             sleeps on the completion channel until the device signals, with one wake-up per
+     *             burst because only the last message of a burst asks for an event (solicited
+     *             events); {@link IdleStrategy#busyPoll()} polls the completion queues without ever
+     *             sleeping (lowest latency, one core per I/O thread); {@link IdleStrategy#backOff}
+     *             polls for a while after the last completion, then sleeps as event does
      * @return this
      */
-    public RdmaConfig completionMode(CompletionMode mode) {
-        this.completionMode = Objects.requireNonNull(mode, "mode");
-        return this;
-    }
-
-    /**
-     * @param spin how long {@link CompletionMode#HYBRID} polls before it sleeps, in [1 us, 10 ms];
-     *             default 50 us
-     * @return this
-     */
-    public RdmaConfig hybridSpin(Duration spin) {
-        this.hybridSpin = Objects.requireNonNull(spin, "spin");
+    public RdmaConfig idleStrategy(IdleStrategy idle) {
+        this.idleStrategy = Objects.requireNonNull(idle, "idle");
         return this;
     }
 
@@ -404,14 +384,9 @@ public final class RdmaConfig {
         return completionQueueSize;
     }
 
-    /** @return the completion mode */
-    public CompletionMode completionMode() {
-        return completionMode;
-    }
-
-    /** @return the hybrid spin period */
-    public Duration hybridSpin() {
-        return hybridSpin;
+    /** @return how I/O threads wait for completions */
+    public IdleStrategy idleStrategy() {
+        return idleStrategy;
     }
 
     /** @return the pool size */
@@ -536,9 +511,6 @@ public final class RdmaConfig {
                     + ") cannot hold the completions of a full shared receive queue (maxSharedReceiveQueueDepth = "
                     + maxSharedReceiveQueueDepth + ")");
         }
-        if (hybridSpin.toNanos() < 1_000 || hybridSpin.toNanos() > 10_000_000) {
-            throw new IllegalArgumentException("hybridSpin must be in [1 us, 10 ms]: " + hybridSpin);
-        }
         if (slabBytes < chunkSize || slabBytes % chunkSize != 0 || slabBytes > (1L << 30)) {
             throw new IllegalArgumentException("slabBytes must be a multiple of chunkSize (" + chunkSize
                     + ") and at most 1 GiB: " + slabBytes);
@@ -592,8 +564,7 @@ public final class RdmaConfig {
         c.sendWindow = sendWindow;
         c.inlineThreshold = inlineThreshold;
         c.completionQueueSize = completionQueueSize;
-        c.completionMode = completionMode;
-        c.hybridSpin = hybridSpin;
+        c.idleStrategy = idleStrategy;
         c.poolBytes = poolBytes;
         c.slabBytes = slabBytes;
         c.poolHighWaterMark = poolHighWaterMark;
@@ -615,7 +586,7 @@ public final class RdmaConfig {
         return "RdmaConfig[device=" + (device == null ? "auto" : device) + ", port=" + port + ", gidIndex="
                 + (gidIndex == AUTO_GID_INDEX ? "auto" : gidIndex) + ", chunk=" + chunkSize + ", rq=" + receiveQueueDepth
                 + ".." + maxReceiveQueueDepth + ", window=" + sendWindow + ", inline=" + inlineThreshold + ", cq="
-                + completionQueueSize + ", mode=" + completionMode + ", pool=" + poolBytes + ", hwm=" + poolHighWaterMark
+                + completionQueueSize + ", idle=" + idleStrategy + ", pool=" + poolBytes + ", hwm=" + poolHighWaterMark
                 + ", srq=" + (sharedReceiveQueue ? sharedReceiveQueueDepth + ".." + maxSharedReceiveQueueDepth + "/"
                         + sharedReceiveQueueCredits : "off") + ", threads=" + ioThreads + "]";
     }

@@ -17,7 +17,9 @@ import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.ProtocolException;
+import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -57,7 +59,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * every posted work request before it destroys the queue pair and gives the buffers back (the
  * device may use posted memory until then); after a few seconds without them it destroys anyway.
  */
-final class RdmaConnection implements Connection {
+final class RdmaConnection implements Connection, IoLoop.Flushable {
     private static final System.Logger LOG = System.getLogger(RdmaConnection.class.getName());
     private static final int CREDIT_SLOTS = 2;
     private static final long DRAIN_TIMEOUT_NANOS = 3_000_000_000L;
@@ -101,6 +103,8 @@ final class RdmaConnection implements Connection {
     private long stallStart;
     private boolean stallForWindow;
     private volatile long pendingVolatile;
+    /** The send queue's entries, as last seen under the send lock (read by the I/O thread's pause rule). */
+    private volatile int queuedEntries;
 
     private final long wrIdBase;
     private final int tableIndex;
@@ -149,7 +153,7 @@ final class RdmaConnection implements Connection {
         this.window = config.sendWindow();
         this.maxFrameLength = maxFrameLength;
         this.receiveSize = pool.chunkSize();
-        this.solicit = config.completionMode() != RdmaConfig.CompletionMode.BUSY_POLL;
+        this.solicit = config.idleStrategy().mode() != IdleStrategy.Mode.BUSY_POLL;
         this.recvReserve = recvReserve;
         this.sendReserve = sendReserve;
         this.writeHighWaterMark = config.writeHighWaterMark();
@@ -417,20 +421,24 @@ final class RdmaConnection implements Connection {
 
     /**
      * Stops handling received messages while more than the write high-water mark is queued for
-     * sending (what the TCP transport does by not reading its socket): their buffers are not posted
-     * again, so the peer runs out of credits and stops. Handling resumes below half the mark.
+     * sending, or more than half the send queue's {@value SendQueue#ENTRIES} entries are taken (what
+     * the TCP transport does by not reading its socket): their buffers are not posted again, so the
+     * peer runs out of credits and stops. Handling resumes below half the mark and a quarter of the
+     * entries. Without the entry rule, responses of a few KiB each (one entry apiece when they do not
+     * share a chunk) filled the queue long before the byte mark, and calls failed with "server send
+     * queue full".
      * Accepted (server) connections only: a client never stops reading its responses (its sends
      * are bounded by the RPC client), so two sides can never wait for each other.
      */
     private void checkReadPause() {
-        if (serverSide && !readPaused && pendingVolatile > writeHighWaterMark) {
+        if (serverSide && !readPaused && (pendingVolatile > writeHighWaterMark || queuedEntries > SendQueue.ENTRIES / 2)) {
             readPaused = true;
         }
     }
 
     /** Handles held messages, in order, while reading is allowed (I/O thread). */
     private void resumeHeld() {
-        if (readPaused && pendingVolatile <= writeHighWaterMark / 2) {
+        if (readPaused && pendingVolatile <= writeHighWaterMark / 2 && queuedEntries <= SendQueue.ENTRIES / 4) {
             readPaused = false;
         }
         // each message leaves the held list before it is handled: a handler that closes the
@@ -639,6 +647,7 @@ final class RdmaConnection implements Connection {
     public void commit() {
         sq.commit();
         pendingVolatile = sq.pendingBytes();
+        queuedEntries = sq.entries();
         if (loop.inLoop()) {
             sendLock.unlock();
             loop.scheduleFlush(this);
@@ -662,8 +671,19 @@ final class RdmaConnection implements Connection {
         sendLock.unlock();
     }
 
-    /** End of a loop iteration: post what is queued, send credits back if nothing carried them. */
-    void flushFromLoop() {
+    /** End of a loop iteration: post what is queued; a failure to post closes the connection. */
+    @Override
+    public void flush() {
+        try {
+            flushFromLoop();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "posting on " + this + " failed", e);
+            closeNow(e);
+        }
+    }
+
+    /** Posts what is queued, sends credits back if nothing carried them. */
+    private void flushFromLoop() {
         flushScheduled = false;
         if (destroyed) {
             return;
@@ -812,6 +832,7 @@ final class RdmaConnection implements Connection {
             if (kind == RdmaLoop.KIND_DATA) {
                 sq.completed(slot);
                 pendingVolatile = sq.pendingBytes();
+                queuedEntries = sq.entries();
                 progressed = true;
             } else {
                 creditInFlight--;
@@ -925,6 +946,7 @@ final class RdmaConnection implements Connection {
         try {
             sq.close();
             pendingVolatile = 0;
+            queuedEntries = 0;
             stallStart = 0;
         } finally {
             sendLock.unlock();

@@ -5,31 +5,28 @@ import dev.rdmarpc.ibverbs.verbs.CompletionQueue;
 import dev.rdmarpc.ibverbs.verbs.WorkCompletions;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * One RDMA I/O thread: it owns a send and a receive completion queue per device it serves (with
- * their completion channel), the connections assigned to it, and delivers every event of those
- * connections, one at a time.
+ * RDMA's side of one {@link IoLoop} (one I/O thread): a send and a receive completion queue per
+ * device it serves (with their completion channel), and the connections assigned to it.
  *
- * <p>Each iteration polls the completion queues (up to {@value #POLL_BATCH} completions at a time)
- * and dispatches each completion by its work request id to its connection, runs tasks from other
- * threads, posts what handlers committed during the iteration ({@link #scheduleFlush}), and ticks
- * the connections. Then, by completion mode: BUSY_POLL goes round again; EVENT arms the receive
- * queues for solicited completions only (the last message of each burst), arms the send queues only
- * when a connection waits for its window, polls once more (nothing slips between poll and arm) and
- * sleeps in {@code poll(2)} on the channels and an eventfd; HYBRID spins for a while first.
+ * <p>Polling drains the completion queues (up to {@value #POLL_BATCH} completions at a time) and
+ * dispatches each completion by its work request id to its connection; what handlers commit during
+ * an iteration is posted at its end ({@link #scheduleFlush}). Before the thread blocks, the receive
+ * queues are armed for solicited completions only (the last message of each burst), the send queues
+ * only when a connection waits for its window; then the queues are polled once more (nothing slips
+ * between poll and arm) and the thread sleeps in {@code poll(2)} on the channels and an eventfd.
+ * The {@link dev.rdmarpc.rpc.transport.IdleStrategy} decides when it blocks.
  *
  * <p>A work request id is {@code generation:16 | table index:24 | kind:2 | slot:22}: the table slot
  * of a closed connection can be reused at once, because completions still in flight for the old
  * one carry an older generation and are dropped.
  */
-final class RdmaLoop implements Runnable {
+final class RdmaLoop implements IoLoop.Poller {
     private static final System.Logger LOG = System.getLogger(RdmaLoop.class.getName());
     static final int POLL_BATCH = 32;
     static final int KIND_DATA = 0;
@@ -67,14 +64,8 @@ final class RdmaLoop implements Runnable {
     final RdmaConfig config;
     final RdmaMetrics metrics;
     final BufferPool pool;
-    private final Thread thread;
+    private final IoLoop io;
     private final Wakeup wakeup;
-    private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-    private final AtomicBoolean awake = new AtomicBoolean(true);
-    private volatile boolean running = true;
-    private final long tickNanos;
-    private final long spinNanos;
-    private final RdmaConfig.CompletionMode mode;
 
     // devices: created by setup threads under this lock; the loop learns of them through attach tasks
     private final LoopDevice[] devices = new LoopDevice[DeviceTable.MAX_DEVICES];
@@ -93,27 +84,19 @@ final class RdmaLoop implements Runnable {
     private final boolean[] ready = new boolean[DeviceTable.MAX_DEVICES];
     private final List<RdmaConnection> connections = new ArrayList<>();
     private final List<RdmaConnection> drainingList = new ArrayList<>();
-    private RdmaConnection[] flushList = new RdmaConnection[16];
-    private int flushCount;
-    private long nextTick;
-    private long lastActivity;
 
     RdmaLoop(RdmaTransport transport, String name) {
         this.transport = transport;
         this.config = transport.rdmaConfig();
         this.metrics = transport.metrics();
         this.pool = transport.bufferPool();
-        this.tickNanos = config.tickInterval().toNanos();
-        this.spinNanos = config.hybridSpin().toNanos();
-        this.mode = config.completionMode();
         this.wakeup = new Wakeup();
         this.wc = new WorkCompletions(POLL_BATCH);
-        this.thread = new Thread(this, name);
-        this.thread.setDaemon(false);
+        this.io = new IoLoop(name, config.idleStrategy(), config.tickInterval().toNanos(), pool);
     }
 
     void start() {
-        thread.start();
+        io.start(this);
     }
 
     static long wrIdBase(int index, int generation) {
@@ -121,7 +104,7 @@ final class RdmaLoop implements Runnable {
     }
 
     boolean inLoop() {
-        return Thread.currentThread() == thread;
+        return io.inLoop();
     }
 
     // ================================================================== setup (any thread)
@@ -307,19 +290,12 @@ final class RdmaLoop implements Runnable {
 
     /** Runs {@code task} on the loop (now, when called on it). */
     void execute(Runnable task) {
-        if (inLoop()) {
-            task.run();
-            return;
-        }
-        tasks.add(task);
-        wakeup();
+        io.execute(task);
     }
 
     /** Wakes the loop if it sleeps. */
     void wakeup() {
-        if (awake.compareAndSet(false, true) && running) {
-            wakeup.wake();
-        }
+        io.wakeup();
     }
 
     /** Posts {@code c}'s committed frames at the end of this iteration (loop thread). */
@@ -328,17 +304,14 @@ final class RdmaLoop implements Runnable {
             return;
         }
         c.flushScheduled = true;
-        if (flushCount == flushList.length) {
-            flushList = Arrays.copyOf(flushList, flushCount * 2);
-        }
-        flushList[flushCount++] = c;
+        io.flushLater(c);
     }
 
     /** Lines describing this loop and its connections, gathered on the loop. */
     String diagnostics() {
         java.util.concurrent.CompletableFuture<String> f = new java.util.concurrent.CompletableFuture<>();
         execute(() -> {
-            StringBuilder sb = new StringBuilder(thread.getName()).append(": ").append(connections.size())
+            StringBuilder sb = new StringBuilder(io.name()).append(": ").append(connections.size())
                     .append(" connections, ").append(drainingList.size()).append(" draining");
             for (int i = 0; i < activeCount; i++) {
                 sb.append(", ").append(active[i].device).append(" recvArmed ").append(active[i].recvArmed)
@@ -352,7 +325,7 @@ final class RdmaLoop implements Runnable {
         try {
             return f.get(5, java.util.concurrent.TimeUnit.SECONDS);
         } catch (Exception e) {
-            return thread.getName() + ": no answer (" + e + ")";
+            return io.name() + ": no answer (" + e + ")";
         }
     }
 
@@ -362,68 +335,46 @@ final class RdmaLoop implements Runnable {
     }
 
     void shutdown() {
-        running = false;
-        wakeup.wake();
+        io.shutdown();
     }
 
     void join(long millis) throws InterruptedException {
-        if (!inLoop()) {
-            thread.join(millis);
-        }
+        io.join(millis);
     }
 
     boolean isAlive() {
-        return thread.isAlive();
+        return io.isAlive();
     }
 
-    // ================================================================== the loop
+    // ================================================================== IoLoop.Poller (loop thread)
 
     @Override
-    public void run() {
-        nextTick = System.nanoTime() + tickNanos;
-        lastActivity = System.nanoTime();
-        try {
-            while (running) {
-                try {
-                    iterate();
-                } catch (Throwable t) {
-                    LOG.log(System.Logger.Level.ERROR, "RDMA I/O thread " + thread.getName() + " caught an unexpected error", t);
-                }
-            }
-        } finally {
-            closeAll();
-        }
+    public int pollNow() {
+        return pollAll();
     }
 
-    private void iterate() {
-        int n = pollAll();
-        runTasks();
-        flushAll();
-        long now = System.nanoTime();
-        if (now - nextTick >= 0) {
-            nextTick = now + tickNanos;
-            for (int i = connections.size() - 1; i >= 0; i--) {
-                if (i < connections.size()) {
-                    connections.get(i).tick(now);
-                }
+    @Override
+    public void tick(long now) {
+        for (int i = connections.size() - 1; i >= 0; i--) {
+            if (i < connections.size()) {
+                connections.get(i).tick(now);
             }
-            reapDrained(now);
-            flushAll();
-            pool.trim(now);
         }
-        if (n > 0 || !tasks.isEmpty()) {
-            lastActivity = now;
-            return;
-        }
-        if (mode == RdmaConfig.CompletionMode.BUSY_POLL
-                || (mode == RdmaConfig.CompletionMode.HYBRID && now - lastActivity < spinNanos)) {
-            Thread.onSpinWait();
-            return;
-        }
-        sleep(now);
+        reapDrained(now);
     }
 
-    private void sleep(long now) {
+    @Override
+    public void wake() {
+        wakeup.wake();
+    }
+
+    @Override
+    public boolean pollsBeforeBlocking() {
+        return true;
+    }
+
+    @Override
+    public int await(long timeoutMillis) {
         for (int i = 0; i < activeCount; i++) {
             LoopDevice ld = active[i];
             if (!ld.recvArmed) {
@@ -435,16 +386,11 @@ final class RdmaLoop implements Runnable {
                 ld.sendArmed = true;
             }
         }
-        awake.set(false);
-        if (!tasks.isEmpty() || !running || pollAll() > 0 || flushCount > 0) {
-            awake.set(true);
-            lastActivity = System.nanoTime();
-            flushAll();
-            return;
+        int n = pollAll();
+        if (n > 0) {
+            return n;
         }
-        int timeout = (int) Math.max(1, Math.min(1000, (nextTick - now) / 1_000_000L));
-        wakeup.await(fds, activeCount, timeout, ready);
-        awake.set(true);
+        wakeup.await(fds, activeCount, (int) timeoutMillis, ready);
         metrics.wakeups.increment();
         for (int i = 0; i < activeCount; i++) {
             if (ready[i]) {
@@ -459,7 +405,7 @@ final class RdmaLoop implements Runnable {
                 }
             }
         }
-        lastActivity = System.nanoTime();
+        return pollAll();
     }
 
     private boolean needsSendEvents(LoopDevice ld) {
@@ -547,35 +493,6 @@ final class RdmaLoop implements Runnable {
         c.onReceive(slot, wc, i);
     }
 
-    private void runTasks() {
-        Runnable r;
-        int budget = 1024;
-        while (budget-- > 0 && (r = tasks.poll()) != null) {
-            try {
-                r.run();
-            } catch (Throwable t) {
-                LOG.log(System.Logger.Level.ERROR, "RDMA I/O task failed", t);
-            }
-        }
-    }
-
-    private void flushAll() {
-        while (flushCount > 0) {
-            int n = flushCount;
-            flushCount = 0;
-            for (int i = 0; i < n; i++) {
-                RdmaConnection c = flushList[i];
-                flushList[i] = null;
-                try {
-                    c.flushFromLoop();
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.ERROR, "posting on " + c + " failed", e);
-                    c.closeNow(e);
-                }
-            }
-        }
-    }
-
     private void reapDrained(long now) {
         for (int i = drainingList.size() - 1; i >= 0; i--) {
             RdmaConnection c = drainingList.get(i);
@@ -590,15 +507,16 @@ final class RdmaLoop implements Runnable {
         }
     }
 
-    private void closeAll() {
-        runTasks();
+    @Override
+    public void close() {
+        io.runTasks();
         for (RdmaConnection c : new ArrayList<>(connections)) {
             c.closeNow(null);
         }
         long deadline = System.nanoTime() + 2_000_000_000L;
         while (!drainingList.isEmpty() && System.nanoTime() - deadline < 0) {
             pollAll();
-            runTasks();
+            io.runTasks();
             reapDrained(System.nanoTime());
             if (!drainingList.isEmpty()) {
                 Thread.onSpinWait();

@@ -1,7 +1,6 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.ibverbs.Ibverbs;
-import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
@@ -295,14 +294,14 @@ public final class RdmaTransport implements Transport {
             try {
                 peer.decode(buffer, offset, length);
             } catch (Hello.HelloException e) {
-                refuse(Status.PROTOCOL_ERROR, "bad RDMA hello: " + e.getMessage());
+                refuse(Hello.REFUSED_MALFORMED, "bad RDMA hello: " + e.getMessage());
                 return;
             }
             String full = poolRefusal("server");
             if (full != null) {
                 RdmaEvents.poolPressure("connection refused", String.valueOf(c.remoteAddress()), bytesInUse(),
                         config.poolHighWaterMark(), config.poolBytes());
-                refuse(Status.RESOURCE_EXHAUSTED, full);
+                refuse(Hello.REFUSED_EXHAUSTED, full);
                 return;
             }
             RdmaConnection conn;
@@ -310,7 +309,7 @@ public final class RdmaTransport implements Transport {
             try {
                 conn = newConnection(c, maxFrameLength, true);
             } catch (IOException e) {
-                refuse(e instanceof ResourceExhaustedException ? Status.RESOURCE_EXHAUSTED : Status.HANDLER_FAILED,
+                refuse(e instanceof ResourceExhaustedException ? Hello.REFUSED_EXHAUSTED : Hello.REFUSED_SETUP_FAILED,
                         "the server cannot set up RDMA: " + e.getMessage());
                 return;
             }
@@ -319,7 +318,7 @@ public final class RdmaTransport implements Transport {
                 conn.connect(peer);
             } catch (IOException | RuntimeException e) {
                 conn.abandon();
-                refuse(Status.HANDLER_FAILED, "the server cannot set up RDMA: " + e.getMessage());
+                refuse(Hello.REFUSED_SETUP_FAILED, "the server cannot set up RDMA: " + e.getMessage());
                 return;
             }
             rdma = conn;
@@ -347,13 +346,13 @@ public final class RdmaTransport implements Transport {
             });
         }
 
-        private void refuse(Status status, String reason) {
+        private void refuse(int status, String reason) {
             metrics.connectionsRefused.increment();
             LOG.log(System.Logger.Level.WARNING, "refusing RDMA connection from {0}: {1}", tcpConnection.remoteAddress(), reason);
             int len = Hello.refusalLength(reason);
             long at = tcpConnection.claim(len);
             if (at >= 0) {
-                Hello.encodeRefusal(tcpConnection.claimBuffer(), at, status.code(), reason);
+                Hello.encodeRefusal(tcpConnection.claimBuffer(), at, status, reason);
                 tcpConnection.commit();
             }
             tcpConnection.close(null);
@@ -463,7 +462,7 @@ public final class RdmaTransport implements Transport {
                 Throwable cause = e.getCause();
                 if (cause instanceof Hello.HelloException he) {
                     String msg = "the server refused the RDMA connection: " + he.getMessage();
-                    throw he.status() == Status.RESOURCE_EXHAUSTED.code() ? new ResourceExhaustedException(msg)
+                    throw he.status() == Hello.REFUSED_EXHAUSTED ? new ResourceExhaustedException(msg)
                             : new IOException(msg, he);
                 }
                 if (cause instanceof IOException io) {

@@ -194,6 +194,11 @@ final class SendQueue {
         }
     }
 
+    /** @return the entries taken (queued or in flight), at most {@value #ENTRIES} */
+    int entries() {
+        return count;
+    }
+
     /** @return true when committed bytes wait for the window or for credits */
     boolean hasQueued() {
         return count > 0;

@@ -4,6 +4,7 @@ import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.ProtocolException;
 import java.io.EOFException;
@@ -18,7 +19,7 @@ import java.nio.channels.SocketChannel;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A TCP connection owned by one {@link EventLoop}.
+ * A TCP connection owned by one {@link TcpLoop}.
  *
  * <p>Receive side (loop thread only): one pooled chunk; each readiness event reads as much as fits
  * and hands every complete frame to the handler in place. A frame longer than a chunk is completed
@@ -34,14 +35,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * that buffer ({@link PooledBuffer#retain}) until the range is written. (Frames that fit a receive
  * chunk are copied: holding chunks and reading on in fresh ones measured slower at 16 to 64 KiB.)
  */
-final class TcpConnection implements Connection {
+final class TcpConnection implements Connection, IoLoop.Flushable {
     private static final System.Logger LOG = System.getLogger(TcpConnection.class.getName());
     private static final int MAX_READS_PER_EVENT = 16;
     private static final int SEND_RING = 256;
     /** Payloads smaller than this are copied even when offered in place (two ring entries cost more). */
     static final int IN_PLACE_MIN = 16 * 1024;
 
-    private final EventLoop loop;
+    private final TcpLoop loop;
     private final SocketChannel channel;
     private final BufferPool pool;
     private final int maxFrameLength;
@@ -124,7 +125,7 @@ final class TcpConnection implements Connection {
      *                   connection never stops reading responses (its own sends are bounded by the
      *                   caller, see {@link #claim(int, long)}), so two sides never wait for each other.
      */
-    TcpConnection(EventLoop loop, SocketChannel channel, int maxFrameLength, long writeHighWaterMark, boolean serverSide)
+    TcpConnection(TcpLoop loop, SocketChannel channel, int maxFrameLength, long writeHighWaterMark, boolean serverSide)
             throws IOException {
         this.loop = loop;
         this.serverSide = serverSide;
@@ -566,7 +567,8 @@ final class TcpConnection implements Connection {
     }
 
     /** Writes everything committed; on the loop thread. */
-    void flush() {
+    @Override
+    public void flush() {
         int n;
         long total = 0;
         boolean cutShort = false;

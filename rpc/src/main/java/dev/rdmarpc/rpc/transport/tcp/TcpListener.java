@@ -15,7 +15,7 @@ final class TcpListener implements ServerEndpoint {
     private static final System.Logger LOG = System.getLogger(TcpListener.class.getName());
 
     private final TcpTransport transport;
-    private final EventLoop loop;
+    private final TcpLoop loop;
     private final ServerSocketChannel channel;
     private final InetSocketAddress address;
     private final int maxFrameLength;
@@ -23,7 +23,7 @@ final class TcpListener implements ServerEndpoint {
     private SelectionKey key;
     private volatile boolean closed;
 
-    TcpListener(TcpTransport transport, EventLoop loop, ServerSocketChannel channel, int maxFrameLength,
+    TcpListener(TcpTransport transport, TcpLoop loop, ServerSocketChannel channel, int maxFrameLength,
                 Acceptor acceptor) throws IOException {
         this.transport = transport;
         this.loop = loop;
@@ -49,7 +49,7 @@ final class TcpListener implements ServerEndpoint {
             if (ch == null) {
                 return;
             }
-            EventLoop target = transport.nextLoop();
+            TcpLoop target = transport.nextLoop();
             try {
                 transport.configure(ch);
                 TcpConnection c = new TcpConnection(target, ch, maxFrameLength, transport.config().writeHighWaterMark(), true);

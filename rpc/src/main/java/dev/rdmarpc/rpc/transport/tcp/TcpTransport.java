@@ -4,6 +4,7 @@ import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.Acceptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
@@ -34,7 +35,7 @@ public final class TcpTransport implements Transport {
 
     private final Config config;
     private final BufferPool pool;
-    private final EventLoop[] loops;
+    private final TcpLoop[] loops;
     private final AtomicInteger next = new AtomicInteger();
     private final Set<TcpListener> listeners = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -42,14 +43,13 @@ public final class TcpTransport implements Transport {
     private TcpTransport(Config config) {
         this.config = config;
         this.pool = BufferPool.create(config.bufferPool());
-        this.loops = new EventLoop[config.ioThreads()];
+        this.loops = new TcpLoop[config.ioThreads()];
         int started = 0;
         try {
             for (int i = 0; i < loops.length; i++) {
-                loops[i] = new EventLoop(this, config.threadNamePrefix() + "-" + i, config.tickInterval().toNanos(),
-                        config.idleSpin().toNanos());
+                loops[i] = new TcpLoop(this, config.threadNamePrefix() + "-" + i, config);
             }
-            for (EventLoop l : loops) {
+            for (TcpLoop l : loops) {
                 l.start();
                 started++;
             }
@@ -87,7 +87,7 @@ public final class TcpTransport implements Transport {
         return pool;
     }
 
-    EventLoop nextLoop() {
+    TcpLoop nextLoop() {
         return loops[Math.floorMod(next.getAndIncrement(), loops.length)];
     }
 
@@ -127,7 +127,7 @@ public final class TcpTransport implements Transport {
             ch.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             ch.bind(address, 1024);
             ch.configureBlocking(false);
-            EventLoop loop = nextLoop();
+            TcpLoop loop = nextLoop();
             TcpListener l = new TcpListener(this, loop, ch, maxFrameLength, acceptor);
             await(loop, () -> {
                 l.register();
@@ -154,7 +154,7 @@ public final class TcpTransport implements Transport {
             long millis = Math.max(1, timeout.toMillis());
             ch.socket().connect(address, (int) Math.min(Integer.MAX_VALUE, millis));
             configure(ch);
-            EventLoop loop = nextLoop();
+            TcpLoop loop = nextLoop();
             TcpConnection c = new TcpConnection(loop, ch, maxFrameLength, config.writeHighWaterMark(), false);
             await(loop, () -> {
                 c.register(handler);
@@ -171,7 +171,7 @@ public final class TcpTransport implements Transport {
         Void run() throws IOException;
     }
 
-    private static void await(EventLoop loop, IoTask task, Duration timeout) throws IOException {
+    private static void await(TcpLoop loop, IoTask task, Duration timeout) throws IOException {
         CompletableFuture<Void> done = new CompletableFuture<>();
         loop.execute(() -> {
             try {
@@ -219,11 +219,11 @@ public final class TcpTransport implements Transport {
         for (TcpListener l : listeners) {
             l.close();
         }
-        for (EventLoop l : loops) {
+        for (TcpLoop l : loops) {
             l.shutdown();
         }
         boolean joined = true;
-        for (EventLoop l : loops) {
+        for (TcpLoop l : loops) {
             try {
                 l.join(5000);
             } catch (InterruptedException e) {
@@ -248,8 +248,6 @@ public final class TcpTransport implements Transport {
      * {@link #conclude()}.
      */
     public static final class Config {
-        /** Default idle spin of the event loops: none (sleep as soon as there is nothing to do). */
-        public static final Duration DEFAULT_IDLE_SPIN = Duration.ZERO;
         /** Default SO_SNDBUF of connections to a loopback address: 256 KiB. */
         public static final int DEFAULT_LOOPBACK_SOCKET_SEND_BUFFER = 256 * 1024;
         private int ioThreads = Runtime.getRuntime().availableProcessors();
@@ -260,7 +258,7 @@ public final class TcpTransport implements Transport {
         private int loopbackSocketSendBuffer = DEFAULT_LOOPBACK_SOCKET_SEND_BUFFER;
         private long writeHighWaterMark = 8L << 20;
         private Duration tickInterval = Duration.ofMillis(10);
-        private Duration idleSpin = DEFAULT_IDLE_SPIN;
+        private IdleStrategy idleStrategy = IdleStrategy.event();
 
         /** Creates a configuration with the defaults. */
         public Config() {
@@ -359,24 +357,23 @@ public final class TcpTransport implements Transport {
         }
 
         /**
-         * @param spin how long an event loop keeps polling (yielding between polls) after its last
-         *             event before it blocks in the selector. Waking a sleeping thread costs tens of
-         *             microseconds on virtual machines, more than a loopback round trip, so where each
-         *             side has a core of its own (a server pinned to its cores) a spin of 20-100 us
-         *             lets back-to-back batches find the loop awake. Where client and server share
-         *             the cores, spinning takes CPU from the peer and lowers throughput: hence
-         *             default {@link #DEFAULT_IDLE_SPIN} (0, block at once). It costs CPU only while
-         *             traffic flows; an idle loop sleeps.
+         * @param idle what an event loop does when it finds nothing to do; default
+         *             {@link IdleStrategy#event()} (block in the selector at once). Waking a blocked
+         *             thread costs tens of microseconds on virtual machines, more than a loopback round
+         *             trip, so where each side has cores of its own (a server pinned to its cores)
+         *             {@link IdleStrategy#backOff} with 20-100 us lets back-to-back batches find the
+         *             loop awake; where client and server share the cores, spinning takes CPU from the
+         *             peer and lowers throughput.
          * @return this
          */
-        public Config idleSpin(Duration spin) {
-            this.idleSpin = Objects.requireNonNull(spin, "spin");
+        public Config idleStrategy(IdleStrategy idle) {
+            this.idleStrategy = Objects.requireNonNull(idle, "idle");
             return this;
         }
 
-        /** @return the idle spin */
-        public Duration idleSpin() {
-            return idleSpin;
+        /** @return what an event loop does when idle */
+        public IdleStrategy idleStrategy() {
+            return idleStrategy;
         }
 
         /** @return the number of event loops */
@@ -433,9 +430,6 @@ public final class TcpTransport implements Transport {
             if (tickInterval.toMillis() < 1 || tickInterval.toSeconds() > 60) {
                 throw new IllegalArgumentException("tickInterval must be in [1 ms, 60 s]: " + tickInterval);
             }
-            if (idleSpin.isNegative() || idleSpin.toMillis() > 1000) {
-                throw new IllegalArgumentException("idleSpin must be in [0, 1 s]: " + idleSpin);
-            }
             bufferPool.conclude();
             return this;
         }
@@ -444,7 +438,7 @@ public final class TcpTransport implements Transport {
             return new Config().ioThreads(ioThreads).bufferPool(bufferPool).threadNamePrefix(threadNamePrefix)
                     .socketSendBuffer(socketSendBuffer).socketReceiveBuffer(socketReceiveBuffer)
                     .loopbackSocketSendBuffer(loopbackSocketSendBuffer)
-                    .writeHighWaterMark(writeHighWaterMark).tickInterval(tickInterval).idleSpin(idleSpin);
+                    .writeHighWaterMark(writeHighWaterMark).tickInterval(tickInterval).idleStrategy(idleStrategy);
         }
     }
 }

@@ -30,6 +30,14 @@ class HelloTest {
     }
 
     @Test
+    void refusalCodesAreTheStatusesTheClientReports() {
+        // the transport may not import the API; the codes it writes must still be the API's
+        assertEquals(dev.rdmarpc.rpc.Status.PROTOCOL_ERROR.code(), Hello.REFUSED_MALFORMED);
+        assertEquals(dev.rdmarpc.rpc.Status.HANDLER_FAILED.code(), Hello.REFUSED_SETUP_FAILED);
+        assertEquals(dev.rdmarpc.rpc.Status.RESOURCE_EXHAUSTED.code(), Hello.REFUSED_EXHAUSTED);
+    }
+
+    @Test
     void roundTrip() throws Exception {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(256);

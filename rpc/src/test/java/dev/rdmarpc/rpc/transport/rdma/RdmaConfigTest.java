@@ -23,7 +23,7 @@ class RdmaConfigTest {
         assertEquals(32, c.maxReceiveQueueDepth());
         assertEquals(4, c.sendWindow());
         assertEquals(256, c.inlineThreshold());
-        assertEquals(RdmaConfig.CompletionMode.EVENT, c.completionMode());
+        assertEquals(dev.rdmarpc.rpc.transport.IdleStrategy.event(), c.idleStrategy());
         assertEquals(512L << 20, c.poolBytes());
         assertEquals(384L << 20, c.poolHighWaterMark(), "three quarters of the pool");
         assertEquals(false, c.sharedReceiveQueue());
@@ -74,7 +74,7 @@ class RdmaConfigTest {
         bad(c -> c.inlineThreshold(4096), "inlineThreshold");
         bad(c -> c.completionQueueSize(10), "completionQueueSize");
         bad(c -> c.completionQueueSize(64).maxReceiveQueueDepth(100), "completionQueueSize");
-        bad(c -> c.hybridSpin(Duration.ofSeconds(1)), "hybridSpin");
+        bad(c -> c.idleStrategy(dev.rdmarpc.rpc.transport.IdleStrategy.backOff(Duration.ofSeconds(1))), "back-off spin");
         bad(c -> c.slabBytes(1000), "slabBytes");
         bad(c -> c.poolBytes(1 << 20), "poolBytes");
         bad(c -> c.poolBytes(8 << 20).chunkSize(1 << 20).slabBytes(8 << 20), "poolBytes");

@@ -1,0 +1,325 @@
+package dev.rdmarpc.rpc.transport.loop;
+
+import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.transport.IdleStrategy;
+import java.util.Arrays;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One I/O thread, the same for both transports: it owns the thread, the task queue, the wake-up
+ * protocol, the list of connections to flush, the ticks, the idle strategy and shutdown. What is
+ * transport-specific (a selector, completion queues) sits behind a {@link Poller}.
+ *
+ * <p>Each iteration: poll (without blocking while there is work or while the idle strategy spins;
+ * else block until an event, a wake-up or the next tick), run up to {@value #TASK_BUDGET} tasks from
+ * other threads, flush every connection that committed frames, and every tick interval tick the
+ * poller's connections, flush again and trim the buffer pool.
+ *
+ * <p>Wake-up: {@link #awake} is true while the thread runs (or a wake-up is pending), so producers
+ * wake the poller only when the thread is about to block or blocked. Before blocking, the thread
+ * clears the flag, then looks for work once more; the poller arms what it must and polls once more
+ * (completion queues signal only new completions), so nothing slips between the last look and the
+ * block.
+ */
+public final class IoLoop implements Runnable {
+    private static final System.Logger LOG = System.getLogger(IoLoop.class.getName());
+    /** Most tasks run per iteration, so that tasks cannot starve I/O. */
+    public static final int TASK_BUDGET = 1024;
+
+    /** The transport's side of an I/O thread. Every method but {@link #wake} runs on the thread. */
+    public interface Poller {
+        /**
+         * Handles what is ready without blocking.
+         *
+         * @return the events handled
+         */
+        int pollNow();
+
+        /**
+         * Blocks until an event, a {@link #wake} or {@code timeoutMillis}, after arming whatever must
+         * be armed and polling once more.
+         *
+         * @return the events handled (0 when it only woke up)
+         */
+        int await(long timeoutMillis);
+
+        /** Makes a blocked (or the next) {@link #await} return at once. Any thread. */
+        void wake();
+
+        /** Periodic work: call timeouts, liveness, reaping. */
+        void tick(long nowNanos);
+
+        /** The loop stops: close every connection and free the poller's resources. */
+        void close();
+
+        /**
+         * @return true when the loop should poll once more before it blocks, so that a steady stream
+         *         of events never pays for arming (completion queues: arming is a system call);
+         *         false where blocking finds ready events as cheaply (a selector)
+         */
+        default boolean pollsBeforeBlocking() {
+            return false;
+        }
+    }
+
+    /** A connection whose committed frames go out at the end of the iteration. */
+    public interface Flushable {
+        /** Writes (posts) what was committed. Runs on the I/O thread. */
+        void flush();
+    }
+
+    private final Thread thread;
+    private final IdleStrategy.Mode idleMode;
+    private final long spinNanos;
+    private final long tickNanos;
+    private final BufferPool pool;
+    private Poller poller;
+    private boolean pollBeforeBlocking;
+    private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    /** True while the thread runs (or a wake-up is already pending): producers need not wake it. */
+    private final AtomicBoolean awake = new AtomicBoolean(true);
+    private volatile boolean running = true;
+
+    // Cross-thread flush requests (guarded by remoteLock); swapped with remoteDrain by the thread.
+    private final Object remoteLock = new Object();
+    private Flushable[] remoteFlush = new Flushable[16];
+    private int remoteCount;
+    private volatile boolean remotePending;
+    private Flushable[] remoteDrain = new Flushable[16];
+
+    // Thread state.
+    private Flushable[] localFlush = new Flushable[16];
+    private int localCount;
+    private long nextTick;
+    private long lastActivity;
+
+    /**
+     * @param name         the thread's name
+     * @param idle         what the thread does when idle
+     * @param tickNanos    the tick interval
+     * @param pool         the buffer pool trimmed on ticks
+     */
+    public IoLoop(String name, IdleStrategy idle, long tickNanos, BufferPool pool) {
+        this.idleMode = idle.mode();
+        this.spinNanos = idle.spin().toNanos();
+        this.tickNanos = tickNanos;
+        this.pool = pool;
+        this.thread = new Thread(this, name);
+        this.thread.setDaemon(false);
+    }
+
+    /** Starts the thread with {@code p} as its poller. */
+    public void start(Poller p) {
+        this.poller = p;
+        this.pollBeforeBlocking = p.pollsBeforeBlocking();
+        thread.start();
+    }
+
+    /** @return the thread's name */
+    public String name() {
+        return thread.getName();
+    }
+
+    /** @return true on this loop's thread */
+    public boolean inLoop() {
+        return Thread.currentThread() == thread;
+    }
+
+    /** @return the tick interval in nanoseconds */
+    public long tickNanos() {
+        return tickNanos;
+    }
+
+    /** @return true until the thread has ended */
+    public boolean isAlive() {
+        return thread.isAlive();
+    }
+
+    /** Runs {@code task} on the thread (at once, when called on it). */
+    public void execute(Runnable task) {
+        if (inLoop()) {
+            task.run();
+            return;
+        }
+        tasks.add(task);
+        wakeup();
+    }
+
+    /** Queues {@code task} for the thread even when called on it (it runs after the current event). */
+    public void executeLater(Runnable task) {
+        tasks.add(task);
+        if (!inLoop()) {
+            wakeup();
+        }
+    }
+
+    /** Wakes the thread if it blocks. Any thread. */
+    public void wakeup() {
+        if (awake.compareAndSet(false, true) && running) {
+            poller.wake();
+        }
+    }
+
+    /** {@code c} committed frames: flush it at the end of this (or the next) iteration. Any thread. */
+    public void flushLater(Flushable c) {
+        if (inLoop()) {
+            if (localCount == localFlush.length) {
+                localFlush = Arrays.copyOf(localFlush, localCount * 2);
+            }
+            localFlush[localCount++] = c;
+            return;
+        }
+        synchronized (remoteLock) {
+            if (remoteCount == remoteFlush.length) {
+                remoteFlush = Arrays.copyOf(remoteFlush, remoteCount * 2);
+            }
+            remoteFlush[remoteCount++] = c;
+            remotePending = true;
+        }
+        wakeup();
+    }
+
+    /** Stops the thread; the poller closes everything on it. */
+    public void shutdown() {
+        running = false;
+        poller.wake();
+    }
+
+    /** Waits up to {@code millis} for the thread to end (returns at once on the thread itself). */
+    public void join(long millis) throws InterruptedException {
+        if (!inLoop()) {
+            thread.join(millis);
+        }
+    }
+
+    @Override
+    public void run() {
+        nextTick = System.nanoTime() + tickNanos;
+        lastActivity = System.nanoTime();
+        try {
+            while (running) {
+                try {
+                    iterate();
+                } catch (Throwable t) {
+                    // One bad event must not stop the thread serving every other connection.
+                    LOG.log(System.Logger.Level.ERROR, "I/O thread " + thread.getName() + " caught an unexpected error", t);
+                }
+            }
+        } finally {
+            poller.close();
+        }
+    }
+
+    private boolean hasWork() {
+        return !tasks.isEmpty() || remotePending || localCount > 0;
+    }
+
+    private void iterate() {
+        int events;
+        if (hasWork()) {
+            events = poller.pollNow();
+        } else if (idleMode == IdleStrategy.Mode.BUSY_POLL) {
+            events = poller.pollNow();
+            if (events == 0) {
+                Thread.onSpinWait();
+            }
+        } else if (idleMode == IdleStrategy.Mode.BACK_OFF && System.nanoTime() - lastActivity < spinNanos) {
+            events = poller.pollNow();
+            if (events == 0) {
+                Thread.yield(); // a peer sharing this core gets to run and produce the event we wait for
+            }
+        } else {
+            events = block();
+        }
+        boolean tasksRan = runTasks();
+        flushAll();
+        long now = System.nanoTime();
+        if (events > 0 || tasksRan) {
+            lastActivity = now;
+        }
+        if (now - nextTick >= 0) {
+            nextTick = now + tickNanos;
+            poller.tick(now);
+            flushAll();
+            pool.trim(now);
+        }
+    }
+
+    private int block() {
+        if (pollBeforeBlocking) {
+            int events = poller.pollNow();
+            if (events > 0) {
+                return events;
+            }
+        }
+        awake.set(false);
+        if (hasWork() || !running) {
+            awake.set(true);
+            return poller.pollNow();
+        }
+        long timeout = Math.max(1, Math.min(1000, (nextTick - System.nanoTime()) / 1_000_000L));
+        int events = poller.await(timeout);
+        awake.set(true);
+        lastActivity = System.nanoTime();
+        return events;
+    }
+
+    /**
+     * Runs queued tasks, at most {@value #TASK_BUDGET}.
+     *
+     * @return true when one ran
+     */
+    public boolean runTasks() {
+        Runnable r;
+        int budget = TASK_BUDGET;
+        while (budget > 0 && (r = tasks.poll()) != null) {
+            budget--;
+            try {
+                r.run();
+            } catch (Throwable t) {
+                LOG.log(System.Logger.Level.ERROR, "task on I/O thread " + thread.getName() + " failed", t);
+            }
+        }
+        return budget < TASK_BUDGET;
+    }
+
+    private void flushAll() {
+        if (remotePending) {
+            int n;
+            Flushable[] drain;
+            synchronized (remoteLock) {
+                drain = remoteFlush;
+                n = remoteCount;
+                remoteFlush = remoteDrain;
+                remoteCount = 0;
+                remotePending = false;
+            }
+            remoteDrain = drain;
+            for (int i = 0; i < n; i++) {
+                flush(drain[i]);
+                drain[i] = null;
+            }
+        }
+        // Flushing can run code paths that commit more (rare): loop until quiet.
+        while (localCount > 0) {
+            int n = localCount;
+            localCount = 0;
+            for (int i = 0; i < n; i++) {
+                Flushable c = localFlush[i];
+                localFlush[i] = null;
+                flush(c);
+            }
+        }
+    }
+
+    private void flush(Flushable c) {
+        try {
+            c.flush();
+        } catch (RuntimeException e) {
+            // the connection handles its own failures; one that escapes must not cost the others their flush
+            LOG.log(System.Logger.Level.ERROR, "flushing " + c + " on I/O thread " + thread.getName() + " failed", e);
+        }
+    }
+}
