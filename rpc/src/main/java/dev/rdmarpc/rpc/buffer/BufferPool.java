@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc.buffer;
 
+import dev.rdmarpc.rpc.settings.SettingsTable;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -527,8 +528,22 @@ public final class BufferPool implements AutoCloseable {
     /**
      * Settings of a {@link BufferPool}, with fluent setters and documented defaults; validated once by
      * {@link #conclude()} (which {@link BufferPool#create(Config)} calls).
+     *
+     * <p>Every setting but the slab listener takes its default from the system property
+     * {@code rdmarpc.pool.<setting>} when that is set ({@code -Drdmarpc.pool.chunkSize=128K},
+     * {@code -Drdmarpc.pool.idleRelease=30s}; byte counts take K, M, G; durations ns, us, ms, s).
+     * Pools made inside a transport with explicit settings (the RDMA transport's) are not affected.
      */
     public static final class Config {
+        private static final SettingsTable<Config> SETTINGS = new SettingsTable<Config>("BufferPool.Config", "rdmarpc.pool.")
+                .add("chunkSize", SettingsTable::parseIntBytes, Config::chunkSize, Config::chunkSize)
+                .add("slabSize", SettingsTable::parseBytes, Config::slabSize, Config::slabSize)
+                .add("maxPooledBytes", SettingsTable::parseBytes, Config::maxPooledBytes, Config::maxPooledBytes)
+                .add("maxLargeBytes", SettingsTable::parseBytes, Config::maxLargeBytes, Config::maxLargeBytes)
+                .add("alignment", SettingsTable::parseBytes, Config::alignment, Config::alignment)
+                .add("slabListener", null, Config::slabListener, Config::slabListener)
+                .add("idleRelease", SettingsTable::parseDuration, Config::idleRelease, Config::idleRelease);
+
         /** Default chunk size: 64 KiB. */
         public static final int DEFAULT_CHUNK_SIZE = 64 * 1024;
         /** Default slab size: 4 MiB (64 default chunks). */
@@ -550,8 +565,14 @@ public final class BufferPool implements AutoCloseable {
         private SlabListener slabListener = SlabListener.NONE;
         private Duration idleRelease = Duration.ofSeconds(DEFAULT_IDLE_RELEASE_SECONDS);
 
-        /** Creates a configuration with the defaults. */
+        /** Creates a configuration with the defaults (the system properties' where set). */
         public Config() {
+            SETTINGS.applySystemProperties(this);
+        }
+
+        /** @return the system properties that give this class its defaults */
+        public static java.util.List<String> systemProperties() {
+            return SETTINGS.properties();
         }
 
         /**
@@ -684,8 +705,14 @@ public final class BufferPool implements AutoCloseable {
         }
 
         Config copy() {
-            return new Config().chunkSize(chunkSize).slabSize(slabSize).maxPooledBytes(maxPooledBytes)
-                    .maxLargeBytes(maxLargeBytes).alignment(alignment).slabListener(slabListener).idleRelease(idleRelease);
+            Config c = new Config();
+            SETTINGS.copy(this, c);
+            return c;
+        }
+
+        @Override
+        public String toString() {
+            return SETTINGS.toString(this);
         }
     }
 }

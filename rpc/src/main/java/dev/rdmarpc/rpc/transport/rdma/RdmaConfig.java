@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
+import dev.rdmarpc.rpc.settings.SettingsTable;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
 import java.time.Duration;
 import java.util.Objects;
@@ -22,9 +23,57 @@ import java.util.Objects;
  * has one shared receive queue per device of {@link #sharedReceiveQueueDepth} chunks (64 x 256 KiB =
  * 16 MiB, growing to {@link #maxSharedReceiveQueueDepth}, 64 MiB), whatever the number of connections.
  *
+ * <p>Every setting takes its default from the system property {@code rdmarpc.rdma.<setting>} when
+ * that is set ({@code -Drdmarpc.rdma.receiveQueueDepth=16}, {@code -Drdmarpc.rdma.chunkSize=64K},
+ * {@code -Drdmarpc.rdma.idleStrategy=busy-poll}, {@code -Drdmarpc.rdma.handshakeTimeout=30s}; byte
+ * counts take K, M, G; durations ns, us, ms, s; {@link #systemProperties()} lists them): defaults a
+ * deployment can change without code, which setters still override.
+ *
  * <p>Not thread-safe; configure on one thread, then hand it to a builder (which copies it).
  */
 public final class RdmaConfig {
+    private static final SettingsTable<RdmaConfig> SETTINGS = new SettingsTable<RdmaConfig>("RdmaConfig", "rdmarpc.rdma.")
+            // device and port
+            .add("device", t -> t.equals("auto") ? null : t, RdmaConfig::device, RdmaConfig::device)
+            .add("port", SettingsTable::parseInt, RdmaConfig::port, RdmaConfig::port)
+            .add("gidIndex", t -> t.equals("auto") ? RdmaConfig.AUTO_GID_INDEX : Integer.parseInt(t), RdmaConfig::gidIndex,
+                    RdmaConfig::gidIndex)
+            // receive queues
+            .add("chunkSize", SettingsTable::parseIntBytes, RdmaConfig::chunkSize, RdmaConfig::chunkSize)
+            .add("receiveQueueDepth", SettingsTable::parseInt, RdmaConfig::receiveQueueDepth, RdmaConfig::receiveQueueDepth)
+            .add("maxReceiveQueueDepth", SettingsTable::parseInt, RdmaConfig::maxReceiveQueueDepth,
+                    RdmaConfig::maxReceiveQueueDepth)
+            // shared receive queue
+            .add("sharedReceiveQueue", SettingsTable::parseBoolean, RdmaConfig::sharedReceiveQueue,
+                    RdmaConfig::sharedReceiveQueue)
+            .add("sharedReceiveQueueDepth", SettingsTable::parseInt, RdmaConfig::sharedReceiveQueueDepth,
+                    RdmaConfig::sharedReceiveQueueDepth)
+            .add("maxSharedReceiveQueueDepth", SettingsTable::parseInt, RdmaConfig::maxSharedReceiveQueueDepth,
+                    RdmaConfig::maxSharedReceiveQueueDepth)
+            .add("sharedReceiveQueueCredits", SettingsTable::parseInt, RdmaConfig::sharedReceiveQueueCredits,
+                    RdmaConfig::sharedReceiveQueueCredits)
+            // sending
+            .add("sendWindow", SettingsTable::parseInt, RdmaConfig::sendWindow, RdmaConfig::sendWindow)
+            .add("inlineThreshold", SettingsTable::parseIntBytes, RdmaConfig::inlineThreshold, RdmaConfig::inlineThreshold)
+            .add("writeHighWaterMark", SettingsTable::parseBytes, RdmaConfig::writeHighWaterMark,
+                    RdmaConfig::writeHighWaterMark)
+            // pool
+            .add("poolBytes", SettingsTable::parseBytes, RdmaConfig::poolBytes, RdmaConfig::poolBytes)
+            .add("slabBytes", SettingsTable::parseBytes, RdmaConfig::slabBytes, RdmaConfig::slabBytes)
+            .add("poolHighWaterMark", t -> t.equals("auto") ? -1L : SettingsTable.parseBytes(t),
+                    RdmaConfig::poolHighWaterMark, RdmaConfig::poolHighWaterMark)
+            // polling
+            .add("ioThreads", SettingsTable::parseInt, RdmaConfig::ioThreads, RdmaConfig::ioThreads)
+            .add("completionQueueSize", SettingsTable::parseInt, RdmaConfig::completionQueueSize,
+                    RdmaConfig::completionQueueSize)
+            .add("idleStrategy", SettingsTable::parseIdleStrategy, RdmaConfig::idleStrategy, RdmaConfig::idleStrategy)
+            .add("threadNamePrefix", t -> t, RdmaConfig::threadNamePrefix, RdmaConfig::threadNamePrefix)
+            // timeouts
+            .add("tickInterval", SettingsTable::parseDuration, RdmaConfig::tickInterval, RdmaConfig::tickInterval)
+            .add("handshakeTimeout", SettingsTable::parseDuration, RdmaConfig::handshakeTimeout,
+                    RdmaConfig::handshakeTimeout)
+            .add("ackTimeout", SettingsTable::parseInt, RdmaConfig::ackTimeout, RdmaConfig::ackTimeout);
+
     /** Receive buffers posted beyond the credited depth, for credit-only messages (see docs/rdma.md). */
     public static final int RESERVED_RECEIVES = 3;
 
@@ -83,8 +132,14 @@ public final class RdmaConfig {
     private int ackTimeout = DEFAULT_ACK_TIMEOUT;
     private String threadNamePrefix = "rdmarpc-rdma";
 
-    /** Creates a configuration with the defaults. */
+    /** Creates a configuration with the defaults (the system properties' where set). */
     public RdmaConfig() {
+        SETTINGS.applySystemProperties(this);
+    }
+
+    /** @return the system properties that give this class its defaults, {@code rdmarpc.rdma.<setting>} */
+    public static java.util.List<String> systemProperties() {
+        return SETTINGS.properties();
     }
 
     /**
@@ -555,39 +610,13 @@ public final class RdmaConfig {
     /** @return an independent copy */
     public RdmaConfig copy() {
         RdmaConfig c = new RdmaConfig();
-        c.device = device;
-        c.port = port;
-        c.gidIndex = gidIndex;
-        c.chunkSize = chunkSize;
-        c.receiveQueueDepth = receiveQueueDepth;
-        c.maxReceiveQueueDepth = maxReceiveQueueDepth;
-        c.sendWindow = sendWindow;
-        c.inlineThreshold = inlineThreshold;
-        c.completionQueueSize = completionQueueSize;
-        c.idleStrategy = idleStrategy;
-        c.poolBytes = poolBytes;
-        c.slabBytes = slabBytes;
-        c.poolHighWaterMark = poolHighWaterMark;
-        c.sharedReceiveQueue = sharedReceiveQueue;
-        c.sharedReceiveQueueDepth = sharedReceiveQueueDepth;
-        c.maxSharedReceiveQueueDepth = maxSharedReceiveQueueDepth;
-        c.sharedReceiveQueueCredits = sharedReceiveQueueCredits;
-        c.ioThreads = ioThreads;
-        c.writeHighWaterMark = writeHighWaterMark;
-        c.tickInterval = tickInterval;
-        c.handshakeTimeout = handshakeTimeout;
-        c.threadNamePrefix = threadNamePrefix;
-        c.ackTimeout = ackTimeout;
+        SETTINGS.copy(this, c);
         return c;
     }
 
+    /** @return every setting, {@code name=value}, in the order of the settings table */
     @Override
     public String toString() {
-        return "RdmaConfig[device=" + (device == null ? "auto" : device) + ", port=" + port + ", gidIndex="
-                + (gidIndex == AUTO_GID_INDEX ? "auto" : gidIndex) + ", chunk=" + chunkSize + ", rq=" + receiveQueueDepth
-                + ".." + maxReceiveQueueDepth + ", window=" + sendWindow + ", inline=" + inlineThreshold + ", cq="
-                + completionQueueSize + ", idle=" + idleStrategy + ", pool=" + poolBytes + ", hwm=" + poolHighWaterMark
-                + ", srq=" + (sharedReceiveQueue ? sharedReceiveQueueDepth + ".." + maxSharedReceiveQueueDepth + "/"
-                        + sharedReceiveQueueCredits : "off") + ", threads=" + ioThreads + "]";
+        return SETTINGS.toString(this);
     }
 }

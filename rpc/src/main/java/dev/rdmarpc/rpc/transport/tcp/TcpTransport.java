@@ -1,6 +1,7 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.settings.SettingsTable;
 import dev.rdmarpc.rpc.transport.Acceptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
@@ -25,6 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 
 /**
  * The TCP {@link Transport}: {@link Config#ioThreads} NIO event loops, each owning its connections.
@@ -246,8 +248,25 @@ public final class TcpTransport implements Transport {
     /**
      * Settings of a {@link TcpTransport}, fluent, with documented defaults; validated once by
      * {@link #conclude()}.
+     *
+     * <p>Every setting but the buffer pool (which has its own, {@code rdmarpc.pool.*}) takes its
+     * default from the system property {@code rdmarpc.tcp.<setting>} when that is set
+     * ({@code -Drdmarpc.tcp.ioThreads=2}, {@code -Drdmarpc.tcp.idleStrategy=back-off:50us},
+     * {@code -Drdmarpc.tcp.writeHighWaterMark=16M}).
      */
     public static final class Config {
+        private static final SettingsTable<Config> SETTINGS = new SettingsTable<Config>("TcpTransport.Config", "rdmarpc.tcp.")
+                .add("ioThreads", SettingsTable::parseInt, Config::ioThreads, Config::ioThreads)
+                .add("bufferPool", null, Config::bufferPool, Config::bufferPool)
+                .add("threadNamePrefix", Function.identity(), Config::threadNamePrefix, Config::threadNamePrefix)
+                .add("socketSendBuffer", SettingsTable::parseIntBytes, Config::socketSendBuffer, Config::socketSendBuffer)
+                .add("socketReceiveBuffer", SettingsTable::parseIntBytes, Config::socketReceiveBuffer, Config::socketReceiveBuffer)
+                .add("loopbackSocketSendBuffer", SettingsTable::parseIntBytes, Config::loopbackSocketSendBuffer,
+                        Config::loopbackSocketSendBuffer)
+                .add("writeHighWaterMark", SettingsTable::parseBytes, Config::writeHighWaterMark, Config::writeHighWaterMark)
+                .add("tickInterval", SettingsTable::parseDuration, Config::tickInterval, Config::tickInterval)
+                .add("idleStrategy", SettingsTable::parseIdleStrategy, Config::idleStrategy, Config::idleStrategy);
+
         /** Default SO_SNDBUF of connections to a loopback address: 256 KiB. */
         public static final int DEFAULT_LOOPBACK_SOCKET_SEND_BUFFER = 256 * 1024;
         private int ioThreads = Runtime.getRuntime().availableProcessors();
@@ -260,8 +279,14 @@ public final class TcpTransport implements Transport {
         private Duration tickInterval = Duration.ofMillis(10);
         private IdleStrategy idleStrategy = IdleStrategy.event();
 
-        /** Creates a configuration with the defaults. */
+        /** Creates a configuration with the defaults (the system properties' where set). */
         public Config() {
+            SETTINGS.applySystemProperties(this);
+        }
+
+        /** @return the system properties that give this class its defaults */
+        public static java.util.List<String> systemProperties() {
+            return SETTINGS.properties();
         }
 
         /**
@@ -435,10 +460,14 @@ public final class TcpTransport implements Transport {
         }
 
         Config copy() {
-            return new Config().ioThreads(ioThreads).bufferPool(bufferPool).threadNamePrefix(threadNamePrefix)
-                    .socketSendBuffer(socketSendBuffer).socketReceiveBuffer(socketReceiveBuffer)
-                    .loopbackSocketSendBuffer(loopbackSocketSendBuffer)
-                    .writeHighWaterMark(writeHighWaterMark).tickInterval(tickInterval).idleStrategy(idleStrategy);
+            Config c = new Config();
+            SETTINGS.copy(this, c);
+            return c;
+        }
+
+        @Override
+        public String toString() {
+            return SETTINGS.toString(this);
         }
     }
 }
