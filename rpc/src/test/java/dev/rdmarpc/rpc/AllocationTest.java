@@ -109,7 +109,7 @@ class AllocationTest {
 
     /** Bytes the I/O threads of both sides allocate per echo of {@code size} bytes, after a warm-up (JIT, pool growth). */
     private static double bytesPerEcho(int size, boolean inPlace, long warmupCalls, long calls) throws Exception {
-        try (RpcServer server = RpcServer.builder().ioThreads(1)
+        try (RpcServer server = RpcServer.builder().tcp(cfg -> cfg.ioThreads(1))
                 .registerRaw(ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength())).start();
              RpcClient client = RpcClient.connect(server.address());
              Arena arena = Arena.ofShared()) {
