@@ -16,9 +16,6 @@ public final class CallOptions {
     /** The client's default timeout and no attachment. */
     public static final CallOptions DEFAULT = new CallOptions(0, Attachment.NONE, null);
 
-    /** A thread that owns no confined arena: memory it may access, every thread may. Never started. */
-    private static final Thread NOT_THE_OWNER = new Thread(() -> { }, "rdmarpc-accessibility-probe");
-
     private final long timeoutNanos;
     private final Attachment attachment;
     private final Attachment responseAttachment;
@@ -82,7 +79,7 @@ public final class CallOptions {
         if (target.isEmpty()) {
             throw new IllegalArgumentException("the response attachment target is empty");
         }
-        if (target.location() == Attachment.Location.HOST && !target.segment().isAccessibleBy(NOT_THE_OWNER)) {
+        if (target.location() == Attachment.Location.HOST && !AbstractChannel.anyThreadMayAccess(target.segment())) {
             throw new IllegalArgumentException("the response attachment target must be memory any thread may"
                     + " access (not from a confined arena): the connection's I/O thread copies into it");
         }

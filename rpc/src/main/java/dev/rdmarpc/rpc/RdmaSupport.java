@@ -3,6 +3,7 @@ package dev.rdmarpc.rpc;
 import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.rdma.RdmaTransport;
+import java.util.function.Consumer;
 
 /**
  * The builders' only way to the RDMA transport. Kept in its own class so that a builder without
@@ -13,18 +14,30 @@ final class RdmaSupport {
     private RdmaSupport() {
     }
 
-    static Transport create(RdmaConfig config, String threadNamePrefix) {
-        RdmaConfig c = config.copy();
-        if ("rdmarpc-rdma".equals(c.threadNamePrefix())) {
-            c.threadNamePrefix(threadNamePrefix);
+    /**
+     * Creates the RDMA transport a builder owns.
+     *
+     * @param given            a whole configuration the user gave (copied already), or null
+     * @param settings         else, what the user sets on the defaults
+     * @param threadNamePrefix the builder's name for the threads of its role: applied unless the
+     *                         {@code rdmarpc.rdma.threadNamePrefix} property or the user names them
+     */
+    static Transport create(RdmaConfig given, Consumer<RdmaConfig> settings, String threadNamePrefix) {
+        boolean propertyNames = Settings.propertySet(RdmaConfig.systemProperties(), "threadNamePrefix");
+        RdmaConfig c;
+        if (given != null) {
+            c = given.copy();
+            // Named by the user unless it still has the name a configuration is born with.
+            if (!propertyNames && c.threadNamePrefix().equals(new RdmaConfig().threadNamePrefix())) {
+                c.threadNamePrefix(threadNamePrefix);
+            }
+        } else {
+            c = new RdmaConfig();
+            if (!propertyNames) {
+                c.threadNamePrefix(threadNamePrefix);
+            }
+            settings.accept(c);
         }
         return RdmaTransport.create(c);
-    }
-
-    static void checkExclusive(RdmaConfig rdma, Transport transport) {
-        if (rdma != null && transport != null) {
-            throw new IllegalArgumentException("rdma() and transport() cannot both be set: rdma() makes the builder create"
-                    + " and own an RDMA transport");
-        }
     }
 }

@@ -2,16 +2,11 @@ package dev.rdmarpc.rpc;
 
 import dev.rdmarpc.rpc.core.ClientCore;
 import dev.rdmarpc.rpc.core.Counters;
-import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Transport;
-import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
-import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
-import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -21,27 +16,32 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A pool of client connections to any number of endpoints, sharing one transport (one set of I/O
- * threads, one buffer pool).
+ * threads, one buffer pool). {@link #channel} gives the {@link RpcChannel} of one endpoint, whose
+ * calls go over the pool's connections to it.
  * {@snippet :
  * try (RpcClientPool pool = RpcClientPool.builder().maxConnectionsPerEndpoint(4).build()) {
- *     String r = pool.call(server.address(), ECHO, "hello");
+ *     RpcChannel server = pool.channel(server.address());   // the same object on every call
+ *     String r = server.call(ECHO, "hello");
  * }
  * }
  *
  * <p>Each call goes to the endpoint's open connection with the fewest outstanding calls; a new
- * connection is opened only when every open one has at least
- * {@link Builder#maxOutstandingPerConnection} / 2 outstanding and the endpoint has fewer than
- * {@link Builder#maxConnectionsPerEndpoint} connections. A connection that failed is dropped, and
- * the next call reconnects (after {@link Builder#reconnectBackoff} since the last failed attempt; a
- * call inside that window fails with {@link Status#UNAVAILABLE}). Connections idle for
- * {@link Builder#idleTimeout} (no outstanding call, none started) are closed.
+ * connection is opened only when every open one has at least {@link Builder#maxOutstanding} / 2
+ * outstanding and the endpoint has fewer than {@link Builder#maxConnectionsPerEndpoint}
+ * connections. A connection that failed is dropped, and the next call reconnects (after
+ * {@link Builder#reconnectBackoff} since the last failed attempt; a call inside that window fails
+ * with {@link Status#UNAVAILABLE}); a call that a connection refuses because it just closed is tried
+ * once more on another. Connections idle for {@link Builder#idleTimeout} (no outstanding call, none
+ * started) are closed.
  *
  * <p>Exhaustion: when every connection of the endpoint is open and full
- * ({@code maxConnectionsPerEndpoint x maxOutstandingPerConnection} calls outstanding), {@link #call}
- * waits for a free slot within its timeout, then fails with {@link Status#OVERLOADED};
- * {@link #callAsync} fails at once with {@link Status#OVERLOADED}; {@link #send} returns false.
+ * ({@code maxConnectionsPerEndpoint x maxOutstanding} calls outstanding), the channel's
+ * backpressure applies ({@link RpcChannel}): blocking calls wait for a free slot within their
+ * timeout, then fail with {@link Status#OVERLOADED}; asynchronous ones fail at once with
+ * {@link Status#OVERLOADED}; {@code send} returns false. Opening a new connection, when one is
+ * needed, blocks and allocates, even on the {@code send} path.
  *
- * <p>Thread-safe; the creator closes it.
+ * <p>Thread-safe; the creator closes it, and its channels with it.
  */
 public final class RpcClientPool implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RpcClientPool.class.getName());
@@ -49,27 +49,21 @@ public final class RpcClientPool implements AutoCloseable {
     private final Transport transport;
     private final boolean ownsTransport;
     private final Counters metrics = new Counters();
+    private final ClientBuilder.Connector connector;
     private final int maxConnections;
-    private final int maxOutstanding;
     private final long idleTimeoutNanos;
     private final long backoffNanos;
-    private final Duration connectTimeout;
-    private final long defaultTimeoutNanos;
-    private final int maxFrameLength;
-    private final ConcurrentHashMap<InetSocketAddress, Endpoint> endpoints = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<InetSocketAddress, EndpointChannel> endpoints = new ConcurrentHashMap<>();
     private final ScheduledExecutorService reaper;
     private volatile boolean closed;
 
     private RpcClientPool(Builder b, Transport transport, boolean owns) {
         this.transport = transport;
         this.ownsTransport = owns;
+        this.connector = b.connector(transport, metrics);
         this.maxConnections = b.maxConnections;
-        this.maxOutstanding = b.maxOutstanding;
         this.idleTimeoutNanos = b.idleTimeout.toNanos();
         this.backoffNanos = b.reconnectBackoff.toNanos();
-        this.connectTimeout = b.connectTimeout;
-        this.defaultTimeoutNanos = b.defaultTimeout.toNanos();
-        this.maxFrameLength = b.maxFrameLength;
         this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "rdmarpc-pool-reaper");
             t.setDaemon(true);
@@ -80,10 +74,11 @@ public final class RpcClientPool implements AutoCloseable {
     }
 
     /**
-     * The connections of one endpoint: a copy-on-write array changed by compare-and-set (so an I/O
-     * thread removing a closed connection never waits); the lock only serializes connecting.
+     * The channel of one endpoint and its connections: a copy-on-write array changed by
+     * compare-and-set (so an I/O thread removing a closed connection never waits); the lock only
+     * serializes connecting.
      */
-    private final class Endpoint {
+    final class EndpointChannel extends AbstractChannel {
         final InetSocketAddress address;
         final ReentrantLock lock = new ReentrantLock();
         final AtomicReference<ClientCore[]> connections = new AtomicReference<>(new ClientCore[0]);
@@ -91,12 +86,17 @@ public final class RpcClientPool implements AutoCloseable {
         String lastFailure;
         boolean failedOnce;
 
-        Endpoint(InetSocketAddress address) {
+        EndpointChannel(InetSocketAddress address) {
             this.address = address;
         }
 
         /** The least loaded open connection, opening one when all are busy and the limit allows. */
+        @Override
         ClientCore pick() {
+            if (closed) {
+                throw poolClosed();
+            }
+            int maxOutstanding = connector.maxOutstanding();
             ClientCore best = leastLoaded();
             if (best != null && (best.outstandingHint() < maxOutstanding / 2 || connections.get().length >= maxConnections)) {
                 return best;
@@ -108,7 +108,7 @@ public final class RpcClientPool implements AutoCloseable {
                     return best;
                 }
                 if (closed) {
-                    throw new RpcException(Status.CONNECTION_CLOSED, "client pool is closed");
+                    throw poolClosed();
                 }
                 long now = System.nanoTime();
                 if (failedOnce && now - lastFailureNanos < backoffNanos) {
@@ -118,10 +118,9 @@ public final class RpcClientPool implements AutoCloseable {
                     throw new RpcException(Status.UNAVAILABLE, "cannot connect to " + address + " (retrying after "
                             + TimeUnit.NANOSECONDS.toMillis(backoffNanos) + " ms): " + lastFailure);
                 }
-                ClientCore core = new ClientCore(metrics, maxOutstanding, maxFrameLength, defaultTimeoutNanos,
-                        RpcClient.SEND_HIGH_WATER_MARK, transport.name());
+                ClientCore core;
                 try {
-                    RpcClient.connectCore(transport, core, address, maxFrameLength, connectTimeout);
+                    core = connector.connect(address);
                 } catch (RpcException e) {
                     failedOnce = true;
                     lastFailureNanos = now;
@@ -147,6 +146,16 @@ public final class RpcClientPool implements AutoCloseable {
             } finally {
                 lock.unlock();
             }
+        }
+
+        /** A connection that closed under the call is dropped, and the call tried once more on another. */
+        @Override
+        ClientCore retry(ClientCore failed, RpcException error, int attempt) {
+            if (error.status() != Status.CONNECTION_CLOSED || attempt > 1 || closed) {
+                throw error;
+            }
+            remove(failed);
+            return pick();
         }
 
         private ClientCore leastLoaded() {
@@ -193,39 +202,41 @@ public final class RpcClientPool implements AutoCloseable {
                 c.close();
             }
         }
+
+        @Override
+        public String toString() {
+            return "RpcChannel[" + address + ", " + connections.get().length + " connection(s) of " + transport.name() + "]";
+        }
     }
 
-    private Endpoint endpoint(InetSocketAddress address) {
-        Objects.requireNonNull(address, "endpoint");
+    /**
+     * The channel of {@code endpoint}: the same object for every call with the same address,
+     * connected when its first call needs it.
+     *
+     * @param endpoint the server
+     * @return its channel, closed with this pool
+     * @throws RpcException {@link Status#CONNECTION_CLOSED} when the pool is closed
+     */
+    public RpcChannel channel(InetSocketAddress endpoint) {
+        Objects.requireNonNull(endpoint, "endpoint");
         if (closed) {
-            throw new RpcException(Status.CONNECTION_CLOSED, "client pool is closed");
+            throw poolClosed();
         }
-        return endpoints.computeIfAbsent(address, Endpoint::new);
+        EndpointChannel e = endpoints.get(endpoint);
+        return e != null ? e : endpoints.computeIfAbsent(endpoint, EndpointChannel::new);
+    }
+
+    private static RpcException poolClosed() {
+        return new RpcException(Status.CONNECTION_CLOSED, "client pool is closed");
     }
 
     private void closeIdle() {
         long now = System.nanoTime();
-        for (Endpoint e : endpoints.values()) {
+        for (EndpointChannel e : endpoints.values()) {
             try {
                 e.closeIdle(now);
             } catch (RuntimeException ex) {
                 LOG.log(System.Logger.Level.WARNING, "closing idle connections failed", ex);
-            }
-        }
-    }
-
-    /** Runs {@code attempt} on a picked connection, once more on another if it closed under us. */
-    private <T> T withConnection(InetSocketAddress address, java.util.function.Function<ClientCore, T> attempt) {
-        Endpoint e = endpoint(address);
-        for (int tries = 0; ; tries++) {
-            ClientCore c = e.pick();
-            try {
-                return attempt.apply(c);
-            } catch (RpcException ex) {
-                if (ex.status() != Status.CONNECTION_CLOSED || tries >= 1 || closed) {
-                    throw ex;
-                }
-                e.remove(c);
             }
         }
     }
@@ -236,114 +247,11 @@ public final class RpcClientPool implements AutoCloseable {
     }
 
     /**
-     * Blocking call through the pool, with the default timeout.
-     *
-     * @param endpoint the server
-     * @param method   the method
-     * @param request  the request
-     * @param <Q>      request type
-     * @param <R>      response type
-     * @return the response
-     * @throws RpcException with the status of the failure
-     */
-    public <Q, R> R call(InetSocketAddress endpoint, Method<Q, R> method, Q request) {
-        return call(endpoint, method, request, CallOptions.DEFAULT);
-    }
-
-    /**
-     * Blocking call through the pool with options.
-     *
-     * @param endpoint the server
-     * @param method   the method
-     * @param request  the request
-     * @param options  timeout and attachment
-     * @param <Q>      request type
-     * @param <R>      response type
-     * @return the response
-     * @throws RpcException with the status of the failure
-     */
-    public <Q, R> R call(InetSocketAddress endpoint, Method<Q, R> method, Q request, CallOptions options) {
-        ClientCore.PendingCall p = withConnection(endpoint,
-                c -> c.start(method, request, options.attachment(), options.responseAttachment(), options.timeoutNanos(), true, false));
-        long timeout = options.timeoutNanos() > 0 ? options.timeoutNanos() : defaultTimeoutNanos;
-        return ClientCore.await(p, timeout);
-    }
-
-    /**
-     * Asynchronous call through the pool.
-     *
-     * @param endpoint the server
-     * @param method   the method
-     * @param request  the request
-     * @param <Q>      request type
-     * @param <R>      response type
-     * @return a future completed with the response or an {@link RpcException}
-     */
-    public <Q, R> CompletableFuture<R> callAsync(InetSocketAddress endpoint, Method<Q, R> method, Q request) {
-        return callAsync(endpoint, method, request, CallOptions.DEFAULT);
-    }
-
-    /**
-     * Asynchronous call through the pool with options.
-     *
-     * @param endpoint the server
-     * @param method   the method
-     * @param request  the request
-     * @param options  timeout and attachment
-     * @param <Q>      request type
-     * @param <R>      response type
-     * @return a future completed with the response or an {@link RpcException}
-     */
-    public <Q, R> CompletableFuture<R> callAsync(InetSocketAddress endpoint, Method<Q, R> method, Q request,
-                                                 CallOptions options) {
-        @SuppressWarnings({"unchecked", "rawtypes"})
-        CompletableFuture<R> f = (CompletableFuture) withConnection(endpoint,
-                c -> c.start(method, request, options.attachment(), options.responseAttachment(), options.timeoutNanos(), false, false));
-        return f;
-    }
-
-    /**
-     * Zero-allocation call through the pool (see {@link RpcClient#send}). Opening a new connection,
-     * when one is needed, blocks and allocates.
-     *
-     * @param endpoint the server
-     * @param method   the method
-     * @param payload  the request bytes
-     * @param listener receives the outcome on an I/O thread
-     * @param tag      handed back to the listener
-     * @return true when sent; false when every connection of the endpoint is full
-     * @throws RpcException as {@link RpcClient#send}, and {@link Status#UNAVAILABLE} when no
-     *                      connection can be made
-     */
-    public boolean send(InetSocketAddress endpoint, Method<?, ?> method, MemorySegment payload,
-                        ResponseListener listener, long tag) {
-        return withConnection(endpoint, c -> c.send(method, payload, MemorySegment.NULL, 0, listener, tag));
-    }
-
-    /**
-     * Zero-copy call through the pool (see {@link RpcClient#sendInPlace}): the payload must stay
-     * unchanged until the listener hears. Opening a new connection, when one is needed, blocks and
-     * allocates.
-     *
-     * @param endpoint the server
-     * @param method   the method
-     * @param payload  the request bytes; unchanged until the listener hears
-     * @param listener receives the outcome on an I/O thread
-     * @param tag      handed back to the listener
-     * @return as {@link #send}
-     * @throws RpcException as {@link #send}
-     */
-    public boolean sendInPlace(InetSocketAddress endpoint, Method<?, ?> method, MemorySegment payload,
-                               ResponseListener listener, long tag) {
-        return withConnection(endpoint, c -> c.sendInPlace(method, payload, 0, listener, tag));
-    }
-
-    /**
      * @param endpoint a server
      * @return open connections to it now
      */
     public int connections(InetSocketAddress endpoint) {
-        Endpoint e = endpoints.get(endpoint);
+        EndpointChannel e = endpoints.get(endpoint);
         if (e == null) {
             return 0;
         }
@@ -369,7 +277,7 @@ public final class RpcClientPool implements AutoCloseable {
         }
         closed = true;
         reaper.shutdownNow();
-        for (Endpoint e : endpoints.values()) {
+        for (EndpointChannel e : endpoints.values()) {
             e.closeAll();
         }
         if (ownsTransport) {
@@ -377,42 +285,17 @@ public final class RpcClientPool implements AutoCloseable {
         }
     }
 
-    /** Settings of a pool; {@link #build()} validates them. Not thread-safe. */
-    public static final class Builder {
+    /**
+     * Settings of a pool: those of each connection ({@link ClientBuilder}), the transport all share
+     * ({@link RpcBuilder}), and how many connections per endpoint live how long; {@link #build()}
+     * validates them. Not thread-safe.
+     */
+    public static final class Builder extends ClientBuilder<Builder> {
         private int maxConnections = 4;
-        private int maxOutstanding = 1024;
         private Duration idleTimeout = Duration.ofSeconds(60);
         private Duration reconnectBackoff = Duration.ofMillis(100);
-        private Duration connectTimeout = Duration.ofSeconds(5);
-        private Duration defaultTimeout = Duration.ofSeconds(30);
-        private int maxFrameLength = FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH;
-        private int ioThreads = 1;
-        private Transport transport;
-        private RdmaConfig rdma;
-        private Duration idleSpin = Duration.ZERO;
 
         private Builder() {
-        }
-
-        /**
-         * Connects over RDMA with the default {@link RdmaConfig}; see {@link #rdma(RdmaConfig)}.
-         *
-         * @return this
-         */
-        public Builder rdma() {
-            return rdma(new RdmaConfig());
-        }
-
-        /**
-         * Connects over RDMA with {@code config} (copied): the pool creates and owns one RDMA
-         * transport shared by all its connections. Cannot be combined with {@link #transport}.
-         *
-         * @param config the RDMA settings
-         * @return this
-         */
-        public Builder rdma(RdmaConfig config) {
-            this.rdma = Objects.requireNonNull(config, "config").copy();
-            return this;
         }
 
         /**
@@ -421,15 +304,6 @@ public final class RpcClientPool implements AutoCloseable {
          */
         public Builder maxConnectionsPerEndpoint(int n) {
             this.maxConnections = n;
-            return this;
-        }
-
-        /**
-         * @param n most outstanding calls per connection; default 1024
-         * @return this
-         */
-        public Builder maxOutstandingPerConnection(int n) {
-            this.maxOutstanding = n;
             return this;
         }
 
@@ -452,87 +326,24 @@ public final class RpcClientPool implements AutoCloseable {
         }
 
         /**
-         * @param timeout how long connecting may take; default 5 s
-         * @return this
-         */
-        public Builder connectTimeout(Duration timeout) {
-            this.connectTimeout = Objects.requireNonNull(timeout, "timeout");
-            return this;
-        }
-
-        /**
-         * @param timeout timeout of calls that do not set their own; default 30 s
-         * @return this
-         */
-        public Builder defaultTimeout(Duration timeout) {
-            this.defaultTimeout = Objects.requireNonNull(timeout, "timeout");
-            return this;
-        }
-
-        /**
-         * @param spin how long each event loop polls without sleeping after its last event, when the
-         *             pool creates its transport (see {@link TcpTransport.Config#idleStrategy}); default 0
-         *             (sleep at once); 20-100 us where each side has cores of its own. Ignored with {@link #transport(Transport)}.
-         * @return this
-         */
-        public Builder idleSpin(Duration spin) {
-            this.idleSpin = Objects.requireNonNull(spin, "spin");
-            return this;
-        }
-
-        /**
-         * @param bytes the largest frame sent or accepted; default 16 MiB
-         * @return this
-         */
-        public Builder maxFrameLength(int bytes) {
-            this.maxFrameLength = bytes;
-            return this;
-        }
-
-        /**
-         * @param n event-loop threads of the pool's own transport; default 1
-         * @return this
-         */
-        public Builder ioThreads(int n) {
-            this.ioThreads = n;
-            return this;
-        }
-
-        /**
-         * @param transport a transport the caller owns; default: the pool creates a TCP transport
-         * @return this
-         */
-        public Builder transport(Transport transport) {
-            this.transport = Objects.requireNonNull(transport, "transport");
-            return this;
-        }
-
-        /**
          * @return the pool, owned by the caller
          * @throws IllegalArgumentException for an invalid setting
          */
         public RpcClientPool build() {
-            if (maxConnections < 1) {
-                throw new IllegalArgumentException("maxConnectionsPerEndpoint must be positive: " + maxConnections);
-            }
-            if (maxOutstanding < 1 || maxOutstanding > ClientCore.MAX_OUTSTANDING) {
-                throw new IllegalArgumentException("maxOutstandingPerConnection must be in [1, "
-                        + ClientCore.MAX_OUTSTANDING + "]: " + maxOutstanding);
-            }
+            Settings.checkAtLeastOne("maxConnectionsPerEndpoint", maxConnections);
             Settings.checkPositive("idleTimeout", idleTimeout);
-            if (reconnectBackoff.isNegative()) {
-                throw new IllegalArgumentException("reconnectBackoff must not be negative: " + reconnectBackoff);
+            Settings.checkNotNegative("reconnectBackoff", reconnectBackoff);
+            validate();
+            boolean owns = ownsTransport();
+            Transport t = openTransport(Role.POOL);
+            try {
+                return new RpcClientPool(this, t, owns);
+            } catch (RuntimeException e) {
+                if (owns) {
+                    t.close();
+                }
+                throw e;
             }
-            Settings.checkPositive("connectTimeout", connectTimeout);
-            Settings.checkPositive("defaultTimeout", defaultTimeout);
-            Settings.checkMaxFrame(maxFrameLength);
-            RdmaSupport.checkExclusive(rdma, transport);
-            boolean owns = transport == null;
-            Transport t = !owns ? transport
-                    : rdma != null ? RdmaSupport.create(rdma, "rdmarpc-pool-rdma")
-                    : TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).idleStrategy(RpcServer.idleOf(idleSpin))
-                            .threadNamePrefix("rdmarpc-pool"));
-            return new RpcClientPool(this, t, owns);
         }
     }
 }

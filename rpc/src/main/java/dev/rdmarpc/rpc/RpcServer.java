@@ -3,12 +3,8 @@ package dev.rdmarpc.rpc;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.core.MethodRegistry;
 import dev.rdmarpc.rpc.core.ServerCore;
-import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
-import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
-import dev.rdmarpc.rpc.transport.IdleStrategy;
-import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -28,8 +24,9 @@ import java.util.Objects;
  *         .start();
  * }
  *
- * <p>Threads: {@link Builder#ioThreads} event loops (default: the number of cores) read, decode,
- * run inline handlers and write; blocking handlers run on virtual threads. Unknown methods and
+ * <p>Threads: the transport's I/O threads (a TCP transport the server creates has one per core
+ * unless {@code tcp(cfg -> cfg.ioThreads(n))} says otherwise) read, decode, run inline handlers and
+ * write; blocking handlers run on virtual threads. Unknown methods and
  * throwing handlers are answered with error responses; bytes that break the protocol close only the
  * offending connection (logged), everyone else keeps being served.
  *
@@ -127,19 +124,14 @@ public final class RpcServer implements AutoCloseable {
     }
 
     /**
-     * Settings and methods of a server; {@link #start()} validates them and starts serving. Not
-     * thread-safe; use one builder per server.
+     * Settings and methods of a server, with the transport and maximum frame length of
+     * {@link RpcBuilder}; {@link #start()} validates them and starts serving. Not thread-safe; use
+     * one builder per server.
      */
-    public static final class Builder {
+    public static final class Builder extends RpcBuilder<Builder> {
         private InetSocketAddress bind = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
-        private int ioThreads = Runtime.getRuntime().availableProcessors();
-        private int maxFrameLength = FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH;
         private int maxInFlight = 10_000;
         private Duration drainTimeout = Duration.ofSeconds(5);
-        private BufferPool.Config bufferPool = new BufferPool.Config();
-        private Transport transport;
-        private RdmaConfig rdma;
-        private Duration idleSpin = Duration.ZERO;
         private final MethodRegistry registry = new MethodRegistry();
 
         private Builder() {
@@ -151,38 +143,6 @@ public final class RpcServer implements AutoCloseable {
          */
         public Builder bind(InetSocketAddress address) {
             this.bind = Objects.requireNonNull(address, "address");
-            return this;
-        }
-
-        /**
-         * @param n event-loop threads when the server creates its transport; default the number of
-         *          cores. Ignored with {@link #transport(Transport)}.
-         * @return this
-         */
-        public Builder ioThreads(int n) {
-            this.ioThreads = n;
-            return this;
-        }
-
-        /**
-         * @param spin how long each event loop polls without sleeping after its last event, when the
-         *             server creates its transport (see {@link TcpTransport.Config#idleStrategy}); default 0
-         *             (sleep at once); 20-100 us where each side has cores of its own. Ignored with {@link #transport(Transport)}.
-         * @return this
-         */
-        public Builder idleSpin(Duration spin) {
-            this.idleSpin = Objects.requireNonNull(spin, "spin");
-            return this;
-        }
-
-        /**
-         * @param bytes the largest frame accepted or sent (header + payload + attachment); default
-         *              {@value FrameDescriptor#DEFAULT_MAX_FRAME_LENGTH}; at most
-         *              {@value FrameDescriptor#MAX_FRAME_LENGTH_LIMIT}. Use the same value on clients.
-         * @return this
-         */
-        public Builder maxFrameLength(int bytes) {
-            this.maxFrameLength = bytes;
             return this;
         }
 
@@ -202,51 +162,6 @@ public final class RpcServer implements AutoCloseable {
          */
         public Builder drainTimeout(Duration timeout) {
             this.drainTimeout = Objects.requireNonNull(timeout, "timeout");
-            return this;
-        }
-
-        /**
-         * @param config buffer pool settings when the server creates its transport; default
-         *               {@code new BufferPool.Config()}. Ignored with {@link #transport(Transport)}.
-         * @return this
-         */
-        public Builder bufferPool(BufferPool.Config config) {
-            this.bufferPool = Objects.requireNonNull(config, "config");
-            return this;
-        }
-
-        /**
-         * @param transport a transport the caller owns (and closes after the server); default: the
-         *                  server creates and owns a TCP transport
-         * @return this
-         */
-        public Builder transport(Transport transport) {
-            this.transport = Objects.requireNonNull(transport, "transport");
-            return this;
-        }
-
-        /**
-         * Serves over RDMA with the default {@link RdmaConfig}: the one call that switches a server
-         * to RDMA (handlers stay the same). The server still accepts plain TCP clients on the same
-         * port. Needs libibverbs and an RDMA device with the bound address; without this call
-         * nothing of RDMA is loaded.
-         *
-         * @return this
-         */
-        public Builder rdma() {
-            return rdma(new RdmaConfig());
-        }
-
-        /**
-         * Serves over RDMA with {@code config} (copied; validated by {@link #start()}). The server
-         * creates and owns the RDMA transport; {@link #ioThreads} and {@link #bufferPool} do not
-         * apply (the config has its own), and {@link #transport(Transport)} cannot be combined.
-         *
-         * @param config the RDMA settings
-         * @return this
-         */
-        public Builder rdma(RdmaConfig config) {
-            this.rdma = Objects.requireNonNull(config, "config").copy();
             return this;
         }
 
@@ -305,22 +220,11 @@ public final class RpcServer implements AutoCloseable {
          * @throws IllegalArgumentException     for an invalid setting
          */
         public RpcServer start() {
-            if (maxFrameLength < FrameDescriptor.HEADER_LENGTH || maxFrameLength > FrameDescriptor.MAX_FRAME_LENGTH_LIMIT) {
-                throw new IllegalArgumentException("maxFrameLength must be in [" + FrameDescriptor.HEADER_LENGTH + ", "
-                        + FrameDescriptor.MAX_FRAME_LENGTH_LIMIT + "]: " + maxFrameLength);
-            }
-            if (maxInFlight < 1) {
-                throw new IllegalArgumentException("maxInFlight must be positive: " + maxInFlight);
-            }
-            if (drainTimeout.isNegative()) {
-                throw new IllegalArgumentException("drainTimeout must not be negative: " + drainTimeout);
-            }
-            RdmaSupport.checkExclusive(rdma, transport);
-            boolean owns = transport == null;
-            Transport t = !owns ? transport
-                    : rdma != null ? RdmaSupport.create(rdma, "rdmarpc-server-rdma")
-                    : TcpTransport.create(new TcpTransport.Config().ioThreads(ioThreads).bufferPool(bufferPool)
-                            .idleStrategy(idleOf(idleSpin)).threadNamePrefix("rdmarpc-server"));
+            int maxFrameLength = checkedMaxFrameLength();
+            Settings.checkAtLeastOne("maxInFlight", maxInFlight);
+            Settings.checkNotNegative("drainTimeout", drainTimeout);
+            boolean owns = ownsTransport();
+            Transport t = openTransport(Role.SERVER);
             try {
                 ServerCore core = new ServerCore(registry, maxFrameLength, maxInFlight, t.bufferPool(), t.name());
                 ServerEndpoint endpoint = t.listen(bind, maxFrameLength, core);
@@ -339,10 +243,5 @@ public final class RpcServer implements AutoCloseable {
                 throw e;
             }
         }
-    }
-
-    /** The idle strategy a builder's idle spin stands for: zero blocks at once, more backs off. */
-    static IdleStrategy idleOf(Duration spin) {
-        return spin.isZero() ? IdleStrategy.event() : IdleStrategy.backOff(spin);
     }
 }

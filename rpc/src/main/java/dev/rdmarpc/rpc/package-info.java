@@ -1,10 +1,23 @@
 /**
  * The RPC API: define {@link dev.rdmarpc.rpc.Method}s with {@link dev.rdmarpc.rpc.codec.Codec}s,
- * serve them with an {@link dev.rdmarpc.rpc.RpcServer}, call them with an
- * {@link dev.rdmarpc.rpc.RpcClient} or an {@link dev.rdmarpc.rpc.RpcClientPool}. Failures are
+ * serve them with an {@link dev.rdmarpc.rpc.RpcServer}, call them through an
+ * {@link dev.rdmarpc.rpc.RpcChannel}: an {@link dev.rdmarpc.rpc.RpcClient} (one connection) or the
+ * {@link dev.rdmarpc.rpc.RpcClientPool#channel channel} an {@link dev.rdmarpc.rpc.RpcClientPool}
+ * gives for one endpoint (its connections to it, reconnecting). Both have the same call methods:
+ * blocking, asynchronous, and the zero-allocation {@code send}. Failures are
  * {@link dev.rdmarpc.rpc.RpcException}s with a {@link dev.rdmarpc.rpc.Status}.
+ * {@snippet :
+ * RpcServer server = RpcServer.builder().tcp(cfg -> cfg.ioThreads(2)).register(ECHO, (ctx, s) -> s).start();
+ * RpcChannel channel = RpcClient.builder().address(server.address()).defaultTimeout(Duration.ofSeconds(5)).connect();
+ * String r = channel.call(ECHO, "hello");
+ * }
  *
- * <p>TCP is the default transport ({@link dev.rdmarpc.rpc.transport.tcp.TcpTransport}); any
- * {@link dev.rdmarpc.rpc.transport.Transport} can be passed to the builders.
+ * <p>The builders share their settings: {@link dev.rdmarpc.rpc.RpcBuilder} the maximum frame length
+ * and the transport, {@link dev.rdmarpc.rpc.ClientBuilder} those of a connection to a server (for a
+ * client and a pool alike). A builder chooses its transport one way: {@code tcp(cfg -> ...)}
+ * configures the {@link dev.rdmarpc.rpc.transport.tcp.TcpTransport} it creates (the default),
+ * {@code rdma(...)} creates an RDMA transport, {@code transport(shared)} uses any
+ * {@link dev.rdmarpc.rpc.transport.Transport} the caller owns. System properties
+ * ({@code rdmarpc.tcp.*}, {@code rdmarpc.rdma.*}) are defaults that a builder's settings override.
  */
 package dev.rdmarpc.rpc;

@@ -25,7 +25,7 @@ class AllocationTest {
 
     /** Pipelined echo: each response sends the next request from the I/O thread until a budget is spent. */
     static final class Pump implements ResponseListener {
-        final RpcClient client;
+        final RpcChannel client;
         final MemorySegment payload;
         boolean inPlace;
         long remaining;
@@ -33,7 +33,7 @@ class AllocationTest {
         CountDownLatch done;
         final AtomicReference<RpcException> error = new AtomicReference<>();
 
-        Pump(RpcClient client, MemorySegment payload) {
+        Pump(RpcChannel client, MemorySegment payload) {
             this.client = client;
             this.payload = payload;
         }
@@ -88,7 +88,14 @@ class AllocationTest {
 
     @Test
     void memorySegmentCallPathAllocatesNothingPerCall() throws Exception {
-        double perCall = bytesPerEcho(128, false, 300_000, 200_000);
+        double perCall = bytesPerEcho(128, false, false, 300_000, 200_000);
+        assertTrue(perCall < 1.0, "expected ~0 B/call on the I/O threads, got " + perCall);
+    }
+
+    /** The same through a pool's channel: picking the least loaded connection allocates nothing either. */
+    @Test
+    void poolChannelCallPathAllocatesNothingPerCall() throws Exception {
+        double perCall = bytesPerEcho(128, false, true, 300_000, 200_000);
         assertTrue(perCall < 1.0, "expected ~0 B/call on the I/O threads, got " + perCall);
     }
 
@@ -103,27 +110,28 @@ class AllocationTest {
      */
     @Test
     void inPlaceCallPathAllocatesOnlyNiosReleasers() throws Exception {
-        double perCall = bytesPerEcho(128 * 1024, true, 20_000, 10_000);
+        double perCall = bytesPerEcho(128 * 1024, true, false, 20_000, 10_000);
         assertTrue(perCall < 400, "expected only NIO's releasers (about 160 B/call), got " + perCall);
     }
 
     /** Bytes the I/O threads of both sides allocate per echo of {@code size} bytes, after a warm-up (JIT, pool growth). */
-    private static double bytesPerEcho(int size, boolean inPlace, long warmupCalls, long calls) throws Exception {
-        try (RpcServer server = RpcServer.builder().ioThreads(1)
+    private static double bytesPerEcho(int size, boolean inPlace, boolean pool, long warmupCalls, long calls) throws Exception {
+        try (RpcServer server = RpcServer.builder().tcp(cfg -> cfg.ioThreads(1))
                 .registerRaw(ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength())).start();
              RpcClient client = RpcClient.connect(server.address());
+             RpcClientPool clients = RpcClientPool.builder().maxConnectionsPerEndpoint(1).build();
              Arena arena = Arena.ofShared()) {
-            Pump pump = new Pump(client, arena.allocate(size).fill((byte) 42));
+            Pump pump = new Pump(pool ? clients.channel(server.address()) : client, arena.allocate(size).fill((byte) 42));
             pump.inPlace = inPlace;
             pump.run(warmupCalls);
             long[] serverIo = threadIds("rdmarpc-server-");
-            long[] clientIo = threadIds("rdmarpc-client-");
+            long[] clientIo = threadIds(pool ? "rdmarpc-pool-0" : "rdmarpc-client-"); // not the pool's reaper
             long before = allocated(serverIo) + allocated(clientIo);
             pump.run(calls);
             long after = allocated(serverIo) + allocated(clientIo);
             double perCall = (after - before) / (double) calls;
-            System.out.printf("allocation, %d B%s: %d bytes on the I/O threads over %d calls = %.3f B/call%n", size,
-                    inPlace ? " in place" : "", after - before, calls, perCall);
+            System.out.printf("allocation, %d B%s%s: %d bytes on the I/O threads over %d calls = %.3f B/call%n", size,
+                    inPlace ? " in place" : "", pool ? " through a pool" : "", after - before, calls, perCall);
             return perCall;
         }
     }

@@ -23,7 +23,7 @@ class ClientPoolTest {
     static final Method<String, String> HOLD = Method.of("hold", Codecs.STRING, Codecs.STRING);
 
     private static RpcServer server(InetSocketAddress bind, CountDownLatch gate) {
-        return RpcServer.builder().bind(bind).ioThreads(1)
+        return RpcServer.builder().bind(bind).tcp(cfg -> cfg.ioThreads(1))
                 .register(PEER, (ctx, s) -> ctx.peer().toString())
                 .registerBlocking(HOLD, (ctx, s) -> {
                     gate.await();
@@ -36,28 +36,28 @@ class ClientPoolTest {
     void multiplexesWithinTheConnectionLimit() throws Exception {
         CountDownLatch gate = new CountDownLatch(1);
         try (RpcServer server = server(new InetSocketAddress("127.0.0.1", 0), gate);
-             RpcClientPool pool = RpcClientPool.builder().maxConnectionsPerEndpoint(3).maxOutstandingPerConnection(4).build()) {
+             RpcClientPool pool = RpcClientPool.builder().maxConnectionsPerEndpoint(3).maxOutstanding(4).build()) {
             InetSocketAddress ep = server.address();
             // Sequential calls reuse one connection.
             Set<String> peers = new HashSet<>();
             for (int i = 0; i < 20; i++) {
-                peers.add(pool.call(ep, PEER, "x"));
+                peers.add(pool.channel(ep).call(PEER, "x"));
             }
             assertEquals(1, peers.size());
             assertEquals(1, pool.connections(ep));
             // Load spreads over more connections, never more than the limit.
             List<CompletableFuture<String>> held = new ArrayList<>();
             for (int i = 0; i < 12; i++) {
-                held.add(pool.callAsync(ep, HOLD, "h" + i));
+                held.add(pool.channel(ep).callAsync(HOLD, "h" + i));
             }
             assertEquals(3, pool.connections(ep));
             TestSupport.await("server sees 3 connections", Duration.ofSeconds(5), () -> server.metrics().connectionsActive() == 3);
             // Exhausted: 3 connections x 4 outstanding.
             ExecutionException e = assertThrows(ExecutionException.class,
-                    () -> pool.callAsync(ep, PEER, "over").get(2, TimeUnit.SECONDS));
+                    () -> pool.channel(ep).callAsync(PEER, "over").get(2, TimeUnit.SECONDS));
             assertEquals(Status.OVERLOADED, ((RpcException) e.getCause()).status());
             RpcException blocking = assertThrows(RpcException.class,
-                    () -> pool.call(ep, PEER, "over", CallOptions.DEFAULT.withTimeout(Duration.ofMillis(100))));
+                    () -> pool.channel(ep).call(PEER, "over", CallOptions.DEFAULT.withTimeout(Duration.ofMillis(100))));
             assertEquals(Status.OVERLOADED, blocking.status());
             gate.countDown();
             for (int i = 0; i < 12; i++) {
@@ -74,19 +74,19 @@ class ClientPoolTest {
         RpcServer first = server(new InetSocketAddress("127.0.0.1", 0), gate);
         InetSocketAddress ep = first.address();
         try (RpcClientPool pool = RpcClientPool.builder().reconnectBackoff(Duration.ofMillis(50)).build()) {
-            assertNotNull(pool.call(ep, PEER, "a"));
+            assertNotNull(pool.channel(ep).call(PEER, "a"));
             first.close();
             TestSupport.await("pool notices the close", Duration.ofSeconds(5), () -> pool.connections(ep) == 0);
-            RpcException down = assertThrows(RpcException.class, () -> pool.call(ep, PEER, "b"));
+            RpcException down = assertThrows(RpcException.class, () -> pool.channel(ep).call(PEER, "b"));
             assertEquals(Status.UNAVAILABLE, down.status());
             // Within the backoff window: fails fast without a new attempt.
-            RpcException fast = assertThrows(RpcException.class, () -> pool.call(ep, PEER, "c"));
+            RpcException fast = assertThrows(RpcException.class, () -> pool.channel(ep).call(PEER, "c"));
             assertEquals(Status.UNAVAILABLE, fast.status());
             assertTrue(fast.getMessage().contains("retrying after"), fast.getMessage());
             try (RpcServer second = server(ep, gate)) {
                 TestSupport.await("reconnected", Duration.ofSeconds(5), () -> {
                     try {
-                        return pool.call(ep, PEER, "d") != null;
+                        return pool.channel(ep).call(PEER, "d") != null;
                     } catch (RpcException e) {
                         return false;
                     }
@@ -101,12 +101,12 @@ class ClientPoolTest {
         CountDownLatch gate = new CountDownLatch(0);
         try (RpcServer server = server(new InetSocketAddress("127.0.0.1", 0), gate);
              RpcClientPool pool = RpcClientPool.builder().idleTimeout(Duration.ofMillis(100)).build()) {
-            pool.call(server.address(), PEER, "x");
+            pool.channel(server.address()).call(PEER, "x");
             assertEquals(1, pool.connections(server.address()));
             TestSupport.await("idle close", Duration.ofSeconds(5), () -> pool.connections(server.address()) == 0);
             TestSupport.await("server sees the close", Duration.ofSeconds(5), () -> server.metrics().connectionsActive() == 0);
             // And the next call simply opens a new one.
-            assertNotNull(pool.call(server.address(), PEER, "y"));
+            assertNotNull(pool.channel(server.address()).call(PEER, "y"));
             assertEquals(1, pool.connections(server.address()));
         }
     }
@@ -115,13 +115,13 @@ class ClientPoolTest {
     void manyThreadsShareThePool() throws Exception {
         CountDownLatch gate = new CountDownLatch(0);
         try (RpcServer server = server(new InetSocketAddress("127.0.0.1", 0), gate);
-             RpcClientPool pool = RpcClientPool.builder().maxConnectionsPerEndpoint(2).maxOutstandingPerConnection(8).build()) {
+             RpcClientPool pool = RpcClientPool.builder().maxConnectionsPerEndpoint(2).maxOutstanding(8).build()) {
             Set<String> peers = ConcurrentHashMap.newKeySet();
             List<Thread> threads = new ArrayList<>();
             for (int t = 0; t < 32; t++) {
                 threads.add(Thread.ofVirtual().start(() -> {
                     for (int i = 0; i < 50; i++) {
-                        peers.add(pool.call(server.address(), PEER, "v"));
+                        peers.add(pool.channel(server.address()).call(PEER, "v"));
                     }
                 }));
             }

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.*;
 import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.codec.Codecs;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -164,6 +166,31 @@ class CodecTest {
         record Bad(Object o) {
         }
         assertThrows(IllegalArgumentException.class, () -> Codecs.record(MethodHandles.lookup(), Bad.class));
+    }
+
+    @Test
+    void theHeaderEncoderWritesWhatTheReaderAndTheCheckRead() {
+        MemorySegment buf = MemorySegment.ofArray(new byte[256]).fill((byte) 0x5A); // dirty: wrap must blank it
+        FrameHeaderEncoder h = new FrameHeaderEncoder();
+        h.wrap(buf, 64).type(FrameDescriptor.TYPE_RESPONSE).requestId(0x1122334455667788L).methodId(-7).status(0xFFFE)
+                .payloadLength(40).attachmentLength(12);
+        assertEquals(FrameDescriptor.HEADER_LENGTH + 40 + 12, FrameDescriptor.check(buf, 64, 192, 4096));
+        assertEquals(FrameDescriptor.TYPE_RESPONSE, FrameHeader.type(buf, 64));
+        assertEquals(0x1122334455667788L, FrameHeader.requestId(buf, 64));
+        assertEquals(-7, FrameHeader.methodId(buf, 64));
+        assertEquals(0xFFFE, FrameHeader.status(buf, 64));
+        assertEquals(40, FrameHeader.payloadLength(buf, 64));
+        assertEquals(12, FrameHeader.attachmentLength(buf, 64));
+        assertEquals(0x5A, buf.get(ValueLayout.JAVA_BYTE, 63), "nothing before the frame is touched");
+        // A blank header: a request with status OK, no flags, nothing after it; the reserved fields are 0.
+        h.wrap(buf, 64).type(FrameDescriptor.TYPE_REQUEST);
+        assertEquals(FrameDescriptor.HEADER_LENGTH, FrameDescriptor.check(buf, 64, 192, 4096));
+        assertEquals(0, FrameHeader.requestId(buf, 64));
+        assertEquals(0, FrameHeader.methodId(buf, 64));
+        assertEquals(FrameDescriptor.STATUS_OK, FrameHeader.status(buf, 64));
+        assertEquals(0, FrameHeader.payloadLength(buf, 64) + FrameHeader.attachmentLength(buf, 64));
+        assertEquals(0, buf.get(ValueLayout.JAVA_SHORT_UNALIGNED, 64 + FrameDescriptor.FLAGS_OFFSET));
+        assertEquals(0, buf.get(ValueLayout.JAVA_SHORT_UNALIGNED, 64 + FrameDescriptor.RESERVED_OFFSET));
     }
 
     @Test

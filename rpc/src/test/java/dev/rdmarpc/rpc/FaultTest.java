@@ -39,7 +39,7 @@ class FaultTest {
     @BeforeEach
     void start() {
         server = RpcServer.builder()
-                .ioThreads(1)
+                .tcp(cfg -> cfg.ioThreads(1))
                 .maxFrameLength(1 << 20)
                 .register(ECHO, (ctx, s) -> s)
                 .register(FAIL, (ctx, s) -> {
@@ -280,7 +280,7 @@ class FaultTest {
     @Test
     void exhaustedBufferPoolGivesResourceExhausted() {
         BufferPool.Config tiny = new BufferPool.Config().chunkSize(4096).slabSize(8192).maxPooledBytes(8192).maxLargeBytes(0);
-        try (RpcClient c = RpcClient.builder().address(server.address()).bufferPool(tiny).connect()) {
+        try (RpcClient c = RpcClient.builder().address(server.address()).tcp(cfg -> cfg.bufferPool(tiny)).connect()) {
             assertEquals("small", c.call(ECHO, "small"));
             // Needs a large buffer; the pool has no budget for one.
             RpcException e = expect(Status.RESOURCE_EXHAUSTED, () -> c.call(ECHO, "y".repeat(10_000)));
@@ -294,7 +294,7 @@ class FaultTest {
     @Test
     void serverWithExhaustedPoolClosesWithAReasonAndKeepsOthersServed() {
         BufferPool.Config tiny = new BufferPool.Config().chunkSize(4096).slabSize(8192).maxPooledBytes(8192).maxLargeBytes(0);
-        try (RpcServer small = RpcServer.builder().ioThreads(1).bufferPool(tiny).register(ECHO, (ctx, s) -> s).start();
+        try (RpcServer small = RpcServer.builder().tcp(cfg -> cfg.ioThreads(1).bufferPool(tiny)).register(ECHO, (ctx, s) -> s).start();
              RpcClient a = RpcClient.connect(small.address())) {
             assertEquals("a", a.call(ECHO, "a")); // uses both chunks: receive + send
             // A frame bigger than a chunk needs a large buffer the pool does not have: that connection closes.

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -282,8 +283,8 @@ class InPlaceSendTcpTest {
             }
             long id = FrameHeader.requestId(MemorySegment.ofArray(header.array()), 0);
             byte[] response = new byte[FrameDescriptor.HEADER_LENGTH];
-            FrameHeader.write(MemorySegment.ofArray(response), 0, FrameDescriptor.TYPE_RESPONSE, id, ECHO.id(),
-                    FrameDescriptor.STATUS_OK, 0, 0);
+            new FrameHeaderEncoder().wrap(MemorySegment.ofArray(response), 0).type(FrameDescriptor.TYPE_RESPONSE).requestId(id)
+                    .methodId(ECHO.id());
             TestSupport.write(peer, response);
             assertEquals(0, answered.get(10, TimeUnit.SECONDS));
             byte[] rest = new byte[size];

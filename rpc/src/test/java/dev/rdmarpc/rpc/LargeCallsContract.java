@@ -134,12 +134,12 @@ public abstract class LargeCallsContract {
             return new Caller() {
                 @Override
                 public byte[] call(byte[] request, Duration timeout) {
-                    return pool.call(endpoint, ECHO_BYTES, request, CallOptions.DEFAULT.withTimeout(timeout));
+                    return pool.channel(endpoint).call(ECHO_BYTES, request, CallOptions.DEFAULT.withTimeout(timeout));
                 }
 
                 @Override
                 public String small(String s, Duration timeout) {
-                    return pool.call(endpoint, ECHO, s, CallOptions.DEFAULT.withTimeout(timeout));
+                    return pool.channel(endpoint).call(ECHO, s, CallOptions.DEFAULT.withTimeout(timeout));
                 }
             };
         }

@@ -97,7 +97,7 @@ class LargeCallsTcpTest extends LargeCallsContract {
                 t.join(10_000);
             }
             long queued = client.bufferPool().largeBytesInUse();
-            assertTrue(queued <= RpcClient.SEND_HIGH_WATER_MARK + frame,
+            assertTrue(queued <= ClientBuilder.SEND_HIGH_WATER_MARK + frame,
                     "queued " + queued + " bytes, over the limit plus one frame");
         }
     }

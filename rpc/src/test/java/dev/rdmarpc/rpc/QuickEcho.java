@@ -12,6 +12,8 @@ import java.net.InetSocketAddress;
 public final class QuickEcho {
     static final Method<MemorySegment, MemorySegment> ECHO = Method.raw("echo");
     static final java.time.Duration SPIN = java.time.Duration.ofNanos(Long.getLong("spin", 0));
+    static final dev.rdmarpc.rpc.transport.IdleStrategy IDLE = SPIN.isZero()
+            ? dev.rdmarpc.rpc.transport.IdleStrategy.event() : dev.rdmarpc.rpc.transport.IdleStrategy.backOff(SPIN);
 
     public static void main(String[] args) throws Exception {
         int size = args.length > 0 ? Integer.parseInt(args[0]) : 128;
@@ -21,7 +23,7 @@ public final class QuickEcho {
         RpcServer server = null;
         InetSocketAddress addr;
         if (!mode.startsWith("client")) {
-            server = RpcServer.builder().idleSpin(SPIN).bind(new InetSocketAddress("127.0.0.1", mode.equals("server") ? 7777 : 0)).ioThreads(1)
+            server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", mode.equals("server") ? 7777 : 0)).tcp(cfg -> cfg.ioThreads(1).idleStrategy(IDLE))
                     .registerRaw(ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength())).start();
             addr = server.address();
             if (mode.equals("server")) {
@@ -33,7 +35,7 @@ public final class QuickEcho {
             String[] hp = args[4].split(":");
             addr = new InetSocketAddress(hp[0], Integer.parseInt(hp[1]));
         }
-        try (RpcClient client = RpcClient.builder().address(addr).idleSpin(SPIN).connect(); Arena arena = Arena.ofShared()) {
+        try (RpcClient client = RpcClient.builder().address(addr).tcp(cfg -> cfg.idleStrategy(IDLE)).connect(); Arena arena = Arena.ofShared()) {
             MemorySegment payload = arena.allocate(size);
             long[] done = new long[1];
             boolean[] stopFlag = new boolean[1];

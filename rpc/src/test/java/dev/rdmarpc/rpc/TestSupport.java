@@ -1,7 +1,7 @@
 package dev.rdmarpc.rpc;
 
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
-import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
@@ -20,7 +20,8 @@ final class TestSupport {
     static byte[] requestFrame(long requestId, int methodId, byte[] payload, byte[] attachment) {
         byte[] frame = new byte[FrameDescriptor.HEADER_LENGTH + payload.length + attachment.length];
         MemorySegment seg = MemorySegment.ofArray(frame);
-        FrameHeader.write(seg, 0, FrameDescriptor.TYPE_REQUEST, requestId, methodId, 0, payload.length, attachment.length);
+        new FrameHeaderEncoder().wrap(seg, 0).type(FrameDescriptor.TYPE_REQUEST).requestId(requestId).methodId(methodId)
+                .payloadLength(payload.length).attachmentLength(attachment.length);
         System.arraycopy(payload, 0, frame, FrameDescriptor.HEADER_LENGTH, payload.length);
         System.arraycopy(attachment, 0, frame, FrameDescriptor.HEADER_LENGTH + payload.length, attachment.length);
         return frame;

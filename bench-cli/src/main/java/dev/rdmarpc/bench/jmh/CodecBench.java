@@ -3,6 +3,7 @@ package dev.rdmarpc.bench.jmh;
 import dev.rdmarpc.rpc.codec.Codecs;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
@@ -37,13 +38,14 @@ public class CodecBench {
     private final String ascii128 = "x".repeat(128);
     private final Long boxedLong = 123_456_789_012L;
     private long requestId;
+    private final FrameHeaderEncoder header = new FrameHeaderEncoder();
 
     @Setup(Level.Trial)
     public void setup() {
         arena = Arena.ofShared();
         frame = arena.allocate(64 * 1024);
         payload128 = arena.allocate(128).fill((byte) 7);
-        FrameHeader.write(frame, 0, FrameDescriptor.TYPE_REQUEST, 1, 42, 0, 128, 0);
+        header.wrap(frame, 0).type(FrameDescriptor.TYPE_REQUEST).requestId(1).methodId(42).payloadLength(128);
         Codecs.STRING.encode(ascii128, frame, FrameDescriptor.HEADER_LENGTH);
     }
 
@@ -55,7 +57,7 @@ public class CodecBench {
     /** Writes a whole request header. */
     @Benchmark
     public MemorySegment encodeHeader() {
-        FrameHeader.write(frame, 4096, FrameDescriptor.TYPE_REQUEST, ++requestId, 42, 0, 128, 0);
+        header.wrap(frame, 4096).type(FrameDescriptor.TYPE_REQUEST).requestId(++requestId).methodId(42).payloadLength(128);
         return frame;
     }
 
@@ -70,8 +72,8 @@ public class CodecBench {
     /** Header plus a 128-byte {@code MemorySegment} payload copied into the frame ({@code Codecs.SEGMENT}). */
     @Benchmark
     public MemorySegment encodeSegmentFrame() {
-        FrameHeader.write(frame, 8192, FrameDescriptor.TYPE_REQUEST, ++requestId, 42, 0,
-                Codecs.SEGMENT.encodedSize(payload128), 0);
+        header.wrap(frame, 8192).type(FrameDescriptor.TYPE_REQUEST).requestId(++requestId).methodId(42)
+                .payloadLength(Codecs.SEGMENT.encodedSize(payload128));
         Codecs.SEGMENT.encode(payload128, frame, 8192 + FrameDescriptor.HEADER_LENGTH);
         return frame;
     }

@@ -85,7 +85,7 @@ public class EchoBench {
 
     @Setup(Level.Trial)
     public void setup() {
-        server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).ioThreads(1)
+        server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1))
                 .registerRaw(RAW_ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength()))
                 .register(STRING_ECHO, (ctx, s) -> s)
                 .start();

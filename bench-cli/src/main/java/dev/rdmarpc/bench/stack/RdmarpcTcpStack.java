@@ -111,11 +111,12 @@ public final class RdmarpcTcpStack implements EchoStack {
         try {
             RpcServer.Builder b = RpcServer.builder()
                     .bind(bindAddress)
-                    .ioThreads(options.ioThreads())
                     .maxFrameLength(maxFrameLength(options))
                     .registerRaw(ECHO, handler::handle);
             if (rdma) {
                 b.rdma(rdmaConfig(options).threadNamePrefix("rdmarpc-bench-server"));
+            } else {
+                b.tcp(cfg -> cfg.ioThreads(options.ioThreads()));
             }
             server = b.start();
         } catch (RuntimeException e) {

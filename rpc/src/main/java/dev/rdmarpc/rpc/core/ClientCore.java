@@ -47,6 +47,8 @@ public final class ClientCore implements FrameHandler {
     private final long sendHighWaterMark;
     private final String transportName;
     private volatile Connection connection;
+    /** Writes this connection's requests; set with {@link #connection} by {@link #attach}. */
+    private volatile FrameWriter writer;
     private final CountDownLatch closedLatch = new CountDownLatch(1);
     private volatile Runnable closeListener;
 
@@ -132,6 +134,7 @@ public final class ClientCore implements FrameHandler {
      * @param c the connection
      */
     public void attach(Connection c) {
+        this.writer = new FrameWriter(c);
         this.connection = c;
         metrics.connectionsOpened.increment();
         Events.opened(transportName, "client", c.localAddress(), c.remoteAddress());
@@ -196,8 +199,45 @@ public final class ClientCore implements FrameHandler {
     // ================================================================== calls
 
     /**
-     * The zero-allocation call (see {@code RpcClient.send}).
+     * How a typed call waits and what it completes with: {@link #start} takes one.
+     */
+    public enum CallKind {
+        /** Blocking; completes with the response value ({@code call}). */
+        CALL(true, false),
+        /** Blocking; completes with a {@link Reply}, value and attachment ({@code exchange}). */
+        EXCHANGE(true, true),
+        /** Asynchronous; completes with the response value ({@code callAsync}). */
+        CALL_ASYNC(false, false),
+        /** Asynchronous; completes with a {@link Reply} ({@code exchangeAsync}). */
+        EXCHANGE_ASYNC(false, true);
+
+        private final boolean blocking;
+        private final boolean reply;
+
+        CallKind(boolean blocking, boolean reply) {
+            this.blocking = blocking;
+            this.reply = reply;
+        }
+
+        /**
+         * @return true when the caller waits: for a free slot and room in the send queue until the
+         *         call's deadline, then for the response; false when it fails with OVERLOADED at once
+         */
+        public boolean blocking() {
+            return blocking;
+        }
+
+        /** @return true when the call completes with a {@link Reply} */
+        public boolean reply() {
+            return reply;
+        }
+    }
+
+    /**
+     * The zero-allocation call (see {@code RpcChannel.send}).
      *
+     * @param attachment   host bytes sent after the payload, or {@link MemorySegment#NULL}
+     * @param timeoutNanos the call's timeout, or 0 for the default
      * @return true when sent, false when back-pressured
      */
     public boolean send(Method<?, ?> method, MemorySegment payload, MemorySegment attachment, long timeoutNanos,
@@ -206,8 +246,9 @@ public final class ClientCore implements FrameHandler {
     }
 
     /**
-     * The zero-copy call (see {@code RpcClient.sendInPlace}): the transport may write {@code payload}
-     * from the caller's memory; the listener hears only once the transport no longer reads it.
+     * The zero-copy call (see {@code RpcChannel.sendInPlace}): the transport may write
+     * {@code payload} from the caller's memory; the listener hears only once the transport no longer
+     * reads it.
      *
      * @return true when sent, false when back-pressured
      */
@@ -222,8 +263,8 @@ public final class ClientCore implements FrameHandler {
         long alen = attachment.byteSize();
         long frame = FrameDescriptor.HEADER_LENGTH + plen + alen;
         checkFrame(frame);
-        Connection c = connection;
-        if (c.pendingBytes() >= sendHighWaterMark) {
+        FrameWriter w = writer;
+        if (w.connection().pendingBytes() >= sendHighWaterMark) {
             metrics.rejected.increment();
             return false;
         }
@@ -232,53 +273,22 @@ public final class ClientCore implements FrameHandler {
             metrics.rejected.increment();
             return false;
         }
-        long off;
-        boolean payloadSent = false;
-        boolean inPlace = false;
-        if (payloadInPlace) {
-            off = c.claimInPlace((int) frame, payload, sendHighWaterMark, id);
-            payloadSent = off != Connection.UNSUPPORTED;
-        } else {
-            off = alen > 0 ? c.claimWithTail((int) frame, attachment, sendHighWaterMark) : Connection.UNSUPPORTED;
-            inPlace = off != Connection.UNSUPPORTED;
-        }
-        if (!inPlace && !payloadSent) {
-            off = c.claim((int) frame, sendHighWaterMark);
-        }
+        long off = payloadInPlace ? w.claimPayloadInPlace((int) frame, payload, sendHighWaterMark, id)
+                : alen > 0 ? w.claimAttachmentInPlace((int) frame, attachment, sendHighWaterMark)
+                : w.claim((int) frame, sendHighWaterMark);
         if (off < 0) {
             return claimFailed(id, off);
         }
         try {
-            MemorySegment buf = c.claimBuffer();
-            FrameHeader.write(buf, off, FrameDescriptor.TYPE_REQUEST, id, method.id(), FrameDescriptor.STATUS_OK,
-                    (int) plen, (int) alen);
-            if (!payloadSent) {
-                MemorySegment.copy(payload, 0, buf, off + FrameDescriptor.HEADER_LENGTH, plen);
-            }
-            if (alen > 0 && !inPlace) {
-                MemorySegment.copy(attachment, 0, buf, off + FrameDescriptor.HEADER_LENGTH + plen, alen);
-            }
+            w.request(id, method.id()).payload(payload, 0, (int) plen).attachment(attachment);
         } catch (Throwable t) {
-            c.abort();
             release(id);
             throw t;
         }
-        c.commit();
+        w.commit();
         metrics.calls.increment();
         metrics.bytesSent.add(frame);
         return true;
-    }
-
-    /**
-     * A typed call completing a future.
-     *
-     * @param wait        true to wait for a free slot until {@code timeoutNanos} passes (blocking
-     *                    calls), false to fail with OVERLOADED at once
-     * @param wantReply   true to complete with a {@link Reply}
-     */
-    public <Q, R> PendingCall start(Method<Q, R> method, Q request, Attachment attachment, long timeoutNanos,
-                                    boolean wait, boolean wantReply) {
-        return start(method, request, attachment, null, timeoutNanos, wait, wantReply);
     }
 
     /**
@@ -286,10 +296,14 @@ public final class ClientCore implements FrameHandler {
      *
      * @param attachment     the request attachment, host or device memory
      * @param responseTarget where the response attachment goes, or null for a heap copy
+     * @param timeoutNanos   the call's timeout, or 0 for the default
+     * @param kind           whether the caller waits, and whether the call completes with a {@link Reply}
+     * @return the call; completed already when it failed before it was sent (OVERLOADED)
+     * @throws RpcException when the call cannot start: CONNECTION_CLOSED, PAYLOAD_TOO_LARGE, RESOURCE_EXHAUSTED
      */
     public <Q, R> PendingCall start(Method<Q, R> method, Q request, Attachment attachment, Attachment responseTarget,
-                                    long timeoutNanos, boolean wait, boolean wantReply) {
-        boolean device = attachment.location() == Attachment.Location.DEVICE;
+                                    long timeoutNanos, CallKind kind) {
+        boolean wait = kind.blocking();
         DeviceAttachments.validate(attachment);
         if (responseTarget != null) {
             DeviceAttachments.validate(responseTarget);
@@ -299,19 +313,18 @@ public final class ClientCore implements FrameHandler {
         int alen = attachment.length();
         long frame = (long) FrameDescriptor.HEADER_LENGTH + plen + alen;
         checkFrame(frame);
-        Connection c = connection;
+        FrameWriter w = writer;
+        Connection c = w.connection();
         if (wait && c.inEventLoop()) {
             throw new IllegalStateException("a blocking call on the client's own I/O thread would wait for itself;"
                     + " use callAsync or send there");
         }
-        PendingCall call = new PendingCall(method, wantReply, responseTarget);
-        long timeout = timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos;
+        long timeout = effectiveTimeout(timeoutNanos);
+        PendingCall call = new PendingCall(method, kind.reply(), responseTarget, timeout);
         long waitDeadline = System.nanoTime() + timeout;
         // A host attachment in memory the transport registered goes without a copy (RDMA); a GPU one is staged.
-        MemorySegment tail = alen > 0 && !device ? attachment.segment() : null;
+        boolean hostTail = alen > 0 && attachment.location() == Attachment.Location.HOST;
         long id;
-        long off;
-        boolean inPlace;
         boolean refused = false;
         while (true) {
             if ((refused || c.pendingBytes() >= sendHighWaterMark) && (!wait || !awaitSendRoom(c, waitDeadline, refused))) {
@@ -327,11 +340,8 @@ public final class ClientCore implements FrameHandler {
                 call.completeExceptionally(overloaded());
                 return call;
             }
-            off = tail != null ? c.claimWithTail((int) frame, tail, sendHighWaterMark) : Connection.UNSUPPORTED;
-            inPlace = off != Connection.UNSUPPORTED;
-            if (!inPlace) {
-                off = c.claim((int) frame, sendHighWaterMark);
-            }
+            long off = hostTail ? w.claimAttachmentInPlace((int) frame, attachment.segment(), sendHighWaterMark)
+                    : w.claim((int) frame, sendHighWaterMark);
             if (off >= 0) {
                 break;
             }
@@ -349,28 +359,12 @@ public final class ClientCore implements FrameHandler {
             }
             return call;
         }
-        MemorySegment buf;
         try {
-            buf = c.claimBuffer();
-            FrameHeader.write(buf, off, FrameDescriptor.TYPE_REQUEST, id, method.id(), FrameDescriptor.STATUS_OK, plen, alen);
-            codec.encode(request, buf, off + FrameDescriptor.HEADER_LENGTH);
-            if (alen > 0 && !device && !inPlace) {
-                MemorySegment.copy(attachment.segment(), 0, buf, off + FrameDescriptor.HEADER_LENGTH + plen, alen);
-            }
+            w.request(id, method.id()).payload(codec, request, plen).attachment(attachment);
+            w.commit(attachment);
         } catch (Throwable t) {
-            c.abort();
             release(id);
             throw t;
-        }
-        if (device) {
-            try {
-                DeviceAttachments.fillAndCommit(c, buf, off, off + FrameDescriptor.HEADER_LENGTH + plen, attachment);
-            } catch (Throwable t) {
-                release(id);
-                throw t;
-            }
-        } else {
-            c.commit();
         }
         metrics.calls.increment();
         metrics.bytesSent.add(frame);
@@ -511,7 +505,7 @@ public final class ClientCore implements FrameHandler {
             methods[slot] = method;
             inPlace[slot] = payloadInPlace;
             // A call that waited for its slot keeps its original deadline (the wait counts).
-            long deadline = wait ? waitDeadline : now + (timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos);
+            long deadline = wait ? waitDeadline : now + effectiveTimeout(timeoutNanos);
             deadlines[slot] = deadline;
             if (freeTop == capacity - 1 || deadline - earliestDeadline < 0) {
                 earliestDeadline = deadline; // the only held slot, or an earlier one
@@ -762,34 +756,8 @@ public final class ClientCore implements FrameHandler {
         }
     }
 
-    /**
-     * Waits for a typed call's outcome: the call's own deadline is enforced by the tick; this only
-     * guards against a stuck I/O thread.
-     */
-    public static <R> R await(CompletableFuture<?> f, long timeoutNanos) {
-        try {
-            @SuppressWarnings("unchecked")
-            R r = (R) f.get(timeoutNanos + TimeUnit.SECONDS.toNanos(2), TimeUnit.NANOSECONDS);
-            return r;
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof RpcException re) {
-                throw new RpcException(re.status(), re.getMessage(), re);
-            }
-            if (c instanceof RuntimeException rt) {
-                throw rt;
-            }
-            throw new RpcException(Status.PROTOCOL_ERROR, String.valueOf(c), c);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new RpcException(Status.CANCELLED, "interrupted while waiting for the response");
-        } catch (TimeoutException e) {
-            throw new RpcException(Status.TIMEOUT, "no response (I/O thread unresponsive)");
-        }
-    }
-
-    /** @return the effective timeout for a call with {@code timeoutNanos} (0: default) */
-    public long effectiveTimeout(long timeoutNanos) {
+    /** @return the effective timeout for a call with {@code timeoutNanos} (0: the default) */
+    private long effectiveTimeout(long timeoutNanos) {
         return timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos;
     }
 
@@ -798,11 +766,52 @@ public final class ClientCore implements FrameHandler {
         private final Method<?, ?> method;
         private final boolean reply;
         private final Attachment responseTarget;
+        private final long timeoutNanos;
 
-        PendingCall(Method<?, ?> method, boolean reply, Attachment responseTarget) {
+        PendingCall(Method<?, ?> method, boolean reply, Attachment responseTarget, long timeoutNanos) {
             this.method = method;
             this.reply = reply;
             this.responseTarget = responseTarget;
+            this.timeoutNanos = timeoutNanos;
+        }
+
+        /**
+         * Waits for the outcome: the call's own deadline is enforced by the I/O thread's tick; the
+         * wait's limit (the call's timeout and 2 s) only guards against a stuck I/O thread.
+         *
+         * @param <R> what the call completes with: the response value, or a {@link Reply}
+         * @return the outcome
+         * @throws RpcException with the status of the failure
+         */
+        public <R> R await() {
+            try {
+                @SuppressWarnings("unchecked")
+                R r = (R) get(timeoutNanos + TimeUnit.SECONDS.toNanos(2), TimeUnit.NANOSECONDS);
+                return r;
+            } catch (ExecutionException e) {
+                Throwable c = e.getCause();
+                if (c instanceof RpcException re) {
+                    throw new RpcException(re.status(), re.getMessage(), re);
+                }
+                if (c instanceof RuntimeException rt) {
+                    throw rt;
+                }
+                throw new RpcException(Status.PROTOCOL_ERROR, String.valueOf(c), c);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new RpcException(Status.CANCELLED, "interrupted while waiting for the response");
+            } catch (TimeoutException e) {
+                throw new RpcException(Status.TIMEOUT, "no response (I/O thread unresponsive)");
+            }
+        }
+
+        /**
+         * @param <T> what the call completes with: the response value, or a {@link Reply}
+         * @return this call as the future its caller sees
+         */
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        public <T> CompletableFuture<T> future() {
+            return (CompletableFuture) this;
         }
 
         void completeFrom(MemorySegment buf, long offset, Counters metrics) {

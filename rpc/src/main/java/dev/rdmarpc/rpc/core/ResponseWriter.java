@@ -6,12 +6,11 @@ import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.codec.Codecs;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
-import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.transport.Connection;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 
-/** Encodes response frames straight into a connection's claimed send space; any thread. */
+/** Encodes response frames straight into a connection's claimed send space, through its {@link FrameWriter}; any thread. */
 final class ResponseWriter {
     private static final System.Logger LOG = System.getLogger(ResponseWriter.class.getName());
     private static final int MAX_ERROR_MESSAGE_CHARS = 2048;
@@ -20,95 +19,58 @@ final class ResponseWriter {
     }
 
     /** Writes a response from raw bytes; returns the status actually sent. */
-    static Status writeBytes(Connection c, int maxFrame, Counters m, long requestId, int methodId, MemorySegment src,
+    static Status writeBytes(FrameWriter w, int maxFrame, Counters m, long requestId, int methodId, MemorySegment src,
                              long off, int len, Attachment att) {
         int alen = att.length();
         long frame = (long) FrameDescriptor.HEADER_LENGTH + len + alen;
         if (frame > maxFrame) {
-            return tooLarge(c, m, requestId, methodId, frame, maxFrame);
+            return tooLarge(w, m, requestId, methodId, frame, maxFrame);
         }
         // Bytes of the request being handled (an echo) go from its receive buffer, when the transport can.
-        long at = alen == 0 ? c.claimFromReceived((int) frame, src, off, len) : Connection.UNSUPPORTED;
-        boolean inPlace = at != Connection.UNSUPPORTED;
-        if (!inPlace) {
-            at = c.claim((int) frame);
-        }
+        long at = alen == 0 ? w.claimPayloadFromReceived((int) frame, src, off, len) : w.claim((int) frame);
         if (at < 0) {
-            return claimFailed(c, m, requestId, methodId, at);
+            return claimFailed(w, m, requestId, methodId, at);
         }
-        boolean device = att.location() == Attachment.Location.DEVICE;
-        MemorySegment buf;
-        try {
-            buf = c.claimBuffer();
-            FrameHeader.write(buf, at, FrameDescriptor.TYPE_RESPONSE, requestId, methodId, FrameDescriptor.STATUS_OK, len, alen);
-            if (!inPlace) {
-                MemorySegment.copy(src, off, buf, at + FrameDescriptor.HEADER_LENGTH, len);
-            }
-            if (alen > 0 && !device) {
-                MemorySegment.copy(att.segment(), 0, buf, at + FrameDescriptor.HEADER_LENGTH + len, alen);
-            }
-        } catch (Throwable t) {
-            c.abort();
-            throw t;
-        }
-        if (device) {
-            return commitDevice(c, m, requestId, methodId, buf, at, at + FrameDescriptor.HEADER_LENGTH + len, att, frame);
-        }
-        c.commit();
-        m.bytesSent.add(frame);
-        return Status.OK;
+        w.response(requestId, methodId, FrameDescriptor.STATUS_OK).payload(src, off, len).attachment(att);
+        return commit(w, m, requestId, methodId, att, frame);
     }
 
     /** Writes a response encoded by {@code codec}; returns the status actually sent. */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    static Status writeValue(Connection c, int maxFrame, Counters m, long requestId, int methodId, Codec codec,
+    static Status writeValue(FrameWriter w, int maxFrame, Counters m, long requestId, int methodId, Codec codec,
                              Object value, Attachment att) {
         int len;
         try {
             len = codec.encodedSize(value);
         } catch (RuntimeException e) {
-            return writeError(c, m, requestId, methodId, Status.HANDLER_FAILED, "response could not be encoded: " + e);
+            return writeError(w, m, requestId, methodId, Status.HANDLER_FAILED, "response could not be encoded: " + e);
         }
         int alen = att.length();
         long frame = (long) FrameDescriptor.HEADER_LENGTH + len + alen;
         if (frame > maxFrame) {
-            return tooLarge(c, m, requestId, methodId, frame, maxFrame);
+            return tooLarge(w, m, requestId, methodId, frame, maxFrame);
         }
-        long at = c.claim((int) frame);
+        long at = w.claim((int) frame);
         if (at < 0) {
-            return claimFailed(c, m, requestId, methodId, at);
+            return claimFailed(w, m, requestId, methodId, at);
         }
-        boolean device = att.location() == Attachment.Location.DEVICE;
-        MemorySegment buf;
         try {
-            buf = c.claimBuffer();
-            FrameHeader.write(buf, at, FrameDescriptor.TYPE_RESPONSE, requestId, methodId, FrameDescriptor.STATUS_OK, len, alen);
-            codec.encode(value, buf, at + FrameDescriptor.HEADER_LENGTH);
-            if (alen > 0 && !device) {
-                MemorySegment.copy(att.segment(), 0, buf, at + FrameDescriptor.HEADER_LENGTH + len, alen);
-            }
-        } catch (RuntimeException e) {
-            c.abort();
-            return writeError(c, m, requestId, methodId, Status.HANDLER_FAILED, "response could not be encoded: " + e);
+            w.response(requestId, methodId, FrameDescriptor.STATUS_OK).payload(codec, value, len).attachment(att);
+        } catch (RuntimeException e) { // the writer aborted the claim
+            return writeError(w, m, requestId, methodId, Status.HANDLER_FAILED, "response could not be encoded: " + e);
         }
-        if (device) {
-            return commitDevice(c, m, requestId, methodId, buf, at, at + FrameDescriptor.HEADER_LENGTH + len, att, frame);
-        }
-        c.commit();
-        m.bytesSent.add(frame);
-        return Status.OK;
+        return commit(w, m, requestId, methodId, att, frame);
     }
 
-    /** Copies a GPU response attachment into the claimed frame and commits it (see {@link DeviceAttachments}). */
-    private static Status commitDevice(Connection c, Counters m, long requestId, int methodId, MemorySegment buf,
-                                       long at, long attOffset, Attachment att, long frame) {
+    /** Commits the written frame; a GPU attachment that cannot be copied is answered with an error instead. */
+    private static Status commit(FrameWriter w, Counters m, long requestId, int methodId, Attachment att, long frame) {
         try {
-            DeviceAttachments.fillAndCommit(c, buf, at, attOffset, att);
+            w.commit(att);
         } catch (RuntimeException e) {
             // Before a commit the claim was aborted and an error still fits; after a held commit the
             // connection is closed and this finds it closed.
             LOG.log(System.Logger.Level.WARNING, "GPU response attachment could not be sent", e);
-            return writeError(c, m, requestId, methodId, Status.HANDLER_FAILED,
+            return writeError(w, m, requestId, methodId, Status.HANDLER_FAILED,
                     "response attachment could not be copied from GPU " + att.deviceId() + ": " + e.getMessage());
         }
         m.bytesSent.add(frame);
@@ -116,39 +78,38 @@ final class ResponseWriter {
     }
 
     /** Writes an error response; returns its status. */
-    static Status writeError(Connection c, Counters m, long requestId, int methodId, Status status, String message) {
+    static Status writeError(FrameWriter w, Counters m, long requestId, int methodId, Status status, String message) {
         m.errors.increment();
         String msg = message == null ? status.name() : message;
         if (msg.length() > MAX_ERROR_MESSAGE_CHARS) {
             msg = msg.substring(0, MAX_ERROR_MESSAGE_CHARS) + "...";
         }
         int len = Codecs.STRING.encodedSize(msg);
-        long at = c.claim(FrameDescriptor.HEADER_LENGTH + len);
+        long at = w.claim(FrameDescriptor.HEADER_LENGTH + len);
         if (at < 0) {
             if (at != Connection.CLOSED) {
                 // Not even an error fits: the client would wait for its timeout. Close instead, so it
                 // learns at once (every pending call fails with CONNECTION_CLOSED).
                 String why = at == Connection.NO_BUFFER ? "buffer pool exhausted" : "send queue full";
+                Connection c = w.connection();
                 LOG.log(System.Logger.Level.WARNING, "closing connection to {0}: cannot send a response ({1})",
                         c.remoteAddress(), why);
                 c.close(new IOException("cannot send a response: " + why));
             }
             return status;
         }
-        MemorySegment buf = c.claimBuffer();
-        FrameHeader.write(buf, at, FrameDescriptor.TYPE_RESPONSE, requestId, methodId, status.code(), len, 0);
-        Codecs.STRING.encode(msg, buf, at + FrameDescriptor.HEADER_LENGTH);
-        c.commit();
+        w.response(requestId, methodId, status.code()).payload(Codecs.STRING, msg, len);
+        w.commit();
         m.bytesSent.add(FrameDescriptor.HEADER_LENGTH + len);
         return status;
     }
 
-    private static Status tooLarge(Connection c, Counters m, long requestId, int methodId, long frame, int maxFrame) {
+    private static Status tooLarge(FrameWriter c, Counters m, long requestId, int methodId, long frame, int maxFrame) {
         return writeError(c, m, requestId, methodId, Status.PAYLOAD_TOO_LARGE,
                 "response frame of " + frame + " bytes exceeds the maximum frame length " + maxFrame);
     }
 
-    private static Status claimFailed(Connection c, Counters m, long requestId, int methodId, long code) {
+    private static Status claimFailed(FrameWriter c, Counters m, long requestId, int methodId, long code) {
         if (code == Connection.CLOSED) {
             return Status.CONNECTION_CLOSED;
         }

@@ -26,6 +26,8 @@ final class ServerConnection implements FrameHandler, RawCall {
 
     private final ServerCore core;
     final Connection connection;
+    /** Writes this connection's responses. */
+    final FrameWriter writer;
     private final InetSocketAddress peer;
 
     // current inline call (I/O thread)
@@ -41,6 +43,7 @@ final class ServerConnection implements FrameHandler, RawCall {
     ServerConnection(ServerCore core, Connection connection) {
         this.core = core;
         this.connection = connection;
+        this.writer = new FrameWriter(connection);
         this.peer = connection.remoteAddress();
     }
 
@@ -61,12 +64,12 @@ final class ServerConnection implements FrameHandler, RawCall {
         long id = FrameHeader.requestId(frame, offset);
         int mid = FrameHeader.methodId(frame, offset);
         if (core.shuttingDown) {
-            ResponseWriter.writeError(c, m, id, mid, Status.SHUTTING_DOWN, "server is shutting down");
+            ResponseWriter.writeError(writer, m, id, mid, Status.SHUTTING_DOWN, "server is shutting down");
             return;
         }
         MethodRegistry.Entry e = core.registry.get(mid);
         if (e == null) {
-            ResponseWriter.writeError(c, m, id, mid, Status.UNKNOWN_METHOD, "no method with id 0x" + Integer.toHexString(mid));
+            ResponseWriter.writeError(writer, m, id, mid, Status.UNKNOWN_METHOD, "no method with id 0x" + Integer.toHexString(mid));
             return;
         }
         if (e.mode() == MethodRegistry.Mode.BLOCKING) {
@@ -101,7 +104,7 @@ final class ServerConnection implements FrameHandler, RawCall {
         } catch (Throwable t) {
             if (!responded) {
                 responded = true;
-                return ResponseWriter.writeError(connection, core.metrics, requestId, methodId,
+                return ResponseWriter.writeError(writer, core.metrics, requestId, methodId,
                         ResponseWriter.statusOf(t), ResponseWriter.messageOf(t));
             }
             LOG.log(System.Logger.Level.WARNING, "raw handler of " + e.method().name() + " threw after responding", t);
@@ -109,7 +112,7 @@ final class ServerConnection implements FrameHandler, RawCall {
         }
         if (!responded) {
             responded = true;
-            return ResponseWriter.writeError(connection, core.metrics, requestId, methodId, Status.HANDLER_FAILED,
+            return ResponseWriter.writeError(writer, core.metrics, requestId, methodId, Status.HANDLER_FAILED,
                     "handler of " + e.method().name() + " returned without responding");
         }
         return lastStatus;
@@ -121,17 +124,17 @@ final class ServerConnection implements FrameHandler, RawCall {
         try {
             request = e.method().requestCodec().decode(buf, payloadOffset(), payloadLength);
         } catch (RuntimeException ex) {
-            return ResponseWriter.writeError(connection, core.metrics, requestId, methodId, Status.PROTOCOL_ERROR,
+            return ResponseWriter.writeError(writer, core.metrics, requestId, methodId, Status.PROTOCOL_ERROR,
                     "request of " + e.method().name() + " could not be decoded: " + ex.getMessage());
         }
         Object response;
         try {
             response = ((Handler) e.handler()).handle(this, request);
         } catch (Throwable t) {
-            return ResponseWriter.writeError(connection, core.metrics, requestId, methodId,
+            return ResponseWriter.writeError(writer, core.metrics, requestId, methodId,
                     ResponseWriter.statusOf(t), ResponseWriter.messageOf(t));
         }
-        return ResponseWriter.writeValue(connection, core.maxFrameLength, core.metrics, requestId, methodId,
+        return ResponseWriter.writeValue(writer, core.maxFrameLength, core.metrics, requestId, methodId,
                 e.method().responseCodec(), response, responseAttachment);
     }
 
@@ -140,14 +143,14 @@ final class ServerConnection implements FrameHandler, RawCall {
         if (core.blockingInFlight.incrementAndGet() > core.maxInFlight) {
             core.blockingInFlight.decrementAndGet();
             m.rejected.increment();
-            ResponseWriter.writeError(connection, m, id, mid, Status.OVERLOADED,
+            ResponseWriter.writeError(writer, m, id, mid, Status.OVERLOADED,
                     "server has " + core.maxInFlight + " calls in flight");
             return;
         }
         PooledBuffer copy = core.pool.acquire(length);
         if (copy == null) {
             core.blockingInFlight.decrementAndGet();
-            ResponseWriter.writeError(connection, m, id, mid, Status.RESOURCE_EXHAUSTED, "server buffer pool exhausted");
+            ResponseWriter.writeError(writer, m, id, mid, Status.RESOURCE_EXHAUSTED, "server buffer pool exhausted");
             return;
         }
         MemorySegment.copy(frame, offset, copy.segment(), 0, length);
@@ -158,7 +161,7 @@ final class ServerConnection implements FrameHandler, RawCall {
             copy.release();
             m.inFlight.decrement();
             core.blockingInFlight.decrementAndGet();
-            ResponseWriter.writeError(connection, m, id, mid, Status.SHUTTING_DOWN, "server is shutting down");
+            ResponseWriter.writeError(writer, m, id, mid, Status.SHUTTING_DOWN, "server is shutting down");
         }
     }
 
@@ -254,14 +257,14 @@ final class ServerConnection implements FrameHandler, RawCall {
     @Override
     public void respond(MemorySegment src, long offset, int length) {
         checkRespond();
-        lastStatus = ResponseWriter.writeBytes(connection, core.maxFrameLength, core.metrics, requestId, methodId, src,
+        lastStatus = ResponseWriter.writeBytes(writer, core.maxFrameLength, core.metrics, requestId, methodId, src,
                 offset, length, responseAttachment);
     }
 
     @Override
     public <T> void respond(Codec<T> codec, T value) {
         checkRespond();
-        lastStatus = ResponseWriter.writeValue(connection, core.maxFrameLength, core.metrics, requestId, methodId, codec,
+        lastStatus = ResponseWriter.writeValue(writer, core.maxFrameLength, core.metrics, requestId, methodId, codec,
                 value, responseAttachment);
     }
 
@@ -271,7 +274,7 @@ final class ServerConnection implements FrameHandler, RawCall {
             throw new IllegalArgumentException("not an error status that can be sent: " + status);
         }
         checkRespond();
-        lastStatus = ResponseWriter.writeError(connection, core.metrics, requestId, methodId, status, message);
+        lastStatus = ResponseWriter.writeError(writer, core.metrics, requestId, methodId, status, message);
     }
 
     @Override
@@ -314,7 +317,7 @@ final class ServerConnection implements FrameHandler, RawCall {
                     request = entry.method().requestCodec().decode(seg, FrameDescriptor.HEADER_LENGTH, plen);
                     decoded = true;
                 } catch (RuntimeException ex) {
-                    status = ResponseWriter.writeError(connection, m, id, mid, Status.PROTOCOL_ERROR,
+                    status = ResponseWriter.writeError(writer, m, id, mid, Status.PROTOCOL_ERROR,
                             "request of " + entry.method().name() + " could not be decoded: " + ex.getMessage());
                 }
                 if (decoded) {
@@ -326,9 +329,9 @@ final class ServerConnection implements FrameHandler, RawCall {
                         failure = t;
                     }
                     status = failure != null
-                            ? ResponseWriter.writeError(connection, m, id, mid, ResponseWriter.statusOf(failure),
+                            ? ResponseWriter.writeError(writer, m, id, mid, ResponseWriter.statusOf(failure),
                                     ResponseWriter.messageOf(failure))
-                            : ResponseWriter.writeValue(connection, core.maxFrameLength, m, id, mid,
+                            : ResponseWriter.writeValue(writer, core.maxFrameLength, m, id, mid,
                                     entry.method().responseCodec(), resp, response);
                 } else {
                     status = Status.PROTOCOL_ERROR;

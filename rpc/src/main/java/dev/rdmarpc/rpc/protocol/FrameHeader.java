@@ -5,37 +5,11 @@ import static dev.rdmarpc.rpc.protocol.FrameDescriptor.*;
 import java.lang.foreign.MemorySegment;
 
 /**
- * Static accessors for the header fields of a frame at an offset in a segment: the encoder and the
- * decoder in one, without any per-frame object. Offsets come from {@link FrameDescriptor}.
+ * Static accessors that read the header fields of a frame at an offset in a segment, without any
+ * per-frame object; {@link FrameHeaderEncoder} writes them. Offsets come from {@link FrameDescriptor}.
  */
 public final class FrameHeader {
     private FrameHeader() {
-    }
-
-    /**
-     * Writes a complete header.
-     *
-     * @param buf              destination
-     * @param offset           where the frame starts
-     * @param type             {@link FrameDescriptor#TYPE_REQUEST} or {@link FrameDescriptor#TYPE_RESPONSE}
-     * @param requestId        request id
-     * @param methodId         method id
-     * @param status           status code (0 for requests)
-     * @param payloadLength    payload bytes following the header
-     * @param attachmentLength attachment bytes following the payload
-     */
-    public static void write(MemorySegment buf, long offset, int type, long requestId, int methodId, int status,
-                             int payloadLength, int attachmentLength) {
-        buf.set(INT, offset + MAGIC_OFFSET, MAGIC);
-        buf.set(BYTE, offset + VERSION_OFFSET, (byte) VERSION);
-        buf.set(BYTE, offset + TYPE_OFFSET, (byte) type);
-        buf.set(SHORT, offset + FLAGS_OFFSET, (short) 0);
-        buf.set(LONG, offset + REQUEST_ID_OFFSET, requestId);
-        buf.set(INT, offset + METHOD_ID_OFFSET, methodId);
-        buf.set(SHORT, offset + STATUS_OFFSET, (short) status);
-        buf.set(SHORT, offset + RESERVED_OFFSET, (short) 0);
-        buf.set(INT, offset + PAYLOAD_LENGTH_OFFSET, payloadLength);
-        buf.set(INT, offset + ATTACHMENT_LENGTH_OFFSET, attachmentLength);
     }
 
     /** Reads the message type of the frame starting at {@code offset} in {@code buf}. */

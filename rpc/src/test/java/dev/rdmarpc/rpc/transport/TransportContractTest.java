@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import java.io.EOFException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -97,7 +98,8 @@ public abstract class TransportContractTest {
         long at = c.claim(len);
         assertTrue(at >= 0, "claim failed: " + at);
         MemorySegment buf = c.claimBuffer();
-        FrameHeader.write(buf, at, FrameDescriptor.TYPE_REQUEST, id, 7, 0, payload.length, attachment.length);
+        new FrameHeaderEncoder().wrap(buf, at).type(FrameDescriptor.TYPE_REQUEST).requestId(id).methodId(7)
+                .payloadLength(payload.length).attachmentLength(attachment.length);
         MemorySegment.copy(payload, 0, buf, ValueLayout.JAVA_BYTE, at + FrameDescriptor.HEADER_LENGTH, payload.length);
         MemorySegment.copy(attachment, 0, buf, ValueLayout.JAVA_BYTE, at + FrameDescriptor.HEADER_LENGTH + payload.length,
                 attachment.length);
@@ -207,7 +209,7 @@ public abstract class TransportContractTest {
     void badHeaderClosesWithAProtocolException() throws Exception {
         Connection c = connect();
         long at = c.claim(FrameDescriptor.HEADER_LENGTH);
-        FrameHeader.write(c.claimBuffer(), at, FrameDescriptor.TYPE_REQUEST, 1, 7, 0, 0, 0);
+        new FrameHeaderEncoder().wrap(c.claimBuffer(), at).type(FrameDescriptor.TYPE_REQUEST).requestId(1).methodId(7);
         c.claimBuffer().set(ValueLayout.JAVA_INT, at, 0xBAD);
         c.commit();
         assertInstanceOf(ProtocolException.class, next(serverEvents, Closed.class).cause());

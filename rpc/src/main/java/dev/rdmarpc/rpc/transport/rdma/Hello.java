@@ -2,6 +2,7 @@ package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -85,7 +86,7 @@ final class Hello {
 
     /** Writes this hello as a whole frame at {@code offset}; returns the frame length. */
     int encode(MemorySegment buf, long offset) {
-        FrameHeader.write(buf, offset, FrameDescriptor.TYPE_RDMA_HELLO, 0, 0, 0, LENGTH, 0);
+        new FrameHeaderEncoder().wrap(buf, offset).type(FrameDescriptor.TYPE_RDMA_HELLO).payloadLength(LENGTH);
         long p = offset + FrameDescriptor.HEADER_LENGTH;
         buf.set(INT, p + VERSION_OFFSET, HELLO_VERSION);
         buf.set(INT, p + FLAGS_OFFSET, 0);
@@ -171,7 +172,7 @@ final class Hello {
             throw new IllegalArgumentException("a refusal needs a nonzero status");
         }
         byte[] r = reasonBytes(reason);
-        FrameHeader.write(buf, offset, FrameDescriptor.TYPE_RDMA_HELLO, 0, 0, status, r.length, 0);
+        new FrameHeaderEncoder().wrap(buf, offset).type(FrameDescriptor.TYPE_RDMA_HELLO).status(status).payloadLength(r.length);
         MemorySegment.copy(r, 0, buf, ValueLayout.JAVA_BYTE, offset + FrameDescriptor.HEADER_LENGTH, r.length);
         return FrameDescriptor.HEADER_LENGTH + r.length;
     }

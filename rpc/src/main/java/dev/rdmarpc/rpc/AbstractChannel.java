@@ -1,0 +1,98 @@
+package dev.rdmarpc.rpc;
+
+import dev.rdmarpc.rpc.core.ClientCore;
+import dev.rdmarpc.rpc.core.ClientCore.CallKind;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The one call-start path of every {@link RpcChannel}: each call method picks a connection
+ * ({@link #pick()}), starts the call there, and, when the connection failed it at once, asks
+ * {@link #retry} whether to try another. A client has one connection and never retries; a pool's
+ * channel picks the least loaded connection to its endpoint and tries once more after one closed
+ * under it. The default timeout is applied by the connection ({@link ClientCore}), nowhere else.
+ */
+abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, RpcClientPool.EndpointChannel {
+    /** A thread that owns no confined arena: memory it may access, every thread may. Never started. */
+    private static final Thread NOT_THE_OWNER = new Thread(() -> { }, "rdmarpc-accessibility-probe");
+
+    /** @return the connection the next call goes to */
+    abstract ClientCore pick();
+
+    /**
+     * The connection {@code failed} refused the call at once with {@code error}.
+     *
+     * @param attempt how many attempts failed so far, from 1
+     * @return the connection to try next
+     * @throws RpcException {@code error} when the call fails for good (the default)
+     */
+    ClientCore retry(ClientCore failed, RpcException error, int attempt) {
+        throw error;
+    }
+
+    /** @return true when every thread may access {@code segment} (it is not confined to one) */
+    static boolean anyThreadMayAccess(MemorySegment segment) {
+        return segment.isAccessibleBy(NOT_THE_OWNER);
+    }
+
+    @Override
+    public final <Q, R> R call(Method<Q, R> method, Q request, CallOptions options) {
+        return start(method, request, options, CallKind.CALL).await();
+    }
+
+    @Override
+    public final <Q, R> Reply<R> exchange(Method<Q, R> method, Q request, CallOptions options) {
+        return start(method, request, options, CallKind.EXCHANGE).await();
+    }
+
+    @Override
+    public final <Q, R> CompletableFuture<R> callAsync(Method<Q, R> method, Q request, CallOptions options) {
+        return start(method, request, options, CallKind.CALL_ASYNC).future();
+    }
+
+    @Override
+    public final <Q, R> CompletableFuture<Reply<R>> exchangeAsync(Method<Q, R> method, Q request, CallOptions options) {
+        return start(method, request, options, CallKind.EXCHANGE_ASYNC).future();
+    }
+
+    @Override
+    public final boolean send(Method<?, ?> method, MemorySegment payload, MemorySegment attachment, long timeoutNanos,
+                              ResponseListener listener, long tag) {
+        return send(method, payload, attachment, timeoutNanos, listener, tag, false);
+    }
+
+    @Override
+    public final boolean sendInPlace(Method<?, ?> method, MemorySegment payload, ResponseListener listener, long tag) {
+        if (!anyThreadMayAccess(payload)) {
+            throw new IllegalArgumentException("sendInPlace needs a payload every thread may access (heap, or a global,"
+                    + " automatic or shared arena's): the connection's I/O thread writes it from there, and this one is"
+                    + " confined to its arena's thread; use send, which copies it on the calling thread");
+        }
+        return send(method, payload, MemorySegment.NULL, 0, listener, tag, true);
+    }
+
+    private boolean send(Method<?, ?> method, MemorySegment payload, MemorySegment attachment, long timeoutNanos,
+                         ResponseListener listener, long tag, boolean inPlace) {
+        ClientCore c = pick();
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return inPlace ? c.sendInPlace(method, payload, timeoutNanos, listener, tag)
+                        : c.send(method, payload, attachment, timeoutNanos, listener, tag);
+            } catch (RpcException e) {
+                c = retry(c, e, attempt);
+            }
+        }
+    }
+
+    private <Q, R> ClientCore.PendingCall start(Method<Q, R> method, Q request, CallOptions options, CallKind kind) {
+        ClientCore c = pick();
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return c.start(method, request, options.attachment(), options.responseAttachment(), options.timeoutNanos(),
+                        kind);
+            } catch (RpcException e) {
+                c = retry(c, e, attempt);
+            }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+package dev.rdmarpc.rpc;
+
+import dev.rdmarpc.rpc.core.ClientCore;
+import dev.rdmarpc.rpc.core.Counters;
+import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
+import dev.rdmarpc.rpc.transport.Transport;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The settings of a connection to a server, shared by {@link RpcClient.Builder} (one connection)
+ * and {@link RpcClientPool.Builder} (every connection of the pool), on top of the maximum frame
+ * length and the transport of {@link RpcBuilder}. Not thread-safe.
+ *
+ * @param <B> the concrete builder
+ */
+public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends RpcBuilder<B>
+        permits RpcClient.Builder, RpcClientPool.Builder {
+    /**
+     * Unsent request bytes on one connection at or above which a new call waits (blocking calls)
+     * or is refused as overloaded (asynchronous ones).
+     */
+    static final long SEND_HIGH_WATER_MARK = 8L << 20;
+
+    private Duration connectTimeout = Duration.ofSeconds(5);
+    private Duration defaultTimeout = Duration.ofSeconds(30);
+    private int maxOutstanding = 1024;
+
+    ClientBuilder() {
+    }
+
+    @SuppressWarnings("unchecked")
+    private B self() {
+        return (B) this;
+    }
+
+    /**
+     * @param timeout how long connecting may take; default 5 s
+     * @return this
+     */
+    public B connectTimeout(Duration timeout) {
+        this.connectTimeout = Objects.requireNonNull(timeout, "timeout");
+        return self();
+    }
+
+    /**
+     * @param timeout timeout of calls that do not set their own; default 30 s
+     * @return this
+     */
+    public B defaultTimeout(Duration timeout) {
+        this.defaultTimeout = Objects.requireNonNull(timeout, "timeout");
+        return self();
+    }
+
+    /**
+     * @param n most calls outstanding on one connection, in [1, 65536]; default 1024
+     * @return this
+     */
+    public B maxOutstanding(int n) {
+        this.maxOutstanding = n;
+        return self();
+    }
+
+    /** Validates the settings of this class and {@link RpcBuilder}'s. */
+    void validate() {
+        if (maxOutstanding < 1 || maxOutstanding > ClientCore.MAX_OUTSTANDING) {
+            throw new IllegalArgumentException("maxOutstanding must be in [1, " + ClientCore.MAX_OUTSTANDING + "]: "
+                    + maxOutstanding);
+        }
+        Settings.checkPositive("connectTimeout", connectTimeout);
+        Settings.checkPositive("defaultTimeout", defaultTimeout);
+        checkedMaxFrameLength();
+    }
+
+    /**
+     * @param transport through which connections are opened
+     * @param metrics   the counters they update
+     * @return what opens connections with these settings (validated; later changes to this
+     *         builder do not reach it)
+     */
+    final Connector connector(Transport transport, Counters metrics) {
+        validate();
+        return new Connector(transport, metrics, maxOutstanding, checkedMaxFrameLength(), defaultTimeout.toNanos(),
+                connectTimeout);
+    }
+
+    /** Opens connections with a builder's settings, fixed when the client or pool was built. */
+    record Connector(Transport transport, Counters metrics, int maxOutstanding, int maxFrameLength,
+                     long defaultTimeoutNanos, Duration connectTimeout) {
+        /**
+         * @param address the server
+         * @return the connection's client core, attached
+         * @throws RpcException {@link Status#UNAVAILABLE} when the server cannot be reached,
+         *                      {@link Status#RESOURCE_EXHAUSTED} when the transport has no room for it
+         */
+        ClientCore connect(InetSocketAddress address) {
+            ClientCore core = new ClientCore(metrics, maxOutstanding, maxFrameLength, defaultTimeoutNanos,
+                    SEND_HIGH_WATER_MARK, transport.name());
+            try {
+                Connection c = transport.connect(address, maxFrameLength, core, connectTimeout);
+                core.attach(c);
+                return core;
+            } catch (ResourceExhaustedException e) {
+                throw new RpcException(Status.RESOURCE_EXHAUSTED, "cannot connect to " + address + ": " + e.getMessage(), e);
+            } catch (IOException e) {
+                throw new RpcException(Status.UNAVAILABLE, "cannot connect to " + address + ": " + e.getMessage(), e);
+            }
+        }
+    }
+}

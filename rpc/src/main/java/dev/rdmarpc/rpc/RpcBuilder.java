@@ -1,0 +1,194 @@
+package dev.rdmarpc.rpc;
+
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
+import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+/**
+ * The settings every builder of this package shares ({@link RpcServer.Builder},
+ * {@link RpcClient.Builder}, {@link RpcClientPool.Builder}): the maximum frame length and the
+ * transport. Self-typed, so that its setters return the concrete builder.
+ *
+ * <p>One way to choose the transport, one of three:
+ * <ul>
+ * <li>{@link #tcp(Consumer)} (the default): the builder creates and owns a
+ * {@link TcpTransport}, configured by a {@link TcpTransport.Config} the lambda adjusts
+ * ({@code .tcp(cfg -> cfg.ioThreads(2).idleStrategy(IdleStrategy.backOff(spin)))}).</li>
+ * <li>{@link #rdma()}, {@link #rdma(Consumer)} or {@link #rdma(RdmaConfig)}: the builder creates and
+ * owns an RDMA transport. Without one of these nothing of RDMA is loaded.</li>
+ * <li>{@link #transport(Transport)}: a transport the caller created, shares among any number of
+ * clients and servers, and closes after them.</li>
+ * </ul>
+ * Choosing two kinds on one builder is an error; choosing one kind again replaces the earlier choice.
+ *
+ * <p>Defaults, strongest first: what the {@code tcp(cfg -> ...)} or {@code rdma(cfg -> ...)} lambda
+ * (or a given {@link RdmaConfig}) sets; the {@code rdmarpc.tcp.*} and {@code rdmarpc.rdma.*} system
+ * properties ({@code -Drdmarpc.tcp.ioThreads=2}, see {@link TcpTransport.Config}); the builder's
+ * defaults for its role (a client's and a pool's TCP transport has 1 I/O thread, a server's one per
+ * core; threads are named {@code rdmarpc-client-*}, {@code rdmarpc-pool-*}, {@code rdmarpc-server-*},
+ * with {@code -rdma} for RDMA); then the configuration class's own defaults. So a property changes
+ * every transport a builder creates, and a setter in the lambda changes this one.
+ *
+ * <p>Not thread-safe; use one builder per object built.
+ *
+ * @param <B> the concrete builder
+ */
+public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientBuilder, RpcServer.Builder {
+    /** The builder's defaults for what it creates: thread names, TCP I/O threads (0: the config's). */
+    enum Role {
+        CLIENT("rdmarpc-client", 1),
+        POOL("rdmarpc-pool", 1),
+        SERVER("rdmarpc-server", 0);
+
+        final String threadNamePrefix;
+        final int ioThreads;
+
+        Role(String threadNamePrefix, int ioThreads) {
+            this.threadNamePrefix = threadNamePrefix;
+            this.ioThreads = ioThreads;
+        }
+    }
+
+    private int maxFrameLength = FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH;
+    /** Which of tcp, rdma, transport was chosen, for the error when another is; null: TCP by default. */
+    private String chosen;
+    private Consumer<TcpTransport.Config> tcp;
+    private Consumer<RdmaConfig> rdmaSettings;
+    private RdmaConfig rdmaConfig;
+    private Transport transport;
+
+    RpcBuilder() {
+    }
+
+    @SuppressWarnings("unchecked")
+    private B self() {
+        return (B) this;
+    }
+
+    /**
+     * @param bytes the largest frame sent or accepted (header + payload + attachment); default
+     *              {@value FrameDescriptor#DEFAULT_MAX_FRAME_LENGTH}; at most
+     *              {@value FrameDescriptor#MAX_FRAME_LENGTH_LIMIT}. Use the same value on clients
+     *              and servers.
+     * @return this
+     */
+    public B maxFrameLength(int bytes) {
+        this.maxFrameLength = bytes;
+        return self();
+    }
+
+    /**
+     * Uses a TCP transport the builder creates and owns (the default), with the settings
+     * {@code settings} makes to a {@link TcpTransport.Config} holding the defaults (see the class
+     * comment for their order). Validated when the transport is created.
+     *
+     * @param settings adjusts the configuration, e.g. {@code cfg -> cfg.ioThreads(2)}
+     * @return this
+     */
+    public B tcp(Consumer<TcpTransport.Config> settings) {
+        choose("tcp()");
+        this.tcp = Objects.requireNonNull(settings, "settings");
+        return self();
+    }
+
+    /**
+     * Uses an RDMA transport with the default {@link RdmaConfig}, like coro_rpc's
+     * {@code init_ibv()}: the same calls then travel over a reliable-connected queue pair. A server
+     * started so still accepts plain TCP clients on its port; a client needs such a server. Needs
+     * libibverbs and an RDMA device; without an {@code rdma} call nothing of RDMA is loaded.
+     *
+     * @return this
+     */
+    public B rdma() {
+        return rdma(settings -> { });
+    }
+
+    /**
+     * Uses an RDMA transport the builder creates and owns, with the settings {@code settings} makes
+     * to an {@link RdmaConfig} holding the defaults. Validated when the transport is created.
+     *
+     * @param settings adjusts the configuration, e.g. {@code cfg -> cfg.device("mlx5_0")}
+     * @return this
+     */
+    public B rdma(Consumer<RdmaConfig> settings) {
+        choose("rdma()");
+        this.rdmaSettings = Objects.requireNonNull(settings, "settings");
+        this.rdmaConfig = null;
+        return self();
+    }
+
+    /**
+     * Uses an RDMA transport the builder creates and owns, with {@code config} (copied now, validated
+     * when the transport is created). Its threads take the builder's name for its role unless the
+     * config names them.
+     *
+     * @param config the RDMA settings
+     * @return this
+     */
+    public B rdma(RdmaConfig config) {
+        choose("rdma()");
+        this.rdmaConfig = Objects.requireNonNull(config, "config").copy();
+        this.rdmaSettings = null;
+        return self();
+    }
+
+    /**
+     * Uses {@code transport}, which the caller owns: share one among many clients and servers, and
+     * close it after them.
+     *
+     * @param transport the transport
+     * @return this
+     */
+    public B transport(Transport transport) {
+        choose("transport()");
+        this.transport = Objects.requireNonNull(transport, "transport");
+        return self();
+    }
+
+    private void choose(String kind) {
+        if (chosen != null && !chosen.equals(kind)) {
+            throw new IllegalStateException(kind + " cannot be combined with " + chosen + ": a builder uses one transport");
+        }
+        chosen = kind;
+    }
+
+    /** @return the maximum frame length, validated */
+    final int checkedMaxFrameLength() {
+        Settings.checkMaxFrame(maxFrameLength);
+        return maxFrameLength;
+    }
+
+    /** @return true when {@link #openTransport} creates the transport (the built object then owns it) */
+    final boolean ownsTransport() {
+        return transport == null;
+    }
+
+    /**
+     * @param role whose defaults apply
+     * @return the chosen transport: the caller's, or a new one (owned by the object being built)
+     */
+    final Transport openTransport(Role role) {
+        if (transport != null) {
+            return transport;
+        }
+        if (rdmaConfig != null || rdmaSettings != null) {
+            return RdmaSupport.create(rdmaConfig, rdmaSettings, role.threadNamePrefix + "-rdma");
+        }
+        TcpTransport.Config config = new TcpTransport.Config();
+        List<String> properties = TcpTransport.Config.systemProperties();
+        if (!Settings.propertySet(properties, "threadNamePrefix")) {
+            config.threadNamePrefix(role.threadNamePrefix);
+        }
+        if (role.ioThreads > 0 && !Settings.propertySet(properties, "ioThreads")) {
+            config.ioThreads(role.ioThreads);
+        }
+        if (tcp != null) {
+            tcp.accept(config);
+        }
+        return TcpTransport.create(config);
+    }
+}

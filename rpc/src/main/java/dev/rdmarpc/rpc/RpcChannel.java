@@ -1,0 +1,208 @@
+package dev.rdmarpc.rpc;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Where calls go: one server, reached over one connection ({@link RpcClient}) or over the
+ * connections a pool keeps to it ({@link RpcClientPool#channel}). Code that makes calls takes an
+ * {@code RpcChannel} and does not care which.
+ * {@snippet :
+ * RpcChannel channel = RpcClient.connect(server.address());    // or pool.channel(server.address())
+ * String r = channel.call(ECHO, "hello");                        // blocking; cheap on virtual threads
+ * CompletableFuture<String> f = channel.callAsync(ECHO, "hello");
+ * }
+ *
+ * <p>Three ways to call:
+ * <ul>
+ * <li>{@link #call} and {@link #exchange} block until the response (park a virtual thread, not a
+ * platform thread, when you have many).</li>
+ * <li>{@link #callAsync} and {@link #exchangeAsync} return a {@link CompletableFuture}, completed on
+ * an I/O thread (dependent stages run there unless you use the {@code *Async} variants).</li>
+ * <li>{@link #send} and {@link #sendInPlace} are the zero-allocation path for
+ * {@code MemorySegment} payloads: a preallocated {@link ResponseListener} and a {@code long} tag,
+ * no future, no lambda per call.</li>
+ * </ul>
+ * The {@code exchange} variants also carry attachments both ways ({@link CallOptions}, {@link Reply}).
+ *
+ * <p>Backpressure, the same for every way to call: a connection has at most {@code maxOutstanding}
+ * calls outstanding and at most 8 MiB of requests waiting unsent (plus the one frame that crossed
+ * the mark). When a bound is reached, {@link #call} and {@link #exchange} wait for room until their
+ * deadline, then fail with {@link Status#OVERLOADED}; {@link #callAsync} and {@link #exchangeAsync}
+ * fail at once with {@link Status#OVERLOADED}; {@link #send} returns false. Nothing queues without
+ * bound. Responses are always read while callers wait, so a slow server slows callers down but
+ * never locks a connection.
+ *
+ * <p>A call without a timeout of its own gets the {@code defaultTimeout} of the builder that made
+ * the channel. A request longer than the maximum frame length fails with
+ * {@link Status#PAYLOAD_TOO_LARGE} before anything is sent.
+ *
+ * <p>Thread-safe. Who closes it: the creator of an {@link RpcClient}; a pool's channels close with
+ * their pool.
+ */
+public interface RpcChannel {
+    /**
+     * Calls {@code method} and waits for its response, up to the default timeout.
+     *
+     * @param method  the method
+     * @param request the request
+     * @param <Q>     request type
+     * @param <R>     response type
+     * @return the response (for a view codec, a copy the caller owns)
+     * @throws RpcException with the status of the failure
+     */
+    default <Q, R> R call(Method<Q, R> method, Q request) {
+        return call(method, request, CallOptions.DEFAULT);
+    }
+
+    /**
+     * Calls {@code method} and waits for its response, up to {@code timeout}.
+     *
+     * @param method  the method
+     * @param request the request
+     * @param timeout how long to wait, positive
+     * @param <Q>     request type
+     * @param <R>     response type
+     * @return the response
+     * @throws RpcException with the status of the failure
+     */
+    default <Q, R> R call(Method<Q, R> method, Q request, Duration timeout) {
+        return call(method, request, CallOptions.DEFAULT.withTimeout(timeout));
+    }
+
+    /**
+     * Calls {@code method} with options and waits for its response.
+     *
+     * @param method  the method
+     * @param request the request
+     * @param options timeout and attachments
+     * @param <Q>     request type
+     * @param <R>     response type
+     * @return the response
+     * @throws RpcException with the status of the failure
+     */
+    <Q, R> R call(Method<Q, R> method, Q request, CallOptions options);
+
+    /**
+     * Calls {@code method} with options, waits, and returns the response with its attachment.
+     *
+     * @param method  the method
+     * @param request the request
+     * @param options timeout and attachments
+     * @param <Q>     request type
+     * @param <R>     response type
+     * @return the response value and attachment (both owned by the caller)
+     * @throws RpcException with the status of the failure
+     */
+    <Q, R> Reply<R> exchange(Method<Q, R> method, Q request, CallOptions options);
+
+    /**
+     * Calls {@code method} without waiting, with the default timeout.
+     *
+     * @param method  the method
+     * @param request the request
+     * @param <Q>     request type
+     * @param <R>     response type
+     * @return a future completed with the response or an {@link RpcException}
+     * @throws RpcException when the call cannot start: {@link Status#CONNECTION_CLOSED},
+     *                      {@link Status#PAYLOAD_TOO_LARGE}, {@link Status#UNAVAILABLE} (a pool that
+     *                      cannot connect)
+     */
+    default <Q, R> CompletableFuture<R> callAsync(Method<Q, R> method, Q request) {
+        return callAsync(method, request, CallOptions.DEFAULT);
+    }
+
+    /**
+     * Calls {@code method} with options without waiting.
+     *
+     * @param method  the method
+     * @param request the request
+     * @param options timeout and attachments
+     * @param <Q>     request type
+     * @param <R>     response type
+     * @return a future completed with the response or an {@link RpcException}
+     * @throws RpcException as {@link #callAsync(Method, Object)}
+     */
+    <Q, R> CompletableFuture<R> callAsync(Method<Q, R> method, Q request, CallOptions options);
+
+    /**
+     * Calls {@code method} with options without waiting; the future carries the response's
+     * attachment too.
+     *
+     * @param method  the method
+     * @param request the request
+     * @param options timeout and attachments
+     * @param <Q>     request type
+     * @param <R>     response type
+     * @return a future completed with the reply or an {@link RpcException}
+     * @throws RpcException as {@link #callAsync(Method, Object)}
+     */
+    <Q, R> CompletableFuture<Reply<R>> exchangeAsync(Method<Q, R> method, Q request, CallOptions options);
+
+    /**
+     * The zero-allocation call: sends {@code payload} (all its bytes, copied straight into the frame)
+     * as the request of {@code method}, with the default timeout and no attachment; the outcome goes
+     * to {@code listener} with {@code tag}.
+     *
+     * @param method   the method; its codecs are not used, the payload is sent as is
+     * @param payload  the request bytes; may be reused as soon as this returns
+     * @param listener receives the response or the error, on an I/O thread
+     * @param tag      any value, handed back to the listener
+     * @return true when the call was sent (the listener will hear exactly once); false when
+     *         {@code maxOutstanding} calls are outstanding or the send queue is full (nothing sent,
+     *         the listener will not hear)
+     * @throws RpcException {@link Status#CONNECTION_CLOSED} when the channel is closed,
+     *                      {@link Status#PAYLOAD_TOO_LARGE} when the frame would exceed the maximum,
+     *                      {@link Status#RESOURCE_EXHAUSTED} when no buffer is free,
+     *                      {@link Status#UNAVAILABLE} when a pool cannot connect
+     */
+    default boolean send(Method<?, ?> method, MemorySegment payload, ResponseListener listener, long tag) {
+        return send(method, payload, MemorySegment.NULL, 0, listener, tag);
+    }
+
+    /**
+     * The zero-allocation call with an attachment and a timeout.
+     *
+     * @param method       the method; its codecs are not used, the payload is sent as is
+     * @param payload      the request bytes; may be reused as soon as this returns
+     * @param attachment   bytes sent after the payload (copied before this returns), or
+     *                     {@link MemorySegment#NULL}
+     * @param timeoutNanos the call's timeout, or 0 for the default
+     * @param listener     receives the response or the error, on an I/O thread
+     * @param tag          any value, handed back to the listener
+     * @return true when sent; false when back-pressured (see
+     *         {@link #send(Method, MemorySegment, ResponseListener, long)})
+     * @throws RpcException as {@link #send(Method, MemorySegment, ResponseListener, long)}
+     */
+    boolean send(Method<?, ?> method, MemorySegment payload, MemorySegment attachment, long timeoutNanos,
+                 ResponseListener listener, long tag);
+
+    /**
+     * The zero-copy call, for large payloads: as {@link #send(Method, MemorySegment, ResponseListener,
+     * long)}, but the transport may write {@code payload} to the network straight from this memory
+     * instead of copying it into its own buffers first (the TCP transport does so for native
+     * segments of 16 KiB or more, with a gathering write behind the frame's header; smaller or heap
+     * payloads, and the RDMA transport, copy as {@code send} does).
+     *
+     * <p>In return the payload must stay unchanged, and its memory alive, until the listener hears,
+     * and it must be memory any thread may access (heap, or a global, automatic or shared arena's):
+     * the I/O thread reads it. The listener never hears while the transport may still read it: a
+     * call that ends before its request was all written (a timeout) has the unsent rest copied
+     * first. Sending the same segment again while an earlier call with it is outstanding is fine;
+     * changing it is not. The transport keeps a view of each segment for the next call with it
+     * (weakly: it never keeps the memory alive), so sending from the same segments again allocates
+     * nothing of rdmarpc's; the JDK's gathering write allocates a few small objects per write
+     * (docs/performance.md, 1c).
+     *
+     * @param method   the method; its codecs are not used, the payload is sent as is
+     * @param payload  the request bytes; unchanged until the listener hears
+     * @param listener receives the response or the error, on an I/O thread
+     * @param tag      any value, handed back to the listener
+     * @return as {@link #send(Method, MemorySegment, ResponseListener, long)}
+     * @throws IllegalArgumentException when {@code payload} is confined to a thread (a confined
+     *                                  arena's): nothing is sent, use {@link #send} for such memory
+     * @throws RpcException             as {@link #send(Method, MemorySegment, ResponseListener, long)}
+     */
+    boolean sendInPlace(Method<?, ?> method, MemorySegment payload, ResponseListener listener, long tag);
+}

@@ -1,0 +1,214 @@
+package dev.rdmarpc.rpc.core;
+
+import dev.rdmarpc.rpc.Attachment;
+import dev.rdmarpc.rpc.codec.Codec;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
+import dev.rdmarpc.rpc.transport.Connection;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The one way requests and responses are written into a connection (Aeron's {@code tryClaim}):
+ * claim the frame's space, write its header and payload and attachment there, then commit it, or
+ * abort it when writing fails.
+ * {@snippet :
+ * long at = writer.claim(frameLength, unsentLimit);     // or claimAttachmentInPlace, ...
+ * if (at < 0) { ... }                                  // Connection.CLOSED, NO_BUFFER, BACK_PRESSURED
+ * writer.request(id, method.id()).payload(codec, request, plen).attachment(attachment);  // aborts and rethrows on a failure
+ * writer.commit(attachment);                           // a device attachment is copied from the GPU here
+ * }
+ *
+ * <p>Each {@code claim*} method tries the zero-copy way its name says and falls back to a plain
+ * claim when the transport cannot; the writer remembers which bytes the transport takes from the
+ * caller's memory and skips copying them. One writer per connection, used from any thread: the state
+ * of the open claim lives here only between a successful claim and its commit or abort, while the
+ * claiming thread holds the connection's send lock, so no two threads ever use it at once.
+ */
+final class FrameWriter {
+    private final Connection connection;
+    private final FrameHeaderEncoder header = new FrameHeaderEncoder();
+
+    // The open claim (the claiming thread holds the send lock).
+    private MemorySegment buffer;
+    private long frameStart;
+    private int payloadLength;
+    private boolean payloadInPlace;
+    private boolean attachmentInPlace;
+
+    FrameWriter(Connection connection) {
+        this.connection = connection;
+    }
+
+    /** @return the connection written to */
+    Connection connection() {
+        return connection;
+    }
+
+    // ------------------------------------------------------------------ claim
+
+    /**
+     * Claims a frame (see {@link Connection#claim(int)}).
+     *
+     * @return the frame's offset, or a {@link Connection} result code (nothing held)
+     */
+    long claim(int frameLength) {
+        return opened(connection.claim(frameLength), false, false);
+    }
+
+    /**
+     * Claims a frame unless {@code unsentLimit} bytes are queued unsent (see
+     * {@link Connection#claim(int, long)}).
+     *
+     * @return the frame's offset, or a {@link Connection} result code (nothing held)
+     */
+    long claim(int frameLength, long unsentLimit) {
+        return opened(connection.claim(frameLength, unsentLimit), false, false);
+    }
+
+    /**
+     * Claims a frame whose attachment the transport sends straight from {@code attachment} when it
+     * can ({@link Connection#claimWithTail}), else a whole frame to copy it into.
+     */
+    long claimAttachmentInPlace(int frameLength, MemorySegment attachment, long unsentLimit) {
+        long at = connection.claimWithTail(frameLength, attachment, unsentLimit);
+        return at != Connection.UNSUPPORTED ? opened(at, false, true) : claim(frameLength, unsentLimit);
+    }
+
+    /**
+     * Claims a frame whose payload (its last bytes) the transport writes straight from
+     * {@code payload} when it can ({@link Connection#claimInPlace}, named by {@code token}), else a
+     * whole frame to copy it into.
+     */
+    long claimPayloadInPlace(int frameLength, MemorySegment payload, long unsentLimit, long token) {
+        long at = connection.claimInPlace(frameLength, payload, unsentLimit, token);
+        return at != Connection.UNSUPPORTED ? opened(at, true, false) : claim(frameLength, unsentLimit);
+    }
+
+    /**
+     * Claims a frame whose payload (its last bytes) is sent from the receive buffer of the frame
+     * being handled when the transport can ({@link Connection#claimFromReceived}), else a whole frame
+     * to copy it into.
+     */
+    long claimPayloadFromReceived(int frameLength, MemorySegment src, long offset, int length) {
+        long at = connection.claimFromReceived(frameLength, src, offset, length);
+        return at != Connection.UNSUPPORTED ? opened(at, true, false) : claim(frameLength);
+    }
+
+    private long opened(long at, boolean payloadInPlace, boolean attachmentInPlace) {
+        if (at >= 0) {
+            this.buffer = connection.claimBuffer();
+            this.frameStart = at;
+            this.payloadLength = 0;
+            this.payloadInPlace = payloadInPlace;
+            this.attachmentInPlace = attachmentInPlace;
+        }
+        return at;
+    }
+
+    // ------------------------------------------------------------------ write (the claim is open)
+
+    /** Writes a request header for the open claim; the lengths follow from the payload and attachment. */
+    FrameWriter request(long requestId, int methodId) {
+        header.wrap(buffer, frameStart).type(FrameDescriptor.TYPE_REQUEST).requestId(requestId).methodId(methodId);
+        return this;
+    }
+
+    /** Writes a response header with {@code status} for the open claim. */
+    FrameWriter response(long requestId, int methodId, int status) {
+        header.wrap(buffer, frameStart).type(FrameDescriptor.TYPE_RESPONSE).requestId(requestId).methodId(methodId)
+                .status(status);
+        return this;
+    }
+
+    /**
+     * Writes the payload's length and copies its {@code length} bytes from {@code src} at
+     * {@code offset}, unless the claim sends them in place. On a failure the claim is aborted and
+     * the exception rethrown.
+     */
+    FrameWriter payload(MemorySegment src, long offset, int length) {
+        payloadLength = length;
+        header.payloadLength(length);
+        if (!payloadInPlace) {
+            try {
+                MemorySegment.copy(src, offset, buffer, frameStart + FrameDescriptor.HEADER_LENGTH, length);
+            } catch (Throwable t) {
+                connection.abort();
+                throw t;
+            }
+        }
+        return this;
+    }
+
+    /**
+     * Writes the payload's length and encodes {@code value} ({@code length} bytes, as
+     * {@code codec.encodedSize} said). On a failure the claim is aborted and the exception rethrown.
+     */
+    <T> FrameWriter payload(Codec<T> codec, T value, int length) {
+        payloadLength = length;
+        header.payloadLength(length);
+        try {
+            codec.encode(value, buffer, frameStart + FrameDescriptor.HEADER_LENGTH);
+        } catch (Throwable t) {
+            connection.abort();
+            throw t;
+        }
+        return this;
+    }
+
+    /**
+     * Writes the attachment's length and copies host bytes after the payload, unless the claim
+     * sends them in place; a device attachment's bytes are copied by {@link #commit(Attachment)}.
+     */
+    FrameWriter attachment(Attachment attachment) {
+        return attachment.location() == Attachment.Location.DEVICE ? attachmentLength(attachment.length())
+                : attachment(attachment.segment());
+    }
+
+    /**
+     * Writes the attachment's length and copies {@code attachment} (host memory, or
+     * {@link MemorySegment#NULL} for none) after the payload, unless the claim sends it in place. On
+     * a failure the claim is aborted and the exception rethrown.
+     */
+    FrameWriter attachment(MemorySegment attachment) {
+        long length = attachment.byteSize();
+        attachmentLength((int) length);
+        if (length > 0 && !attachmentInPlace) {
+            try {
+                MemorySegment.copy(attachment, 0, buffer, attachmentOffset(), length);
+            } catch (Throwable t) {
+                connection.abort();
+                throw t;
+            }
+        }
+        return this;
+    }
+
+    private FrameWriter attachmentLength(int length) {
+        header.attachmentLength(length);
+        return this;
+    }
+
+    private long attachmentOffset() {
+        return frameStart + FrameDescriptor.HEADER_LENGTH + payloadLength;
+    }
+
+    /** Publishes the written frame for sending (see {@link Connection#commit()}). */
+    void commit() {
+        connection.commit();
+    }
+
+    /**
+     * Publishes the written frame; with a device attachment its bytes are copied from the GPU into
+     * the frame first, or while the transport sends the rest (see {@link DeviceAttachments}).
+     *
+     * @throws RuntimeException when the device copy fails: the claim was aborted, or the held frame
+     *                          abandoned (which closes the connection)
+     */
+    void commit(Attachment attachment) {
+        if (attachment.location() == Attachment.Location.DEVICE) {
+            DeviceAttachments.fillAndCommit(connection, buffer, frameStart, attachmentOffset(), attachment);
+        } else {
+            connection.commit();
+        }
+    }
+}
