@@ -53,21 +53,6 @@ public final class ReceiveWorkRequest {
         return this;
     }
 
-    /** The address SGE {@code j} holds. */
-    public long sgeAddress(int j) {
-        return ScatterGatherEntry.address(sges, sgeAt(j));
-    }
-
-    /** The length SGE {@code j} holds. */
-    public int sgeLength(int j) {
-        return ScatterGatherEntry.length(sges, sgeAt(j));
-    }
-
-    /** The local key SGE {@code j} holds. */
-    public int sgeLkey(int j) {
-        return ScatterGatherEntry.lkey(sges, sgeAt(j));
-    }
-
     private long sgeAt(int j) {
         if (j < 0 || j >= maxSge) {
             throw new IndexOutOfBoundsException("SGE " + j + " of " + maxSge);
