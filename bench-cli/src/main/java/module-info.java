@@ -4,6 +4,10 @@
  */
 module dev.rdmarpc.bench {
     requires dev.rdmarpc.rpc;
+    // rpc requires these static (a TCP-only user's graph holds neither); the bench runs RDMA and GPUs, and probes all three.
+    requires dev.rdmarpc.ibverbs;
+    requires dev.rdmarpc.rdmacm;
+    requires dev.rdmarpc.cuda;
     requires info.picocli;
     requires HdrHistogram;
     requires jmh.core;

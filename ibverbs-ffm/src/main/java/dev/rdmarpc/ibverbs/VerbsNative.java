@@ -53,7 +53,7 @@ public final class VerbsNative {
     }
 
     /** Downcall handles of libibverbs; initialised (and the library loaded) on first use. */
-    private static final class H {
+    private static final class Downcalls {
         static final MethodHandle GET_DEVICE_LIST =
                 capture(ibverbs_h.ibv_get_device_list$address(), ibverbs_h.ibv_get_device_list$descriptor());
         static final MethodHandle OPEN_DEVICE =
@@ -149,7 +149,7 @@ public final class VerbsNative {
         MemorySegment state = callState();
         MemorySegment list;
         try {
-            list = (MemorySegment) H.GET_DEVICE_LIST.invokeExact(state, numDevices);
+            list = (MemorySegment) Downcalls.GET_DEVICE_LIST.invokeExact(state, numDevices);
         } catch (Throwable t) {
             throw new AssertionError("ibv_get_device_list", t);
         }
@@ -163,7 +163,7 @@ public final class VerbsNative {
         MemorySegment state = callState();
         MemorySegment context;
         try {
-            context = (MemorySegment) H.OPEN_DEVICE.invokeExact(state, device);
+            context = (MemorySegment) Downcalls.OPEN_DEVICE.invokeExact(state, device);
         } catch (Throwable t) {
             throw new AssertionError("ibv_open_device", t);
         }
@@ -177,7 +177,7 @@ public final class VerbsNative {
         MemorySegment state = callState();
         MemorySegment pd;
         try {
-            pd = (MemorySegment) H.ALLOC_PD.invokeExact(state, context);
+            pd = (MemorySegment) Downcalls.ALLOC_PD.invokeExact(state, context);
         } catch (Throwable t) {
             throw new AssertionError("ibv_alloc_pd", t);
         }
@@ -201,7 +201,7 @@ public final class VerbsNative {
         MemorySegment state = callState();
         MemorySegment mr;
         try {
-            mr = (MemorySegment) H.REG_MR.invokeExact(state, pd, addr, length, access);
+            mr = (MemorySegment) Downcalls.REG_MR.invokeExact(state, pd, addr, length, access);
         } catch (Throwable t) {
             throw new AssertionError("ibv_reg_mr", t);
         }
@@ -216,7 +216,7 @@ public final class VerbsNative {
         MemorySegment state = callState();
         MemorySegment mr;
         try {
-            mr = (MemorySegment) H.REG_MR_IOVA2.invokeExact(state, pd, addr, length, iova, access);
+            mr = (MemorySegment) Downcalls.REG_MR_IOVA2.invokeExact(state, pd, addr, length, iova, access);
         } catch (Throwable t) {
             throw new AssertionError("ibv_reg_mr_iova2", t);
         }
@@ -231,7 +231,7 @@ public final class VerbsNative {
         MemorySegment state = callState();
         MemorySegment mr;
         try {
-            mr = (MemorySegment) H.REG_DMABUF_MR.invokeExact(state, pd, offset, length, iova, fd, access);
+            mr = (MemorySegment) Downcalls.REG_DMABUF_MR.invokeExact(state, pd, offset, length, iova, fd, access);
         } catch (Throwable t) {
             throw new AssertionError("ibv_reg_dmabuf_mr", t);
         }
@@ -247,7 +247,7 @@ public final class VerbsNative {
         MemorySegment state = callState();
         MemorySegment channel;
         try {
-            channel = (MemorySegment) H.CREATE_COMP_CHANNEL.invokeExact(state, context);
+            channel = (MemorySegment) Downcalls.CREATE_COMP_CHANNEL.invokeExact(state, context);
         } catch (Throwable t) {
             throw new AssertionError("ibv_create_comp_channel", t);
         }
@@ -262,7 +262,7 @@ public final class VerbsNative {
         MemorySegment state = callState();
         MemorySegment cq;
         try {
-            cq = (MemorySegment) H.CREATE_CQ.invokeExact(state, context, cqe, cqContext, channel, compVector);
+            cq = (MemorySegment) Downcalls.CREATE_CQ.invokeExact(state, context, cqe, cqContext, channel, compVector);
         } catch (Throwable t) {
             throw new AssertionError("ibv_create_cq", t);
         }
@@ -276,7 +276,7 @@ public final class VerbsNative {
         MemorySegment state = callState();
         MemorySegment srq;
         try {
-            srq = (MemorySegment) H.CREATE_SRQ.invokeExact(state, pd, srqInitAttr);
+            srq = (MemorySegment) Downcalls.CREATE_SRQ.invokeExact(state, pd, srqInitAttr);
         } catch (Throwable t) {
             throw new AssertionError("ibv_create_srq", t);
         }
@@ -290,7 +290,7 @@ public final class VerbsNative {
         MemorySegment state = callState();
         MemorySegment qp;
         try {
-            qp = (MemorySegment) H.CREATE_QP.invokeExact(state, pd, qpInitAttr);
+            qp = (MemorySegment) Downcalls.CREATE_QP.invokeExact(state, pd, qpInitAttr);
         } catch (Throwable t) {
             throw new AssertionError("ibv_create_qp", t);
         }
@@ -304,7 +304,7 @@ public final class VerbsNative {
         MemorySegment state = callState();
         MemorySegment ah;
         try {
-            ah = (MemorySegment) H.CREATE_AH.invokeExact(state, pd, attr);
+            ah = (MemorySegment) Downcalls.CREATE_AH.invokeExact(state, pd, attr);
         } catch (Throwable t) {
             throw new AssertionError("ibv_create_ah", t);
         }
@@ -325,7 +325,7 @@ public final class VerbsNative {
         MemorySegment state = callState();
         int rc;
         try {
-            rc = (int) H.GET_CQ_EVENT.invokeExact(state, channel, cqOut, cqContextOut);
+            rc = (int) Downcalls.GET_CQ_EVENT.invokeExact(state, channel, cqOut, cqContextOut);
         } catch (Throwable t) {
             throw new AssertionError("ibv_get_cq_event", t);
         }
@@ -339,7 +339,7 @@ public final class VerbsNative {
         MemorySegment state = callState();
         int rc;
         try {
-            rc = (int) H.GET_ASYNC_EVENT.invokeExact(state, context, event);
+            rc = (int) Downcalls.GET_ASYNC_EVENT.invokeExact(state, context, event);
         } catch (Throwable t) {
             throw new AssertionError("ibv_get_async_event", t);
         }
@@ -353,7 +353,7 @@ public final class VerbsNative {
         MemorySegment state = callState();
         int rc;
         try {
-            rc = (int) H.QUERY_GID.invokeExact(state, context, portNum, index, gid);
+            rc = (int) Downcalls.QUERY_GID.invokeExact(state, context, portNum, index, gid);
         } catch (Throwable t) {
             throw new AssertionError("ibv_query_gid", t);
         }

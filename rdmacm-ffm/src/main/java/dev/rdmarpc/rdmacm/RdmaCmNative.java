@@ -31,7 +31,7 @@ public final class RdmaCmNative {
     }
 
     /** Downcall handles of librdmacm; initialised (and the library loaded) on first use. */
-    private static final class H {
+    private static final class Downcalls {
         static final MethodHandle CREATE_EVENT_CHANNEL =
                 capture(rdmacm_h.rdma_create_event_channel$address(), rdmacm_h.rdma_create_event_channel$descriptor());
         static final MethodHandle GET_CM_EVENT =
@@ -90,7 +90,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         MemorySegment channel;
         try {
-            channel = (MemorySegment) H.CREATE_EVENT_CHANNEL.invokeExact(state);
+            channel = (MemorySegment) Downcalls.CREATE_EVENT_CHANNEL.invokeExact(state);
         } catch (Throwable t) {
             throw new AssertionError("rdma_create_event_channel", t);
         }
@@ -113,7 +113,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.GET_CM_EVENT.invokeExact(state, channel, event);
+            rc = (int) Downcalls.GET_CM_EVENT.invokeExact(state, channel, event);
         } catch (Throwable t) {
             throw new AssertionError("rdma_get_cm_event", t);
         }
@@ -136,7 +136,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         MemorySegment list;
         try {
-            list = (MemorySegment) H.GET_DEVICES.invokeExact(state, numDevices);
+            list = (MemorySegment) Downcalls.GET_DEVICES.invokeExact(state, numDevices);
         } catch (Throwable t) {
             throw new AssertionError("rdma_get_devices", t);
         }
@@ -153,7 +153,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.CREATE_ID.invokeExact(state, channel, id, context, ps);
+            rc = (int) Downcalls.CREATE_ID.invokeExact(state, channel, id, context, ps);
         } catch (Throwable t) {
             throw new AssertionError("rdma_create_id", t);
         }
@@ -167,7 +167,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.DESTROY_ID.invokeExact(state, id);
+            rc = (int) Downcalls.DESTROY_ID.invokeExact(state, id);
         } catch (Throwable t) {
             throw new AssertionError("rdma_destroy_id", t);
         }
@@ -181,7 +181,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.BIND_ADDR.invokeExact(state, id, addr);
+            rc = (int) Downcalls.BIND_ADDR.invokeExact(state, id, addr);
         } catch (Throwable t) {
             throw new AssertionError("rdma_bind_addr", t);
         }
@@ -195,7 +195,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.RESOLVE_ADDR.invokeExact(state, id, srcAddr, dstAddr, timeoutMs);
+            rc = (int) Downcalls.RESOLVE_ADDR.invokeExact(state, id, srcAddr, dstAddr, timeoutMs);
         } catch (Throwable t) {
             throw new AssertionError("rdma_resolve_addr", t);
         }
@@ -209,7 +209,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.RESOLVE_ROUTE.invokeExact(state, id, timeoutMs);
+            rc = (int) Downcalls.RESOLVE_ROUTE.invokeExact(state, id, timeoutMs);
         } catch (Throwable t) {
             throw new AssertionError("rdma_resolve_route", t);
         }
@@ -223,7 +223,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.CREATE_QP.invokeExact(state, id, pd, qpInitAttr);
+            rc = (int) Downcalls.CREATE_QP.invokeExact(state, id, pd, qpInitAttr);
         } catch (Throwable t) {
             throw new AssertionError("rdma_create_qp", t);
         }
@@ -237,7 +237,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.CONNECT.invokeExact(state, id, connParam);
+            rc = (int) Downcalls.CONNECT.invokeExact(state, id, connParam);
         } catch (Throwable t) {
             throw new AssertionError("rdma_connect", t);
         }
@@ -251,7 +251,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.ESTABLISH.invokeExact(state, id);
+            rc = (int) Downcalls.ESTABLISH.invokeExact(state, id);
         } catch (Throwable t) {
             throw new AssertionError("rdma_establish", t);
         }
@@ -265,7 +265,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.LISTEN.invokeExact(state, id, backlog);
+            rc = (int) Downcalls.LISTEN.invokeExact(state, id, backlog);
         } catch (Throwable t) {
             throw new AssertionError("rdma_listen", t);
         }
@@ -279,7 +279,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.GET_REQUEST.invokeExact(state, listen, id);
+            rc = (int) Downcalls.GET_REQUEST.invokeExact(state, listen, id);
         } catch (Throwable t) {
             throw new AssertionError("rdma_get_request", t);
         }
@@ -293,7 +293,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.ACCEPT.invokeExact(state, id, connParam);
+            rc = (int) Downcalls.ACCEPT.invokeExact(state, id, connParam);
         } catch (Throwable t) {
             throw new AssertionError("rdma_accept", t);
         }
@@ -307,7 +307,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.REJECT.invokeExact(state, id, privateData, privateDataLen);
+            rc = (int) Downcalls.REJECT.invokeExact(state, id, privateData, privateDataLen);
         } catch (Throwable t) {
             throw new AssertionError("rdma_reject", t);
         }
@@ -321,7 +321,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.DISCONNECT.invokeExact(state, id);
+            rc = (int) Downcalls.DISCONNECT.invokeExact(state, id);
         } catch (Throwable t) {
             throw new AssertionError("rdma_disconnect", t);
         }
@@ -335,7 +335,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.ACK_CM_EVENT.invokeExact(state, event);
+            rc = (int) Downcalls.ACK_CM_EVENT.invokeExact(state, event);
         } catch (Throwable t) {
             throw new AssertionError("rdma_ack_cm_event", t);
         }
@@ -349,7 +349,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.MIGRATE_ID.invokeExact(state, id, channel);
+            rc = (int) Downcalls.MIGRATE_ID.invokeExact(state, id, channel);
         } catch (Throwable t) {
             throw new AssertionError("rdma_migrate_id", t);
         }
@@ -363,7 +363,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.SET_OPTION.invokeExact(state, id, level, optname, optval, optlen);
+            rc = (int) Downcalls.SET_OPTION.invokeExact(state, id, level, optname, optval, optlen);
         } catch (Throwable t) {
             throw new AssertionError("rdma_set_option", t);
         }
@@ -377,7 +377,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.INIT_QP_ATTR.invokeExact(state, id, qpAttr, qpAttrMask);
+            rc = (int) Downcalls.INIT_QP_ATTR.invokeExact(state, id, qpAttr, qpAttrMask);
         } catch (Throwable t) {
             throw new AssertionError("rdma_init_qp_attr", t);
         }
@@ -390,7 +390,7 @@ public final class RdmaCmNative {
         MemorySegment state = VerbsNative.callState();
         int rc;
         try {
-            rc = (int) H.CREATE_EP.invokeExact(state, id, res, pd, qpInitAttr);
+            rc = (int) Downcalls.CREATE_EP.invokeExact(state, id, res, pd, qpInitAttr);
         } catch (Throwable t) {
             throw new AssertionError("rdma_create_ep", t);
         }

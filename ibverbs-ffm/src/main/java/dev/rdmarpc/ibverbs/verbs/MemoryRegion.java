@@ -11,6 +11,11 @@ import java.lang.foreign.MemorySegment;
  * local key that SGEs name it by, and the remote key (with its address) a peer needs to RDMA into
  * or out of it.
  *
+ * <p>Most regions are host memory the JVM can reach ({@link ProtectionDomain#register(MemorySegment, int)}).
+ * Memory it cannot reach, GPU memory given by a dma-buf ({@link ProtectionDomain#registerDmaBuf}) or by
+ * address ({@link ProtectionDomain#registerAddress}), is named by {@link #address()} and {@link #length()}
+ * only: its {@link #memory()} is {@link MemorySegment#NULL}.
+ *
  * <p>Does not own the memory: close the region, then the memory's arena. Depends on its
  * {@link ProtectionDomain}. Immutable after creation, so its getters are thread-safe.
  */
@@ -18,16 +23,22 @@ public final class MemoryRegion extends VerbsResource {
     private final ProtectionDomain pd;
     private final MemorySegment mr;
     private final MemorySegment memory;
+    private final long length;
     private final int access;
     private final int lkey;
     private final int rkey;
     private final long address;
 
-    MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment memory, int access) {
+    /**
+     * @param memory the registered memory, or {@link MemorySegment#NULL} for memory the JVM cannot reach
+     * @param length the registered length in bytes
+     */
+    MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment memory, long length, int access) {
         super(ResourceKind.MEMORY_REGION, pd);
         this.pd = pd;
         this.mr = mr;
         this.memory = memory;
+        this.length = length;
         this.access = access;
         this.lkey = ibv_mr.lkey(mr);
         this.rkey = ibv_mr.rkey(mr);
@@ -39,7 +50,7 @@ public final class MemoryRegion extends VerbsResource {
         return pd;
     }
 
-    /** The registered memory. */
+    /** The registered memory; {@link MemorySegment#NULL} for memory the JVM cannot reach (GPU memory). */
     public MemorySegment memory() {
         return memory;
     }
@@ -66,7 +77,7 @@ public final class MemoryRegion extends VerbsResource {
 
     /** The registered length in bytes. */
     public long length() {
-        return memory.byteSize();
+        return length;
     }
 
     /** The {@link Access} bits it was registered with. */
@@ -76,9 +87,9 @@ public final class MemoryRegion extends VerbsResource {
 
     /** The address of {@code offset} bytes into the region, checking that {@code length} bytes fit. */
     public long address(long offset, long length) {
-        if (offset < 0 || length < 0 || offset > memory.byteSize() - length) {
+        if (offset < 0 || length < 0 || offset > this.length - length) {
             throw new IndexOutOfBoundsException("[" + offset + ", +" + length + ") is outside the region of "
-                    + memory.byteSize() + " bytes");
+                    + this.length + " bytes");
         }
         return address + offset;
     }
@@ -90,7 +101,7 @@ public final class MemoryRegion extends VerbsResource {
 
     @Override
     public String toString() {
-        return "MemoryRegion[" + memory.byteSize() + " bytes at 0x" + Long.toHexString(address) + ", lkey 0x"
+        return "MemoryRegion[" + length + " bytes at 0x" + Long.toHexString(address) + ", lkey 0x"
                 + Integer.toHexString(lkey) + ", rkey 0x" + Integer.toHexString(rkey) + "]";
     }
 }

@@ -82,11 +82,68 @@ public final class ProtectionDomain extends VerbsResource {
         if (!memory.scope().isAlive()) {
             throw new IllegalArgumentException("the segment's arena is closed");
         }
+        long length = memory.byteSize();
+        return registered(() -> VerbsNative.ibv_reg_mr(pd, memory, length, access), memory, length, access);
+    }
+
+    /**
+     * Registers memory the JVM cannot reach, by address ({@code ibv_reg_mr}): GPU memory that a
+     * peer-memory kernel module ({@code nvidia_peermem}) lets the device pin, or host memory another
+     * library allocated. The region's {@link MemoryRegion#memory()} is {@link MemorySegment#NULL}; the
+     * memory must stay allocated until the region is closed.
+     *
+     * @param address the first byte
+     * @param length  bytes, at least 1
+     * @param access  {@link Access} bits
+     * @throws IllegalArgumentException for address 0, a length below 1 or unknown access bits
+     * @throws dev.rdmarpc.ibverbs.VerbsException when libibverbs refuses (EFAULT: the device cannot pin
+     *                                             that memory, e.g. GPU memory without a peer-memory module)
+     */
+    public MemoryRegion registerAddress(long address, long length, int access) {
+        if (address == 0 || length < 1) {
+            throw new IllegalArgumentException("address 0x" + Long.toHexString(address) + ", length " + length);
+        }
+        return registered(() -> VerbsNative.ibv_reg_mr(pd, MemorySegment.ofAddress(address), length, access),
+                MemorySegment.NULL, length, access);
+    }
+
+    /**
+     * Registers memory exported as a dma-buf ({@code ibv_reg_dmabuf_mr}), the way a NIC reaches GPU
+     * memory without a peer-memory module: {@code cuMemGetHandleForAddressRange} exports the GPU range
+     * as a file descriptor, and the device maps it. The region's {@link MemoryRegion#memory()} is
+     * {@link MemorySegment#NULL}; its {@link MemoryRegion#address()} is {@code iova}.
+     *
+     * @param offset where the region starts in the dma-buf
+     * @param length bytes, at least 1
+     * @param iova   the address work requests (and peers) use for the region's first byte, often the
+     *               GPU's own address of it
+     * @param fd     the dma-buf's file descriptor; the caller keeps it and may close it once this returns
+     * @param access {@link Access} bits
+     * @throws IllegalArgumentException for a negative offset or fd, a length below 1 or unknown access bits
+     * @throws dev.rdmarpc.ibverbs.VerbsException when libibverbs refuses, with errno (EOPNOTSUPP: the
+     *                                             provider has no dma-buf support, as Soft-RoCE; EBADF:
+     *                                             no such dma-buf)
+     */
+    public MemoryRegion registerDmaBuf(long offset, long length, long iova, int fd, int access) {
+        if (offset < 0 || length < 1 || fd < 0) {
+            throw new IllegalArgumentException("offset " + offset + ", length " + length + ", fd " + fd);
+        }
+        return registered(() -> VerbsNative.ibv_reg_dmabuf_mr(pd, offset, length, iova, fd, access),
+                MemorySegment.NULL, length, access);
+    }
+
+    /** One {@code ibv_reg_*} call, returning the {@code struct ibv_mr *}. */
+    private interface RegistrationCall {
+        MemorySegment register();
+    }
+
+    /** Validates the access bits, makes the registration while counting it as a dependent, and wraps it. */
+    private MemoryRegion registered(RegistrationCall call, MemorySegment memory, long length, int access) {
         Access.of(access); // validates the bits
         acquire(this);
         try {
-            MemorySegment mr = VerbsNative.ibv_reg_mr(pd, memory, memory.byteSize(), access);
-            return new MemoryRegion(this, mr.reinterpret(ibv_mr.sizeof()), memory, access);
+            MemorySegment mr = call.register();
+            return new MemoryRegion(this, mr.reinterpret(ibv_mr.sizeof()), memory, length, access);
         } catch (RuntimeException | Error e) {
             release(this);
             throw e;

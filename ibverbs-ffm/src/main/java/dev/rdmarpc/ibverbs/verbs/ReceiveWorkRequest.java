@@ -3,7 +3,7 @@ package dev.rdmarpc.ibverbs.verbs;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
-import static dev.rdmarpc.ibverbs.verbs.ReceiveWorkRequests.L;
+import static dev.rdmarpc.ibverbs.verbs.ReceiveWorkRequests.Offsets;
 
 /**
  * The flyweight over one entry of a {@link ReceiveWorkRequests} batch ({@code struct ibv_recv_wr}
@@ -26,37 +26,38 @@ public final class ReceiveWorkRequest {
     }
 
     ReceiveWorkRequest at(int index) {
-        this.wr = index * L.WR_SIZE;
-        this.sge = (long) index * maxSge * L.SGE_SIZE;
+        this.wr = index * Offsets.WR_SIZE;
+        this.sge = (long) index * maxSge * ScatterGatherEntry.SIZE;
         return this;
     }
 
     /** The index this flyweight is positioned at. */
     public int index() {
-        return (int) (wr / L.WR_SIZE);
+        return (int) (wr / Offsets.WR_SIZE);
     }
 
     /** The id the completion reports. */
     public ReceiveWorkRequest wrId(long wrId) {
-        wrs.set(ValueLayout.JAVA_LONG, wr + L.WR_ID, wrId);
+        wrs.set(ValueLayout.JAVA_LONG, wr + Offsets.WR_ID, wrId);
         return this;
     }
 
     /** The id set. */
     public long wrId() {
-        return wrs.get(ValueLayout.JAVA_LONG, wr + L.WR_ID);
+        return wrs.get(ValueLayout.JAVA_LONG, wr + Offsets.WR_ID);
     }
 
     /** Sets SGE {@code j} (the SGE count is {@link #sgeCount(int)}'s). */
     public ReceiveWorkRequest sge(int j, long address, int length, int lkey) {
+        ScatterGatherEntry.write(sges, sgeAt(j), address, length, lkey);
+        return this;
+    }
+
+    private long sgeAt(int j) {
         if (j < 0 || j >= maxSge) {
             throw new IndexOutOfBoundsException("SGE " + j + " of " + maxSge);
         }
-        long s = sge + j * L.SGE_SIZE;
-        sges.set(ValueLayout.JAVA_LONG, s + L.SGE_ADDR, address);
-        sges.set(ValueLayout.JAVA_INT, s + L.SGE_LENGTH, length);
-        sges.set(ValueLayout.JAVA_INT, s + L.SGE_LKEY, lkey);
-        return this;
+        return sge + j * ScatterGatherEntry.SIZE;
     }
 
     /** Sets SGE {@code j} to {@code length} bytes at {@code offset} in {@code mr} (bounds checked). */
@@ -69,13 +70,13 @@ public final class ReceiveWorkRequest {
         if (count < 0 || count > maxSge) {
             throw new IndexOutOfBoundsException("SGE count " + count + " of " + maxSge);
         }
-        wrs.set(ValueLayout.JAVA_INT, wr + L.NUM_SGE, count);
+        wrs.set(ValueLayout.JAVA_INT, wr + Offsets.NUM_SGE, count);
         return this;
     }
 
     /** The SGE count set. */
     public int sgeCount() {
-        return wrs.get(ValueLayout.JAVA_INT, wr + L.NUM_SGE);
+        return wrs.get(ValueLayout.JAVA_INT, wr + Offsets.NUM_SGE);
     }
 
     /** One buffer: SGE 0 is {@code length} bytes at {@code offset} in {@code mr}, SGE count 1. */

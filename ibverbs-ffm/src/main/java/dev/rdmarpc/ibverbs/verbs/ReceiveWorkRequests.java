@@ -2,7 +2,6 @@ package dev.rdmarpc.ibverbs.verbs;
 
 import dev.rdmarpc.ibverbs.Ibverbs;
 import dev.rdmarpc.ibverbs.raw.ibv_recv_wr;
-import dev.rdmarpc.ibverbs.raw.ibv_sge;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -18,16 +17,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * owner {@link #close() closes} it once.
  */
 public final class ReceiveWorkRequests implements AutoCloseable {
-    static final class L {
+    /** Size and field offsets of {@code struct ibv_recv_wr}, read once from the generated layout. */
+    static final class Offsets {
         static final long WR_SIZE = ibv_recv_wr.sizeof();
-        static final long SGE_SIZE = ibv_sge.sizeof();
         static final long WR_ID = ibv_recv_wr.wr_id$offset();
         static final long NEXT = ibv_recv_wr.next$offset();
         static final long SG_LIST = ibv_recv_wr.sg_list$offset();
         static final long NUM_SGE = ibv_recv_wr.num_sge$offset();
-        static final long SGE_ADDR = ibv_sge.addr$offset();
-        static final long SGE_LENGTH = ibv_sge.length$offset();
-        static final long SGE_LKEY = ibv_sge.lkey$offset();
     }
 
     private final Arena arena;
@@ -52,12 +48,12 @@ public final class ReceiveWorkRequests implements AutoCloseable {
         this.capacity = capacity;
         this.maxSge = maxSge;
         this.arena = Arena.ofShared();
-        this.wrs = arena.allocate(L.WR_SIZE * capacity, 8);
-        this.sges = arena.allocate(L.SGE_SIZE * capacity * maxSge, 8);
+        this.wrs = arena.allocate(Offsets.WR_SIZE * capacity, 8);
+        this.sges = arena.allocate(ScatterGatherEntry.SIZE * capacity * maxSge, 8);
         this.badWr = arena.allocate(ValueLayout.ADDRESS);
         this.badWrAddress = badWr.address();
         for (int i = 0; i < capacity; i++) {
-            wrs.set(ValueLayout.ADDRESS, i * L.WR_SIZE + L.SG_LIST, sges.asSlice(i * maxSge * L.SGE_SIZE));
+            wrs.set(ValueLayout.ADDRESS, i * Offsets.WR_SIZE + Offsets.SG_LIST, sges.asSlice(i * maxSge * ScatterGatherEntry.SIZE));
         }
         this.flyweight = new ReceiveWorkRequest(this);
         VerbsResources.onCreated(ResourceKind.NATIVE_BUFFER);
@@ -99,13 +95,13 @@ public final class ReceiveWorkRequests implements AutoCloseable {
         if (count < 1 || first < 0 || first > capacity - count) {
             throw new IndexOutOfBoundsException("work requests [" + first + ", +" + count + ") of " + capacity);
         }
-        long base = first * L.WR_SIZE;
-        long last = (first + count - 1) * L.WR_SIZE;
+        long base = first * Offsets.WR_SIZE;
+        long last = (first + count - 1) * Offsets.WR_SIZE;
         long address = wrs.address();
-        for (long off = base; off < last; off += L.WR_SIZE) {
-            wrs.set(ValueLayout.JAVA_LONG, off + L.NEXT, address + off + L.WR_SIZE);
+        for (long off = base; off < last; off += Offsets.WR_SIZE) {
+            wrs.set(ValueLayout.JAVA_LONG, off + Offsets.NEXT, address + off + Offsets.WR_SIZE);
         }
-        wrs.set(ValueLayout.JAVA_LONG, last + L.NEXT, 0L);
+        wrs.set(ValueLayout.JAVA_LONG, last + Offsets.NEXT, 0L);
         badWr.set(ValueLayout.JAVA_LONG, 0, 0L);
         return address + base;
     }
@@ -122,7 +118,7 @@ public final class ReceiveWorkRequests implements AutoCloseable {
         if (bad == 0 || off < 0 || off >= wrs.byteSize()) {
             return -1;
         }
-        return (int) (off / L.WR_SIZE);
+        return (int) (off / Offsets.WR_SIZE);
     }
 
     /** Frees the native memory, once. */

@@ -3,7 +3,7 @@ package dev.rdmarpc.ibverbs.verbs;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
-import static dev.rdmarpc.ibverbs.verbs.SendWorkRequests.L;
+import static dev.rdmarpc.ibverbs.verbs.SendWorkRequests.Offsets;
 
 /**
  * The flyweight over one entry of a {@link SendWorkRequests} batch ({@code struct ibv_send_wr} and
@@ -39,57 +39,57 @@ public final class SendWorkRequest {
     }
 
     SendWorkRequest at(int index) {
-        this.wr = index * L.WR_SIZE;
-        this.sge = (long) index * maxSge * L.SGE_SIZE;
+        this.wr = index * Offsets.WR_SIZE;
+        this.sge = (long) index * maxSge * ScatterGatherEntry.SIZE;
         return this;
     }
 
     /** The index this flyweight is positioned at. */
     public int index() {
-        return (int) (wr / L.WR_SIZE);
+        return (int) (wr / Offsets.WR_SIZE);
     }
 
     /** Zeroes the entry (opcode RDMA_WRITE, no SGE, no flags), keeping its link to its SGEs. */
     public SendWorkRequest clear() {
-        long sgList = wrs.get(ValueLayout.JAVA_LONG, wr + L.SG_LIST);
-        for (long off = 0; off < L.WR_SIZE; off += 8) { // sizeof(struct ibv_send_wr) is a multiple of 8
+        long sgList = wrs.get(ValueLayout.JAVA_LONG, wr + Offsets.SG_LIST);
+        for (long off = 0; off < Offsets.WR_SIZE; off += 8) { // sizeof(struct ibv_send_wr) is a multiple of 8
             wrs.set(ValueLayout.JAVA_LONG, wr + off, 0L);
         }
-        wrs.set(ValueLayout.JAVA_LONG, wr + L.SG_LIST, sgList);
+        wrs.set(ValueLayout.JAVA_LONG, wr + Offsets.SG_LIST, sgList);
         return this;
     }
 
     /** The id the completion reports ({@link WorkCompletions#wrId(int)}). */
     public SendWorkRequest wrId(long wrId) {
-        wrs.set(ValueLayout.JAVA_LONG, wr + L.WR_ID, wrId);
+        wrs.set(ValueLayout.JAVA_LONG, wr + Offsets.WR_ID, wrId);
         return this;
     }
 
     /** The id set. */
     public long wrId() {
-        return wrs.get(ValueLayout.JAVA_LONG, wr + L.WR_ID);
+        return wrs.get(ValueLayout.JAVA_LONG, wr + Offsets.WR_ID);
     }
 
     /** The operation. */
     public SendWorkRequest opcode(SendOpcode opcode) {
-        wrs.set(ValueLayout.JAVA_INT, wr + L.OPCODE, opcode.value());
+        wrs.set(ValueLayout.JAVA_INT, wr + Offsets.OPCODE, opcode.value());
         return this;
     }
 
     /** The operation set. */
     public SendOpcode opcode() {
-        return SendOpcode.of(wrs.get(ValueLayout.JAVA_INT, wr + L.OPCODE));
+        return SendOpcode.of(wrs.get(ValueLayout.JAVA_INT, wr + Offsets.OPCODE));
     }
 
     /** All send flags at once ({@link #SIGNALED} | {@link #INLINE} ...). */
     public SendWorkRequest flags(int flags) {
-        wrs.set(ValueLayout.JAVA_INT, wr + L.SEND_FLAGS, flags);
+        wrs.set(ValueLayout.JAVA_INT, wr + Offsets.SEND_FLAGS, flags);
         return this;
     }
 
     /** The send flags set. */
     public int flags() {
-        return wrs.get(ValueLayout.JAVA_INT, wr + L.SEND_FLAGS);
+        return wrs.get(ValueLayout.JAVA_INT, wr + Offsets.SEND_FLAGS);
     }
 
     private SendWorkRequest flag(int flag, boolean on) {
@@ -119,23 +119,23 @@ public final class SendWorkRequest {
 
     /** The 32-bit immediate of SEND_WITH_IMM / RDMA_WRITE_WITH_IMM, in host order. */
     public SendWorkRequest immData(int imm) {
-        wrs.set(ValueLayout.JAVA_INT, wr + L.IMM_DATA, Integer.reverseBytes(imm));
+        wrs.set(ValueLayout.JAVA_INT, wr + Offsets.IMM_DATA, Integer.reverseBytes(imm));
         return this;
     }
 
     /** The remote address and key of RDMA WRITE/READ. */
     public SendWorkRequest remote(long remoteAddress, int rkey) {
-        wrs.set(ValueLayout.JAVA_LONG, wr + L.RDMA_REMOTE_ADDR, remoteAddress);
-        wrs.set(ValueLayout.JAVA_INT, wr + L.RDMA_RKEY, rkey);
+        wrs.set(ValueLayout.JAVA_LONG, wr + Offsets.RDMA_REMOTE_ADDR, remoteAddress);
+        wrs.set(ValueLayout.JAVA_INT, wr + Offsets.RDMA_RKEY, rkey);
         return this;
     }
 
     /** The remote operand of an atomic (8-byte aligned) and its values. */
     public SendWorkRequest atomic(long remoteAddress, int rkey, long compareAdd, long swap) {
-        wrs.set(ValueLayout.JAVA_LONG, wr + L.ATOMIC_REMOTE_ADDR, remoteAddress);
-        wrs.set(ValueLayout.JAVA_INT, wr + L.ATOMIC_RKEY, rkey);
-        wrs.set(ValueLayout.JAVA_LONG, wr + L.ATOMIC_COMPARE_ADD, compareAdd);
-        wrs.set(ValueLayout.JAVA_LONG, wr + L.ATOMIC_SWAP, swap);
+        wrs.set(ValueLayout.JAVA_LONG, wr + Offsets.ATOMIC_REMOTE_ADDR, remoteAddress);
+        wrs.set(ValueLayout.JAVA_INT, wr + Offsets.ATOMIC_RKEY, rkey);
+        wrs.set(ValueLayout.JAVA_LONG, wr + Offsets.ATOMIC_COMPARE_ADD, compareAdd);
+        wrs.set(ValueLayout.JAVA_LONG, wr + Offsets.ATOMIC_SWAP, swap);
         return this;
     }
 
@@ -144,14 +144,30 @@ public final class SendWorkRequest {
      * Does not change the SGE count ({@link #sgeCount(int)}).
      */
     public SendWorkRequest sge(int j, long address, int length, int lkey) {
+        ScatterGatherEntry.write(sges, sgeAt(j), address, length, lkey);
+        return this;
+    }
+
+    /** The address SGE {@code j} holds. */
+    public long sgeAddress(int j) {
+        return ScatterGatherEntry.address(sges, sgeAt(j));
+    }
+
+    /** The length SGE {@code j} holds. */
+    public int sgeLength(int j) {
+        return ScatterGatherEntry.length(sges, sgeAt(j));
+    }
+
+    /** The local key SGE {@code j} holds. */
+    public int sgeLkey(int j) {
+        return ScatterGatherEntry.lkey(sges, sgeAt(j));
+    }
+
+    private long sgeAt(int j) {
         if (j < 0 || j >= maxSge) {
             throw new IndexOutOfBoundsException("SGE " + j + " of " + maxSge);
         }
-        long s = sge + j * L.SGE_SIZE;
-        sges.set(ValueLayout.JAVA_LONG, s + L.SGE_ADDR, address);
-        sges.set(ValueLayout.JAVA_INT, s + L.SGE_LENGTH, length);
-        sges.set(ValueLayout.JAVA_INT, s + L.SGE_LKEY, lkey);
-        return this;
+        return sge + j * ScatterGatherEntry.SIZE;
     }
 
     /** Sets SGE {@code j} to {@code length} bytes at {@code offset} in {@code mr} (bounds checked). */
@@ -172,13 +188,13 @@ public final class SendWorkRequest {
         if (count < 0 || count > maxSge) {
             throw new IndexOutOfBoundsException("SGE count " + count + " of " + maxSge);
         }
-        wrs.set(ValueLayout.JAVA_INT, wr + L.NUM_SGE, count);
+        wrs.set(ValueLayout.JAVA_INT, wr + Offsets.NUM_SGE, count);
         return this;
     }
 
     /** The SGE count set. */
     public int sgeCount() {
-        return wrs.get(ValueLayout.JAVA_INT, wr + L.NUM_SGE);
+        return wrs.get(ValueLayout.JAVA_INT, wr + Offsets.NUM_SGE);
     }
 
     private SendWorkRequest one(SendOpcode op, MemoryRegion mr, long offset, int length) {

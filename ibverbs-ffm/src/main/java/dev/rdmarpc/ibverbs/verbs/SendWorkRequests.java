@@ -2,7 +2,6 @@ package dev.rdmarpc.ibverbs.verbs;
 
 import dev.rdmarpc.ibverbs.Ibverbs;
 import dev.rdmarpc.ibverbs.raw.ibv_send_wr;
-import dev.rdmarpc.ibverbs.raw.ibv_sge;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -31,9 +30,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Not thread-safe: one thread fills and posts a batch at a time.
  */
 public final class SendWorkRequests implements AutoCloseable {
-    static final class L {
+    /** Size and field offsets of {@code struct ibv_send_wr}, read once from the generated layout. */
+    static final class Offsets {
         static final long WR_SIZE = ibv_send_wr.sizeof();
-        static final long SGE_SIZE = ibv_sge.sizeof();
         static final long WR_ID = ibv_send_wr.wr_id$offset();
         static final long NEXT = ibv_send_wr.next$offset();
         static final long SG_LIST = ibv_send_wr.sg_list$offset();
@@ -50,9 +49,6 @@ public final class SendWorkRequests implements AutoCloseable {
                 + ibv_send_wr.wr.atomic.compare_add$offset();
         static final long ATOMIC_SWAP = WR + ibv_send_wr.wr.atomic$offset() + ibv_send_wr.wr.atomic.swap$offset();
         static final long ATOMIC_RKEY = WR + ibv_send_wr.wr.atomic$offset() + ibv_send_wr.wr.atomic.rkey$offset();
-        static final long SGE_ADDR = ibv_sge.addr$offset();
-        static final long SGE_LENGTH = ibv_sge.length$offset();
-        static final long SGE_LKEY = ibv_sge.lkey$offset();
     }
 
     private final Arena arena;
@@ -77,12 +73,12 @@ public final class SendWorkRequests implements AutoCloseable {
         this.capacity = capacity;
         this.maxSge = maxSge;
         this.arena = Arena.ofShared();
-        this.wrs = arena.allocate(L.WR_SIZE * capacity, 8);
-        this.sges = arena.allocate(L.SGE_SIZE * capacity * maxSge, 8);
+        this.wrs = arena.allocate(Offsets.WR_SIZE * capacity, 8);
+        this.sges = arena.allocate(ScatterGatherEntry.SIZE * capacity * maxSge, 8);
         this.badWr = arena.allocate(ValueLayout.ADDRESS);
         this.badWrAddress = badWr.address();
         for (int i = 0; i < capacity; i++) {
-            wrs.set(ValueLayout.ADDRESS, i * L.WR_SIZE + L.SG_LIST, sges.asSlice(i * maxSge * L.SGE_SIZE));
+            wrs.set(ValueLayout.ADDRESS, i * Offsets.WR_SIZE + Offsets.SG_LIST, sges.asSlice(i * maxSge * ScatterGatherEntry.SIZE));
         }
         this.flyweight = new SendWorkRequest(this);
         VerbsResources.onCreated(ResourceKind.NATIVE_BUFFER);
@@ -129,13 +125,13 @@ public final class SendWorkRequests implements AutoCloseable {
         if (count < 1 || first < 0 || first > capacity - count) {
             throw new IndexOutOfBoundsException("work requests [" + first + ", +" + count + ") of " + capacity);
         }
-        long base = first * L.WR_SIZE;
-        long last = (first + count - 1) * L.WR_SIZE;
+        long base = first * Offsets.WR_SIZE;
+        long last = (first + count - 1) * Offsets.WR_SIZE;
         long address = wrs.address();
-        for (long off = base; off < last; off += L.WR_SIZE) {
-            wrs.set(ValueLayout.JAVA_LONG, off + L.NEXT, address + off + L.WR_SIZE);
+        for (long off = base; off < last; off += Offsets.WR_SIZE) {
+            wrs.set(ValueLayout.JAVA_LONG, off + Offsets.NEXT, address + off + Offsets.WR_SIZE);
         }
-        wrs.set(ValueLayout.JAVA_LONG, last + L.NEXT, 0L);
+        wrs.set(ValueLayout.JAVA_LONG, last + Offsets.NEXT, 0L);
         badWr.set(ValueLayout.JAVA_LONG, 0, 0L);
         return address + base;
     }
@@ -155,7 +151,7 @@ public final class SendWorkRequests implements AutoCloseable {
         if (bad == 0 || off < 0 || off >= wrs.byteSize()) {
             return -1;
         }
-        return (int) (off / L.WR_SIZE);
+        return (int) (off / Offsets.WR_SIZE);
     }
 
     /** Frees the native memory, once. Not while a post of it is running. */

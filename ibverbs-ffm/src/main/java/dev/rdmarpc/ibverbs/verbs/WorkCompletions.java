@@ -24,7 +24,8 @@ public final class WorkCompletions implements AutoCloseable {
     /** {@code IBV_WC_WITH_INV}: the completion carries an invalidated rkey. */
     public static final int WITH_INV = 1 << 3;
 
-    private static final class L {
+    /** Size and field offsets of {@code struct ibv_wc}, read once from the generated layout. */
+    private static final class Offsets {
         static final long SIZE = ibv_wc.sizeof();
         static final long WR_ID = ibv_wc.wr_id$offset();
         static final long STATUS = ibv_wc.status$offset();
@@ -56,7 +57,7 @@ public final class WorkCompletions implements AutoCloseable {
         Ibverbs.ensureAvailability();
         this.capacity = capacity;
         this.arena = Arena.ofShared();
-        this.wc = arena.allocate(L.SIZE * capacity, 8);
+        this.wc = arena.allocate(Offsets.SIZE * capacity, 8);
         this.address = wc.address();
         VerbsResources.onCreated(ResourceKind.NATIVE_BUFFER);
     }
@@ -86,12 +87,12 @@ public final class WorkCompletions implements AutoCloseable {
         if (i < 0 || i >= capacity) {
             throw new IndexOutOfBoundsException("completion " + i + " of " + capacity);
         }
-        return i * L.SIZE;
+        return i * Offsets.SIZE;
     }
 
     /** The {@code wr_id} of the work request that completed. */
     public long wrId(int i) {
-        return wc.get(ValueLayout.JAVA_LONG, at(i) + L.WR_ID);
+        return wc.get(ValueLayout.JAVA_LONG, at(i) + Offsets.WR_ID);
     }
 
     /** The status, as an enum constant (no allocation). */
@@ -101,7 +102,7 @@ public final class WorkCompletions implements AutoCloseable {
 
     /** The status as the C value. */
     public int statusCode(int i) {
-        return wc.get(ValueLayout.JAVA_INT, at(i) + L.STATUS);
+        return wc.get(ValueLayout.JAVA_INT, at(i) + Offsets.STATUS);
     }
 
     /** Whether the work request succeeded. */
@@ -116,22 +117,22 @@ public final class WorkCompletions implements AutoCloseable {
 
     /** The opcode as the C value. */
     public int opcodeCode(int i) {
-        return wc.get(ValueLayout.JAVA_INT, at(i) + L.OPCODE);
+        return wc.get(ValueLayout.JAVA_INT, at(i) + Offsets.OPCODE);
     }
 
     /** The provider's own error code. */
     public int vendorError(int i) {
-        return wc.get(ValueLayout.JAVA_INT, at(i) + L.VENDOR_ERR);
+        return wc.get(ValueLayout.JAVA_INT, at(i) + Offsets.VENDOR_ERR);
     }
 
     /** Bytes received (receives), or read (RDMA READ on some providers). */
     public int byteLength(int i) {
-        return wc.get(ValueLayout.JAVA_INT, at(i) + L.BYTE_LEN);
+        return wc.get(ValueLayout.JAVA_INT, at(i) + Offsets.BYTE_LEN);
     }
 
     /** The completion flags ({@link #WITH_IMM}, {@link #GRH}, {@link #WITH_INV}). */
     public int wcFlags(int i) {
-        return wc.get(ValueLayout.JAVA_INT, at(i) + L.WC_FLAGS);
+        return wc.get(ValueLayout.JAVA_INT, at(i) + Offsets.WC_FLAGS);
     }
 
     /** Whether the completion carries immediate data ({@link #immData(int)}). */
@@ -144,32 +145,32 @@ public final class WorkCompletions implements AutoCloseable {
      * {@link SendWorkRequest#immData(int)} (on the wire and in {@code ibv_wc} it is big-endian).
      */
     public int immData(int i) {
-        return Integer.reverseBytes(wc.get(ValueLayout.JAVA_INT, at(i) + L.IMM_DATA));
+        return Integer.reverseBytes(wc.get(ValueLayout.JAVA_INT, at(i) + Offsets.IMM_DATA));
     }
 
     /** The local queue pair the work request belonged to. */
     public int qpNum(int i) {
-        return wc.get(ValueLayout.JAVA_INT, at(i) + L.QP_NUM);
+        return wc.get(ValueLayout.JAVA_INT, at(i) + Offsets.QP_NUM);
     }
 
     /** The remote queue pair (UD receives). */
     public int srcQp(int i) {
-        return wc.get(ValueLayout.JAVA_INT, at(i) + L.SRC_QP);
+        return wc.get(ValueLayout.JAVA_INT, at(i) + Offsets.SRC_QP);
     }
 
     /** The P_Key index (UD, GSI). */
     public int pkeyIndex(int i) {
-        return Short.toUnsignedInt(wc.get(ValueLayout.JAVA_SHORT, at(i) + L.PKEY_INDEX));
+        return Short.toUnsignedInt(wc.get(ValueLayout.JAVA_SHORT, at(i) + Offsets.PKEY_INDEX));
     }
 
     /** The source LID (UD on InfiniBand). */
     public int slid(int i) {
-        return Short.toUnsignedInt(wc.get(ValueLayout.JAVA_SHORT, at(i) + L.SLID));
+        return Short.toUnsignedInt(wc.get(ValueLayout.JAVA_SHORT, at(i) + Offsets.SLID));
     }
 
     /** The service level (UD on InfiniBand). */
     public int serviceLevel(int i) {
-        return Byte.toUnsignedInt(wc.get(ValueLayout.JAVA_BYTE, at(i) + L.SL));
+        return Byte.toUnsignedInt(wc.get(ValueLayout.JAVA_BYTE, at(i) + Offsets.SL));
     }
 
     /** A line for logs and test messages ({@code wr 7 SEND SUCCESS 64 bytes}); allocates. */

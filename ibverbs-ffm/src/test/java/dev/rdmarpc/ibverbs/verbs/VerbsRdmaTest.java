@@ -1,5 +1,6 @@
 package dev.rdmarpc.ibverbs.verbs;
 
+import dev.rdmarpc.ibverbs.VerbsException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import dev.rdmarpc.testsupport.RdmaTest;
@@ -188,6 +189,49 @@ class VerbsRdmaTest {
         a.awaitOne();
         a.expect(WcOpcode.RDMA_READ, 5);
         assertFilled(a.buffer, 30_000, 5000, 17);
+    }
+
+    @Test
+    void memoryRegisteredByAddressIsAnRdmaTargetWithoutASegment() {
+        connect();
+        MemorySegment target = b.arena.allocate(8192, 4096);
+        try (MemoryRegion byAddress = b.pd.registerAddress(target.address(), target.byteSize(),
+                Access.LOCAL_REMOTE_READ_WRITE)) {
+            assertEquals(MemorySegment.NULL, byAddress.memory(), "memory the layer was given no segment of");
+            assertEquals(target.address(), byAddress.address());
+            assertEquals(8192, byAddress.length());
+            assertThrows(IndexOutOfBoundsException.class, () -> byAddress.address(8000, 500));
+            assertThrows(IllegalStateException.class, () -> b.pd.close(), "the region keeps its domain open");
+            fill(a.buffer, 0, 700, 29);
+            a.sends.get(0).clear().wrId(6).write(a.mr, 0, 700, byAddress.address(1000, 700), byAddress.rkey())
+                    .signaled(true);
+            assertEquals(0, a.qp.postSend(a.sends, 1));
+            a.awaitOne();
+            a.expect(WcOpcode.RDMA_WRITE, 6);
+            assertFilled(target, 1000, 700, 29);
+        }
+        assertThrows(IllegalArgumentException.class, () -> b.pd.registerAddress(0, 64, Access.LOCAL));
+        assertThrows(IllegalArgumentException.class, () -> b.pd.registerAddress(target.address(), 0, Access.LOCAL));
+    }
+
+    @Test
+    void aDmaBufRegistrationSoftRoceRefusesCarriesErrnoAndLeavesNothingCounted() {
+        long regions = VerbsResources.live(ResourceKind.MEMORY_REGION);
+        int dependents = a.pd.dependents();
+        int notADmaBuf = Posix.eventfd();
+        try {
+            VerbsException e = assertThrows(VerbsException.class,
+                    () -> a.pd.registerDmaBuf(0, 4096, 0x10000, notADmaBuf, Access.LOCAL));
+            assertEquals("ibv_reg_dmabuf_mr", e.operation(), e.getMessage());
+            assertTrue(e.errno() > 0 && e.getMessage().startsWith("ibv_reg_dmabuf_mr failed: "), e.getMessage());
+            System.out.println("ibv_reg_dmabuf_mr on " + a.ctx.name() + " with an eventfd: " + e.getMessage());
+        } finally {
+            Posix.close(notADmaBuf);
+        }
+        assertEquals(regions, VerbsResources.live(ResourceKind.MEMORY_REGION));
+        assertEquals(dependents, a.pd.dependents(), "a refused registration is no dependent of the domain");
+        assertThrows(IllegalArgumentException.class, () -> a.pd.registerDmaBuf(0, 4096, 0, -1, Access.LOCAL));
+        assertThrows(IllegalArgumentException.class, () -> a.pd.registerDmaBuf(0, 4096, 0, 3, 1 << 30));
     }
 
     @Test

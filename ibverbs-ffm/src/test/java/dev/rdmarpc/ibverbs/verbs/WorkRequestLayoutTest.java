@@ -62,6 +62,11 @@ class WorkRequestLayoutTest {
             assertEquals(5, ibv_sge.lkey(ibv_sge.asSlice(sges, 0)));
             assertEquals(0x3000, ibv_sge.addr(ibv_sge.asSlice(sges, 2)));
             assertEquals(7, ibv_sge.lkey(ibv_sge.asSlice(sges, 2)));
+            assertEquals(0x3000, w.sgeAddress(2), "the getters read what libibverbs reads");
+            assertEquals(30, w.sgeLength(2));
+            assertEquals(7, w.sgeLkey(2));
+            assertEquals(0x1000, w.sgeAddress(0));
+            assertThrows(IndexOutOfBoundsException.class, () -> w.sgeAddress(3));
 
             w.signaled(false).inline(true);
             assertEquals(SendWorkRequest.SOLICITED | SendWorkRequest.INLINE, w.flags());

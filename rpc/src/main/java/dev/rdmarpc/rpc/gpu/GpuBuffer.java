@@ -1,6 +1,6 @@
 package dev.rdmarpc.rpc.gpu;
 
-import dev.rdmarpc.ibverbs.raw.ibv_sge;
+import dev.rdmarpc.ibverbs.verbs.SendWorkRequest;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -75,30 +75,24 @@ public final class GpuBuffer {
     }
 
     /**
-     * Writes the two scatter/gather entries of a message whose attachment is in this buffer: SGE 0 is
-     * the header and payload in registered host memory, SGE 1 the attachment where the NIC reaches it
-     * (GPU memory, or its host staging). Headers never leave host memory, so they never need a copy
-     * from the GPU.
+     * Points a send work request at a message whose attachment is in this buffer: SGE 0 is the header
+     * and payload in registered host memory, SGE 1 the attachment where the NIC reaches it (GPU memory,
+     * or its host staging), and the SGE count 2. Headers never leave host memory, so they never need a
+     * copy from the GPU. Writes the transport's preallocated work request in place; allocates nothing.
      *
-     * @param sges             two {@code struct ibv_sge}, back to back (preallocated by the transport)
+     * @param wr               the entry being filled, of a batch with at least two SGEs per work request
      * @param hostAddress      the header's address in registered host memory
      * @param hostLength       header and payload bytes
      * @param hostLkey         the local key of the host region
      * @param attachmentLength bytes of this buffer to send, at most {@link #capacity()}
+     * @return {@code wr}
      */
-    public void writeSges(MemorySegment sges, long hostAddress, int hostLength, int hostLkey, int attachmentLength) {
+    public SendWorkRequest writeSges(SendWorkRequest wr, long hostAddress, int hostLength, int hostLkey,
+                                     int attachmentLength) {
         if (attachmentLength < 0 || attachmentLength > capacity) {
             throw new IndexOutOfBoundsException("attachment of " + attachmentLength + " bytes in a " + capacity + "-byte GPU buffer");
         }
-        long size = ibv_sge.sizeof();
-        MemorySegment first = sges.asSlice(0, size);
-        ibv_sge.addr(first, hostAddress);
-        ibv_sge.length(first, hostLength);
-        ibv_sge.lkey(first, hostLkey);
-        MemorySegment second = sges.asSlice(size, size);
-        ibv_sge.addr(second, nicAddress);
-        ibv_sge.length(second, attachmentLength);
-        ibv_sge.lkey(second, lkey);
+        return wr.sge(0, hostAddress, hostLength, hostLkey).sge(1, nicAddress, attachmentLength, lkey).sgeCount(2);
     }
 
     /** Returns the buffer to its pool; once. */

@@ -9,6 +9,7 @@ import dev.rdmarpc.cuda.PinnedHostMemory;
 import dev.rdmarpc.cuda.PointerInfo;
 import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.DeviceStaging;
+import dev.rdmarpc.rpc.internal.OptionalModule;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -77,8 +78,14 @@ public final class GpuStaging implements DeviceStaging, AutoCloseable {
         return new GpuStaging(device.retainPrimaryContext(), c);
     }
 
-    /** Staging for GPU {@code ordinal} with the default settings ({@code CudaDevice.get(ordinal)}). */
+    /**
+     * Staging for GPU {@code ordinal} with the default settings ({@code CudaDevice.get(ordinal)}).
+     *
+     * @throws IllegalStateException when module {@code dev.rdmarpc.cuda} is not there (it is optional)
+     * @throws dev.rdmarpc.cuda.CudaDriverNotFoundException without the CUDA driver
+     */
     public static GpuStaging create(int ordinal) {
+        OptionalModule.CUDA.require("GPU staging");
         return create(CudaDevice.get(ordinal));
     }
 

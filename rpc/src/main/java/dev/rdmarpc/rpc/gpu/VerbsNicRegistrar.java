@@ -1,74 +1,57 @@
 package dev.rdmarpc.rpc.gpu;
 
-import dev.rdmarpc.ibverbs.VerbsNative;
-import dev.rdmarpc.ibverbs.raw.ibv_mr;
-import dev.rdmarpc.ibverbs.raw.ibverbs_h;
-import java.lang.foreign.MemorySegment;
+import dev.rdmarpc.ibverbs.verbs.MemoryRegion;
+import dev.rdmarpc.ibverbs.verbs.ProtectionDomain;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * {@link NicRegistrar} over libibverbs for one protection domain: {@code ibv_reg_dmabuf_mr} and
- * {@code ibv_reg_mr}, deregistered with {@code ibv_dereg_mr}. The protection domain stays its
- * owner's (the RDMA transport) and must outlive every registration made here. Thread-safe.
+ * {@link NicRegistrar} over the verbs layer for one protection domain:
+ * {@link ProtectionDomain#registerDmaBuf} and {@link ProtectionDomain#registerAddress}, each
+ * registration a {@link MemoryRegion} closed (deregistered) once. The protection domain stays its
+ * owner's (the RDMA transport, or whoever opened it) and refuses to close while a registration made
+ * here is open. Thread-safe.
  */
 public final class VerbsNicRegistrar implements NicRegistrar {
-    private final MemorySegment pd;
-    private final String name;
+    private final ProtectionDomain pd;
 
     /**
-     * @param pd   a {@code struct ibv_pd *}
-     * @param name the device's name for logs ("mlx5_0", "rxe0")
+     * @param pd the protection domain the registrations are made in
      */
-    public VerbsNicRegistrar(MemorySegment pd, String name) {
+    public VerbsNicRegistrar(ProtectionDomain pd) {
         this.pd = Objects.requireNonNull(pd, "pd");
-        this.name = Objects.requireNonNull(name, "name");
     }
 
+    /** @return the device's name ("mlx5_0", "rxe0") */
     @Override
     public String name() {
-        return name;
+        return pd.context().name();
     }
 
     @Override
     public Registration registerDmaBuf(int fd, long offset, long length, long iova, int access) {
-        return new Mr(VerbsNative.ibv_reg_dmabuf_mr(pd, offset, length, iova, fd, access));
+        return new Region(pd.registerDmaBuf(offset, length, iova, fd, access));
     }
 
     @Override
     public Registration registerMemory(long address, long length, int access) {
-        return new Mr(VerbsNative.ibv_reg_mr(pd, MemorySegment.ofAddress(address), length, access));
+        return new Region(pd.registerAddress(address, length, access));
     }
 
-    /** One {@code struct ibv_mr *}. */
-    private static final class Mr implements Registration {
-        private final MemorySegment mr;
-        private final int lkey;
-        private final int rkey;
-        private final AtomicBoolean closed = new AtomicBoolean();
-
-        Mr(MemorySegment mr) {
-            this.mr = mr;
-            MemorySegment s = mr.reinterpret(ibv_mr.sizeof());
-            this.lkey = ibv_mr.lkey(s);
-            this.rkey = ibv_mr.rkey(s);
-        }
-
+    /** One memory region of the verbs layer. */
+    private record Region(MemoryRegion mr) implements Registration {
         @Override
         public int lkey() {
-            return lkey;
+            return mr.lkey();
         }
 
         @Override
         public int rkey() {
-            return rkey;
+            return mr.rkey();
         }
 
         @Override
         public void close() {
-            if (closed.compareAndSet(false, true)) {
-                VerbsNative.check("ibv_dereg_mr", ibverbs_h.ibv_dereg_mr(mr));
-            }
+            mr.close(); // idempotent
         }
     }
 }

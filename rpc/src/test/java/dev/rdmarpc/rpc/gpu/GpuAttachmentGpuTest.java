@@ -1,8 +1,6 @@
 package dev.rdmarpc.rpc.gpu;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -16,8 +14,10 @@ import dev.rdmarpc.cuda.CudaException;
 import dev.rdmarpc.cuda.DeviceBuffer;
 import dev.rdmarpc.cuda.DmaBuf;
 import dev.rdmarpc.ibverbs.Ibverbs;
-import dev.rdmarpc.ibverbs.VerbsNative;
-import dev.rdmarpc.ibverbs.raw.ibverbs_h;
+import dev.rdmarpc.ibverbs.verbs.Context;
+import dev.rdmarpc.ibverbs.verbs.DeviceInfo;
+import dev.rdmarpc.ibverbs.verbs.ProtectionDomain;
+import dev.rdmarpc.ibverbs.verbs.Verbs;
 import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.CallOptions;
 import dev.rdmarpc.rpc.Method;
@@ -29,6 +29,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -131,37 +132,22 @@ class GpuAttachmentGpuTest {
                 System.out.println("dma-buf export: " + e.getMessage());
             }
             assumeTrue(Ibverbs.isAvailable(), "libibverbs not installed: registration with a NIC not attempted");
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment count = arena.allocate(JAVA_INT);
-                MemorySegment list = VerbsNative.ibv_get_device_list(count);
-                try {
-                    int n = count.get(JAVA_INT, 0);
-                    if (n == 0) {
-                        System.out.println("GPU-direct registration: no RDMA device, not attempted");
-                        abort("no RDMA device: GPU-direct registration not attempted");
+            List<DeviceInfo> devices = Verbs.devices();
+            if (devices.isEmpty()) {
+                System.out.println("GPU-direct registration: no RDMA device, not attempted");
+                abort("no RDMA device: GPU-direct registration not attempted");
+            }
+            try (Context context = Context.open(devices.get(0).name());
+                 ProtectionDomain pd = context.allocateProtectionDomain()) {
+                try (GpuBufferPool pool = GpuBufferPool.create(GpuBufferPool.cudaMemory(ctx),
+                        new VerbsNicRegistrar(pd), new GpuBufferPool.Config().slabSize(8 << 20).bufferSize(1 << 20))) {
+                    System.out.println("GPU-direct registration said: " + pool.decision().describe());
+                    for (String attempt : pool.decision().attempts()) {
+                        System.out.println("  before that: " + attempt);
                     }
-                    MemorySegment dev = list.reinterpret(ADDRESS.byteSize() * n).getAtIndex(ADDRESS, 0);
-                    String name = ibverbs_h.ibv_get_device_name(dev).getString(0);
-                    MemorySegment context = VerbsNative.ibv_open_device(dev);
-                    try {
-                        MemorySegment pd = VerbsNative.ibv_alloc_pd(context);
-                        try (GpuBufferPool pool = GpuBufferPool.create(GpuBufferPool.cudaMemory(ctx),
-                                new VerbsNicRegistrar(pd, name), new GpuBufferPool.Config().slabSize(8 << 20).bufferSize(1 << 20))) {
-                            System.out.println("GPU-direct registration said: " + pool.decision().describe());
-                            for (String attempt : pool.decision().attempts()) {
-                                System.out.println("  before that: " + attempt);
-                            }
-                            GpuBuffer b = pool.acquire();
-                            System.out.println("  first buffer: " + b + ", lkey 0x" + Integer.toHexString(b.lkey()));
-                            b.release();
-                        } finally {
-                            VerbsNative.check("ibv_dealloc_pd", ibverbs_h.ibv_dealloc_pd(pd));
-                        }
-                    } finally {
-                        VerbsNative.check("ibv_close_device", ibverbs_h.ibv_close_device(context));
-                    }
-                } finally {
-                    ibverbs_h.ibv_free_device_list(list);
+                    GpuBuffer b = pool.acquire();
+                    System.out.println("  first buffer: " + b + ", lkey 0x" + Integer.toHexString(b.lkey()));
+                    b.release();
                 }
             }
         }

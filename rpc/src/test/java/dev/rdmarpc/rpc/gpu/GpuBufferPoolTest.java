@@ -9,9 +9,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.rdmarpc.ibverbs.Ibverbs;
+import dev.rdmarpc.ibverbs.verbs.SendWorkRequest;
+import dev.rdmarpc.ibverbs.verbs.SendWorkRequests;
+import dev.rdmarpc.ibverbs.raw.ibv_send_wr;
 import dev.rdmarpc.ibverbs.raw.ibv_sge;
 import dev.rdmarpc.ibverbs.raw.ibverbs_h;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -152,19 +154,26 @@ class GpuBufferPoolTest {
         assertEquals(ibverbs_h.IBV_ACCESS_LOCAL_WRITE(), GpuBufferPool.ACCESS_LOCAL_WRITE);
         assertEquals(ibverbs_h.IBV_ACCESS_REMOTE_WRITE(), GpuBufferPool.ACCESS_REMOTE_WRITE);
         assertEquals(ibverbs_h.IBV_ACCESS_REMOTE_READ(), GpuBufferPool.ACCESS_REMOTE_READ);
-        try (GpuBufferPool pool = pool(new GpuFacts(0, true, true, null), 1); Arena arena = Arena.ofConfined()) {
+        try (GpuBufferPool pool = pool(new GpuFacts(0, true, true, null), 1); SendWorkRequests wrs = new SendWorkRequests(2, 2)) {
             GpuBuffer b = pool.acquire();
-            MemorySegment sges = arena.allocate(ibv_sge.layout(), 2);
-            b.writeSges(sges, 0x1000, 32 + 100, 0x77, 4096);
-            MemorySegment first = sges.asSlice(0, ibv_sge.sizeof());
-            MemorySegment second = sges.asSlice(ibv_sge.sizeof(), ibv_sge.sizeof());
+            SendWorkRequest wr = wrs.get(1).clear();
+            assertSame(wr, b.writeSges(wr, 0x1000, 32 + 100, 0x77, 4096));
+            MemorySegment sent = ibv_send_wr.asSlice(wrs.segment(), 1);
+            assertEquals(2, ibv_send_wr.num_sge(sent));
+            MemorySegment sges = ibv_send_wr.sg_list(sent).reinterpret(2 * ibv_sge.sizeof());
+            MemorySegment first = ibv_sge.asSlice(sges, 0);
+            MemorySegment second = ibv_sge.asSlice(sges, 1);
             assertEquals(0x1000, ibv_sge.addr(first));
             assertEquals(132, ibv_sge.length(first));
             assertEquals(0x77, ibv_sge.lkey(first));
             assertEquals(b.deviceAddress(), ibv_sge.addr(second));
             assertEquals(4096, ibv_sge.length(second));
             assertEquals(b.lkey(), ibv_sge.lkey(second));
-            assertThrows(IndexOutOfBoundsException.class, () -> b.writeSges(sges, 0, 1, 1, MIB + 1));
+            assertThrows(IndexOutOfBoundsException.class, () -> b.writeSges(wr, 0, 1, 1, MIB + 1));
+            try (SendWorkRequests oneSge = new SendWorkRequests(1, 1)) {
+                assertThrows(IndexOutOfBoundsException.class, () -> b.writeSges(oneSge.get(0), 0, 1, 1, 1),
+                        "a batch without room for the attachment's SGE");
+            }
         }
     }
 }

@@ -20,9 +20,11 @@ final class ChildJvm {
         cmd.add(java);
         cmd.addAll(jvmOptions);
         if (modulePath != null && !modulePath.isBlank()) {
-            cmd.add("--enable-native-access=dev.rdmarpc.ibverbs,dev.rdmarpc.rdmacm,dev.rdmarpc.cuda,dev.rdmarpc.rpc");
+            cmd.add("--enable-native-access=dev.rdmarpc.ibverbs,dev.rdmarpc.cuda,dev.rdmarpc.rpc");
             cmd.add("-p");
             cmd.add(modulePath);
+            cmd.add("--add-modules"); // rpc requires them static: an RDMA application resolves them itself
+            cmd.add("dev.rdmarpc.ibverbs,dev.rdmarpc.cuda");
             cmd.add("--patch-module");
             cmd.add("dev.rdmarpc.rpc=" + testClasses);
             cmd.add("-m");
