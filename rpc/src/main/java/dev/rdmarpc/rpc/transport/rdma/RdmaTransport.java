@@ -212,13 +212,13 @@ public final class RdmaTransport implements Transport {
         return best;
     }
 
-    private int recvEntries() {
+    private int recvCqEntries() {
         // with a shared receive queue, its loop reserved room for all its completions once
         return config.sharedReceiveQueue() ? 0 : config.maxReceiveQueueDepth() + RdmaConfig.RESERVED_RECEIVES;
     }
 
-    private int sendEntries() {
-        return config.sendWindow() + 2;
+    private int sendCqEntries() {
+        return RdmaSender.workRequests(config.sendWindow()); // each send work request completes once
     }
 
     /** A connection for {@code tcpConnection}: device chosen, completion queue room reserved, QP in INIT. */
@@ -229,7 +229,7 @@ public final class RdmaTransport implements Transport {
         RdmaLoop.LoopDevice ld;
         try {
             // an IOException from reserve: the shared receive queue could not be created or filled
-            ld = loop.reserve(choice.device(), recvEntries(), sendEntries());
+            ld = loop.reserve(choice.device(), recvCqEntries(), sendCqEntries());
         } catch (RuntimeException e) {
             throw new IOException("cannot create completion queues on " + choice.device() + ": " + e.getMessage(), e);
         }
@@ -237,7 +237,7 @@ public final class RdmaTransport implements Transport {
             throw new ResourceExhaustedException("the completion queues of the RDMA I/O thread are full ("
                     + config.completionQueueSize() + " entries; raise RdmaConfig.completionQueueSize or ioThreads)");
         }
-        return new RdmaConnection(loop, ld, choice.gidIndex(), tcpConnection, maxFrameLength, recvEntries(), sendEntries(),
+        return new RdmaConnection(loop, ld, choice.gidIndex(), tcpConnection, maxFrameLength, recvCqEntries(), sendCqEntries(),
                 serverSide);
     }
 
