@@ -50,7 +50,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     enum State { SETUP, OPEN, DRAINING, CLOSED }
 
     private final RdmaLoop loop;
-    final RdmaLoop.LoopDevice loopDevice;
+    final LoopDevice loopDevice;
     private final DeviceTable.Device device;
     private final RdmaConfig config;
     final Connection tcp;
@@ -81,7 +81,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
      * @param sendCqEntries send completion queue entries reserved for it
      * @throws IOException when the device refuses a resource
      */
-    RdmaConnection(RdmaLoop loop, RdmaLoop.LoopDevice loopDevice, int gidIndex, Connection tcp, int maxFrameLength,
+    RdmaConnection(RdmaLoop loop, LoopDevice loopDevice, int gidIndex, Connection tcp, int maxFrameLength,
                    int recvCqEntries, int sendCqEntries, boolean serverSide) throws IOException {
         this.loop = loop;
         this.loopDevice = loopDevice;

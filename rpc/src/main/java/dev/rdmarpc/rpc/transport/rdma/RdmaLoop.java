@@ -29,28 +29,6 @@ final class RdmaLoop implements IoLoop.Poller {
     private static final System.Logger LOG = System.getLogger(RdmaLoop.class.getName());
     static final int POLL_BATCH = 32;
 
-    /** The completion queues of one device on this loop, and how much of them connections reserved. */
-    static final class LoopDevice {
-        final DeviceTable.Device device;
-        final CompletionChannel channel;
-        final CompletionQueue sendCq;
-        final CompletionQueue recvCq;
-        /** The shared receive queue, when {@link RdmaConfig#sharedReceiveQueue} is on (created with the first connection). */
-        SharedReceives shared;
-        /** Completion queue entries reserved by this loop's connections (and its shared receive queue). */
-        int recvCqReserved;
-        int sendCqReserved;
-        boolean recvArmed;
-        boolean sendArmed;
-
-        LoopDevice(DeviceTable.Device device, CompletionChannel channel, CompletionQueue sendCq, CompletionQueue recvCq) {
-            this.device = device;
-            this.channel = channel;
-            this.sendCq = sendCq;
-            this.recvCq = recvCq;
-        }
-    }
-
     final RdmaTransport transport;
     final RdmaConfig config;
     final RdmaMetrics metrics;
