@@ -19,8 +19,8 @@ import static dev.rdmarpc.rpc.transport.Connection.UNSUPPORTED;
  * The send side of one {@link TcpConnection}: a bounded ring of pooled buffers; producers on any
  * thread append whole frames under {@link #sendLock} (claim/commit), the loop writes everything
  * committed with one (gathering) write per iteration, outside the lock ({@link #write}). One frame at
- * a time may be committed partially ready ({@link #commitHeld}): the loop writes it only as far as its
- * producer has released it and writes nothing after it until it is complete. A frame claimed with
+ * a time may be committed partially ready ({@link #commitHeld}, a {@link PartialFrame}): the loop writes it only
+ * as far as its producer has released it and writes nothing after it until it is complete. A frame claimed with
  * {@link #claimInPlace} takes two ring entries: its header in a pooled buffer, then its payload as a
  * view of the caller's memory, written from there by the same gathering write (no copy) until
  * {@link #detachInPlace} copies what is still unsent. A response claimed with {@link
@@ -72,17 +72,7 @@ final class TcpSendRing {
     private boolean claimNewBuffer;
     private long claimStart;
     private boolean closed;
-    // the partial frame: committed (commitHeld) before its producer finished writing it, guarded by
-    // sendLock: its ring index (-1: none), bounds, the bytes ready so far, its token
-    private int partialIndex = -1;
-    private long partialStart;
-    private long partialReady;
-    private long partialEnd;
-    private long partialToken;
-    private long partialSeq;
-    private boolean partialAbandoned;
-    // the partial frame's buffer after the ring closed: its producer still writes into it
-    private PooledBuffer partialOrphan;
+    private final PartialFrame partial = new PartialFrame();
 
     // ---- flush scratch, loop thread only
     private final ByteBuffer[] iov = new ByteBuffer[SEND_RING];
@@ -259,19 +249,14 @@ final class TcpSendRing {
     }
 
     long commitHeld(int readyLength) {
-        if (partialIndex >= 0 || loop.inLoop() || claimInPlace != null) {
+        if (partial.active() || loop.inLoop() || claimInPlace != null) {
             return -1; // one held frame at a time; the claim stays open for a plain commit
         }
         if (readyLength < 0 || claimStart + readyLength > claimEnd) {
             abort();
             throw new IllegalArgumentException("ready length " + readyLength + " outside the claimed frame");
         }
-        partialIndex = claimIndex;
-        partialStart = claimStart;
-        partialReady = claimStart + readyLength;
-        partialEnd = claimEnd;
-        long token = ++partialSeq;
-        partialToken = token;
+        long token = partial.begin(claimIndex, claimStart, claimStart + readyLength, claimEnd);
         commit();
         return token;
     }
@@ -281,18 +266,10 @@ final class TcpSendRing {
         boolean schedule = false;
         sendLock.lock();
         try {
-            if (token != partialToken || token == 0) {
+            if (!partial.is(token)) {
                 return;
             }
-            long ready = partialStart + readyLength;
-            if (ready >= partialEnd) {
-                partialIndex = -1;
-                partialToken = 0;
-                orphan = partialOrphan; // the connection closed meanwhile: the buffer is free only now
-                partialOrphan = null;
-            } else if (ready > partialReady) {
-                partialReady = ready;
-            }
+            orphan = partial.advance(readyLength);
             if (!closed && !flushScheduled) {
                 flushScheduled = true;
                 schedule = true;
@@ -313,15 +290,8 @@ final class TcpSendRing {
         PooledBuffer orphan = null;
         sendLock.lock();
         try {
-            if (token == partialToken && token != 0) {
-                partialToken = 0;
-                if (closed) {
-                    orphan = partialOrphan;
-                    partialOrphan = null;
-                    partialIndex = -1;
-                } else {
-                    partialAbandoned = true; // write still stops at the ready bytes; close frees the buffer
-                }
+            if (partial.is(token)) {
+                orphan = partial.abandon(closed);
             }
         } finally {
             sendLock.unlock();
@@ -361,15 +331,15 @@ final class TcpSendRing {
                 int base = pb == null ? ringBase[idx] : 0; // where an in-place range starts in its view
                 int start = base + (i == 0 ? (int) headFlushed : 0);
                 int end = base + (int) ringLimit[idx];
-                boolean partial = idx == partialIndex;
-                if (partial) {
-                    end = (int) Math.min(end, partialReady); // nothing past the partial frame's ready bytes
+                boolean partialHere = partial.at(idx);
+                if (partialHere) {
+                    end = (int) partial.writeLimit(end); // nothing past the partial frame's ready bytes
                 }
                 bb.limit(end);
                 bb.position(start);
                 total += end - start;
                 iov[i] = bb;
-                if (partial) {
+                if (partialHere) {
                     n = i + 1;
                     break;
                 }
@@ -515,7 +485,7 @@ final class TcpSendRing {
         return exhausted ? rest : -1;
     }
 
-    /** The connection closes (loop thread): no more claims; every buffer goes back but a partial frame's still being written. */
+    /** The connection closes (loop thread): no more claims; every buffer goes back, but a partial frame's that is still being written. */
     void close() {
         sendLock.lock();
         try {
@@ -524,9 +494,7 @@ final class TcpSendRing {
                 int idx = (ringHead + i) & (SEND_RING - 1);
                 if (ring[idx] == null) {
                     dropInPlace(idx);
-                } else if (idx == partialIndex && !partialAbandoned) {
-                    partialOrphan = ring[idx]; // its producer still writes into it; releaseHeld frees it
-                } else {
+                } else if (!partial.keepOnClose(idx, ring[idx])) { // kept: its producer still writes into it
                     ring[idx].release();
                 }
                 ring[idx] = null;
