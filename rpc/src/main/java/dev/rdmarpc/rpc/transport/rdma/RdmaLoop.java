@@ -22,43 +22,12 @@ import java.util.List;
  * between poll and arm) and the thread sleeps in {@code poll(2)} on the channels and an eventfd.
  * The {@link dev.rdmarpc.rpc.transport.IdleStrategy} decides when it blocks.
  *
- * <p>A work request id is {@code generation:16 | table index:24 | kind:2 | slot:22}: the table slot
- * of a closed connection can be reused at once, because completions still in flight for the old
- * one carry an older generation and are dropped.
+ * <p>A completion names its connection by its work request id ({@link WorkRequestId}: table index
+ * and generation), or, from a shared receive queue, by its QP number.
  */
 final class RdmaLoop implements IoLoop.Poller {
     private static final System.Logger LOG = System.getLogger(RdmaLoop.class.getName());
     static final int POLL_BATCH = 32;
-    static final int KIND_DATA = 0;
-    static final int KIND_CREDIT = 1;
-    static final int KIND_RECV = 2;
-    static final int KIND_SHARED_RECV = 3;
-    static final long KIND_DATA_BITS = (long) KIND_DATA << 22;
-    static final long KIND_CREDIT_BITS = (long) KIND_CREDIT << 22;
-    static final long KIND_RECV_BITS = (long) KIND_RECV << 22;
-    static final long KIND_SHARED_RECV_BITS = (long) KIND_SHARED_RECV << 22;
-    private static final int MAX_CONNECTIONS = 1 << 24;
-
-    /** The completion queues of one device on this loop, and how much of them connections reserved. */
-    static final class LoopDevice {
-        final DeviceTable.Device device;
-        final CompletionChannel channel;
-        final CompletionQueue sendCq;
-        final CompletionQueue recvCq;
-        /** The shared receive queue, when {@link RdmaConfig#sharedReceiveQueue} is on (created with the first connection). */
-        SharedReceives shared;
-        int recvReserved;
-        int sendReserved;
-        boolean recvArmed;
-        boolean sendArmed;
-
-        LoopDevice(DeviceTable.Device device, CompletionChannel channel, CompletionQueue sendCq, CompletionQueue recvCq) {
-            this.device = device;
-            this.channel = channel;
-            this.sendCq = sendCq;
-            this.recvCq = recvCq;
-        }
-    }
 
     final RdmaTransport transport;
     final RdmaConfig config;
@@ -99,10 +68,6 @@ final class RdmaLoop implements IoLoop.Poller {
         io.start(this);
     }
 
-    static long wrIdBase(int index, int generation) {
-        return ((long) (generation & 0xFFFF) << 48) | ((long) index << 24);
-    }
-
     boolean inLoop() {
         return io.inLoop();
     }
@@ -115,7 +80,7 @@ final class RdmaLoop implements IoLoop.Poller {
      *
      * @return the loop device, or null when its completion queues are full
      */
-    LoopDevice reserve(DeviceTable.Device device, int recvEntries, int sendEntries) throws java.io.IOException {
+    LoopDevice reserve(DeviceTable.Device device, int recvCqEntries, int sendCqEntries) throws java.io.IOException {
         synchronized (setupLock) {
             LoopDevice ld = devices[device.index];
             if (ld == null) {
@@ -136,26 +101,26 @@ final class RdmaLoop implements IoLoop.Poller {
             }
             if (config.sharedReceiveQueue() && ld.shared == null) {
                 // the queue's completions all land in the receive CQ: reserve them once, for its maximum
-                if (ld.recvReserved + config.maxSharedReceiveQueueDepth() > ld.recvCq.capacity()) {
+                if (ld.recvCqReserved + config.maxSharedReceiveQueueDepth() > ld.recvCq.capacity()) {
                     return null;
                 }
                 ld.shared = new SharedReceives(device, pool, metrics, config.sharedReceiveQueueDepth(),
                         config.maxSharedReceiveQueueDepth());
-                ld.recvReserved += config.maxSharedReceiveQueueDepth();
+                ld.recvCqReserved += config.maxSharedReceiveQueueDepth();
             }
-            if (ld.recvReserved + recvEntries > ld.recvCq.capacity() || ld.sendReserved + sendEntries > ld.sendCq.capacity()) {
+            if (ld.recvCqReserved + recvCqEntries > ld.recvCq.capacity() || ld.sendCqReserved + sendCqEntries > ld.sendCq.capacity()) {
                 return null;
             }
-            ld.recvReserved += recvEntries;
-            ld.sendReserved += sendEntries;
+            ld.recvCqReserved += recvCqEntries;
+            ld.sendCqReserved += sendCqEntries;
             return ld;
         }
     }
 
-    void release(LoopDevice ld, int recvEntries, int sendEntries) {
+    void release(LoopDevice ld, int recvCqEntries, int sendCqEntries) {
         synchronized (setupLock) {
-            ld.recvReserved -= recvEntries;
-            ld.sendReserved -= sendEntries;
+            ld.recvCqReserved -= recvCqEntries;
+            ld.sendCqReserved -= sendCqEntries;
         }
     }
 
@@ -202,7 +167,7 @@ final class RdmaLoop implements IoLoop.Poller {
             int n = 0;
             for (LoopDevice ld : devices) {
                 if (ld != null) {
-                    n += ld.recvReserved + ld.sendReserved;
+                    n += ld.recvCqReserved + ld.sendCqReserved;
                 }
             }
             return n;
@@ -217,7 +182,7 @@ final class RdmaLoop implements IoLoop.Poller {
                 }
             }
             int n = reserved.length;
-            if (n * 2 > MAX_CONNECTIONS) {
+            if (n * 2 > WorkRequestId.MAX_CONNECTIONS) {
                 throw new IllegalStateException("too many connections on one RDMA I/O thread");
             }
             reserved = Arrays.copyOf(reserved, n * 2);
@@ -258,9 +223,6 @@ final class RdmaLoop implements IoLoop.Poller {
         t[c.tableIndex()] = c;
         connections.add(c);
         LoopDevice ld = c.loopDevice;
-        if (ld.shared != null) {
-            ld.shared.attach(c.qp.qpNum(), c);
-        }
         boolean known = false;
         for (int i = 0; i < activeCount; i++) {
             known |= active[i] == ld;
@@ -451,13 +413,12 @@ final class RdmaLoop implements IoLoop.Poller {
 
     private void dispatch(LoopDevice ld, int i) {
         long id = wc.wrId(i);
-        int kind = (int) (id >>> 22) & 3;
-        if (kind == KIND_SHARED_RECV) {
-            dispatchShared(ld.shared, (int) (id & 0x3FFFFF), i);
+        int kind = WorkRequestId.kind(id);
+        if (kind == WorkRequestId.SHARED_RECEIVE) {
+            dispatchShared(ld.shared, WorkRequestId.slot(id), i);
             return;
         }
-        int index = (int) (id >>> 24) & 0xFFFFFF;
-        int generation = (int) (id >>> 48) & 0xFFFF;
+        int index = WorkRequestId.index(id);
         RdmaConnection[] t = table;
         if (index >= t.length) {
             synchronized (setupLock) {
@@ -465,11 +426,11 @@ final class RdmaLoop implements IoLoop.Poller {
             }
         }
         RdmaConnection c = index < t.length ? t[index] : null;
-        if (c == null || c.generationMismatch(generation)) {
+        if (c == null || c.generationMismatch(WorkRequestId.generation(id))) {
             return; // a completion of a connection already destroyed
         }
-        int slot = (int) (id & 0x3FFFFF);
-        if (kind == KIND_RECV) {
+        int slot = WorkRequestId.slot(id);
+        if (kind == WorkRequestId.RECEIVE) {
             c.onReceive(slot, wc, i);
         } else {
             c.onSend(kind, slot, wc, i);

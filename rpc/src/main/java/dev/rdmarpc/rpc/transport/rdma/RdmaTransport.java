@@ -212,13 +212,13 @@ public final class RdmaTransport implements Transport {
         return best;
     }
 
-    private int recvEntries() {
+    private int recvCqEntries() {
         // with a shared receive queue, its loop reserved room for all its completions once
         return config.sharedReceiveQueue() ? 0 : config.maxReceiveQueueDepth() + RdmaConfig.RESERVED_RECEIVES;
     }
 
-    private int sendEntries() {
-        return config.sendWindow() + 2;
+    private int sendCqEntries() {
+        return RdmaSender.workRequests(config.sendWindow()); // each send work request completes once
     }
 
     /** A connection for {@code tcpConnection}: device chosen, completion queue room reserved, QP in INIT. */
@@ -226,10 +226,10 @@ public final class RdmaTransport implements Transport {
             throws IOException {
         DeviceTable.Choice choice = devices.choose(tcpConnection.localAddress().getAddress());
         RdmaLoop loop = pickLoop();
-        RdmaLoop.LoopDevice ld;
+        LoopDevice ld;
         try {
             // an IOException from reserve: the shared receive queue could not be created or filled
-            ld = loop.reserve(choice.device(), recvEntries(), sendEntries());
+            ld = loop.reserve(choice.device(), recvCqEntries(), sendCqEntries());
         } catch (RuntimeException e) {
             throw new IOException("cannot create completion queues on " + choice.device() + ": " + e.getMessage(), e);
         }
@@ -237,7 +237,7 @@ public final class RdmaTransport implements Transport {
             throw new ResourceExhaustedException("the completion queues of the RDMA I/O thread are full ("
                     + config.completionQueueSize() + " entries; raise RdmaConfig.completionQueueSize or ioThreads)");
         }
-        return new RdmaConnection(loop, ld, choice.gidIndex(), tcpConnection, maxFrameLength, recvEntries(), sendEntries(),
+        return new RdmaConnection(loop, ld, choice.gidIndex(), tcpConnection, maxFrameLength, recvCqEntries(), sendCqEntries(),
                 serverSide);
     }
 
@@ -389,45 +389,6 @@ public final class RdmaTransport implements Transport {
 
     // ================================================================== client side
 
-    /** Receives the server's hello, then watches the TCP connection's liveness. */
-    private static final class ClientSide implements FrameHandler {
-        final CompletableFuture<Hello> reply = new CompletableFuture<>();
-        volatile RdmaConnection rdma;
-
-        @Override
-        public void onFrame(Connection c, MemorySegment buffer, long offset, int length) {
-            if (reply.isDone()) {
-                c.close(new ProtocolException("a frame on the TCP connection of an RDMA connection"));
-                return;
-            }
-            if (FrameHeader.type(buffer, offset) != FrameDescriptor.TYPE_RDMA_HELLO) {
-                reply.completeExceptionally(new ProtocolException("the server answered the RDMA hello with a frame of type "
-                        + FrameHeader.type(buffer, offset)));
-                return;
-            }
-            try {
-                reply.complete(new Hello().decode(buffer, offset, length));
-            } catch (Hello.HelloException e) {
-                reply.completeExceptionally(e);
-            }
-        }
-
-        @Override
-        public void onTick(Connection c, long nowNanos) {
-        }
-
-        @Override
-        public void onClose(Connection c, Throwable cause) {
-            reply.completeExceptionally(new EOFException("the server closed the connection during the RDMA handshake"
-                    + " (is rdma() enabled on the server?)" + (cause == null || cause instanceof EOFException ? ""
-                            : ": " + cause.getMessage())));
-            RdmaConnection r = rdma;
-            if (r != null) {
-                r.peerLost(cause);
-            }
-        }
-    }
-
     @Override
     public Connection connect(InetSocketAddress address, int maxFrameLength, FrameHandler handler, Duration timeout)
             throws IOException {
@@ -442,7 +403,7 @@ public final class RdmaTransport implements Transport {
                     config.poolBytes());
             throw new ResourceExhaustedException(full);
         }
-        ClientSide side = new ClientSide();
+        ClientHandshake side = new ClientHandshake();
         Connection c = tcp.connect(address, maxFrameLength, side, timeout);
         RdmaConnection conn = null;
         boolean attached = false;

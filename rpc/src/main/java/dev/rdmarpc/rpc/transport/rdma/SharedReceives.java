@@ -22,8 +22,8 @@ import java.lang.foreign.MemorySegment;
  * <p>Ownership and threads: created by a setup thread under the loop's setup lock (which posts the
  * first receives before any queue pair uses it), then used only by the loop thread; the loop closes
  * it after every queue pair attached to it is destroyed. A work request id is
- * {@code KIND_SHARED_RECV | buffer index}: no connection bits, the completion's QP number names the
- * connection.
+ * {@link WorkRequestId#sharedReceive}{@code (buffer index)}: no connection bits, the completion's QP
+ * number names the connection ({@link SharedReceiveBuffers} attaches it).
  */
 final class SharedReceives {
     private static final System.Logger LOG = System.getLogger(SharedReceives.class.getName());
@@ -121,7 +121,7 @@ final class SharedReceives {
             }
             int slot = size++;
             buffers[slot] = b;
-            wrs.get(slot).wrId(RdmaLoop.KIND_SHARED_RECV_BITS | slot)
+            wrs.get(slot).wrId(WorkRequestId.sharedReceive(slot))
                     .sge(0, b.segment().address(), receiveSize, DeviceTable.lkey(b, device.index)).sgeCount(1);
             if (!repost(slot)) {
                 break;

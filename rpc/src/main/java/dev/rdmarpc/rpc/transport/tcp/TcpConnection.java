@@ -4,43 +4,34 @@ import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Connection;
-import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.ProtocolException;
+import dev.rdmarpc.rpc.transport.frame.FrameReassembler;
+import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import java.io.EOFException;
 import java.io.IOException;
-import java.lang.ref.WeakReference;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A TCP connection owned by one {@link TcpLoop}.
  *
  * <p>Receive side (loop thread only): one pooled chunk; each readiness event reads as much as fits
  * and hands every complete frame to the handler in place. A frame longer than a chunk is completed
- * in a large buffer. Send side: a bounded ring of pooled buffers; producers on any thread append
- * whole frames under {@link #sendLock} (claim/commit), the loop writes everything committed with
- * one (gathering) write per iteration, outside the lock. One frame at a time may be committed
- * "held" ({@link #commitHeld}): the loop writes it only as far as its producer has released it and
- * writes nothing after it until it is complete. A frame claimed with {@link #claimInPlace} takes two
- * ring entries: its header in a pooled buffer, then its payload as a view of the caller's memory,
- * written from there by the same gathering write (no copy) until {@link #detachInPlace} copies
- * what is still unsent. A response claimed with {@link #claimFromReceived} is laid out the same way,
- * its payload a range of the large receive buffer whose frame is being dispatched: the ring holds
- * that buffer ({@link PooledBuffer#retain}) until the range is written. (Frames that fit a receive
- * chunk are copied: holding chunks and reading on in fresh ones measured slower at 16 to 64 KiB.)
+ * in the {@link FrameReassembler}, read from the socket straight into its buffer. Send side: a
+ * {@link TcpSendRing} of pooled buffers that producers on any thread append whole frames to
+ * (claim/commit), and that the loop writes with one gathering write per iteration (frames sent in
+ * place from the caller's memory or from the receive buffer being dispatched included; frames that
+ * fit a receive chunk are copied: holding chunks and reading on in fresh ones measured slower at
+ * 16 to 64 KiB).
  */
 final class TcpConnection implements Connection, IoLoop.Flushable {
     private static final System.Logger LOG = System.getLogger(TcpConnection.class.getName());
     private static final int MAX_READS_PER_EVENT = 16;
-    private static final int SEND_RING = 256;
-    /** Payloads smaller than this are copied even when offered in place (two ring entries cost more). */
-    static final int IN_PLACE_MIN = 16 * 1024;
 
     private final TcpLoop loop;
     private final SocketChannel channel;
@@ -50,73 +41,23 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     private final boolean serverSide;
     private final InetSocketAddress remote;
     private final InetSocketAddress local;
+    private final TcpSendRing ring;
     private FrameHandler handler;
     private SelectionKey key;
+    private volatile boolean open = true;
+    private boolean closing;
 
     // ---- receive side, loop thread only
     private PooledBuffer readBuf;
     private long readPos;
     private long parsePos;
-    private PooledBuffer largeBuf;
-    private long largeFilled;
-    private long largeLength;
+    private final FrameReassembler reassembler;
+    // the large receive buffer whose frame is being handed to the handler: claimFromReceived may hold it
+    private PooledBuffer dispatching;
     private boolean readEnabled = true;
     private boolean readPausedForWrites;
 
-    // ---- send side, guarded by sendLock
-    private final ReentrantLock sendLock = new ReentrantLock();
-    private final PooledBuffer[] ring = new PooledBuffer[SEND_RING];
-    private final long[] ringLimit = new long[SEND_RING];
-    // an in-place payload's entry: ring[i] is null, ringInPlace[i] a view of the caller's memory
-    private final ByteBuffer[] ringInPlace = new ByteBuffer[SEND_RING];
-    private final long[] ringInPlaceToken = new long[SEND_RING];
-    // the receive buffer an in-place payload lies in, released with the entry (claimFromReceived), or null,
-    // and where in the view the payload starts (0 for a caller's payload)
-    private final PooledBuffer[] ringInPlaceOwner = new PooledBuffer[SEND_RING];
-    private final int[] ringBase = new int[SEND_RING];
-    private int inPlaceEntries;
-    private ByteBuffer claimInPlace;
-    private long claimInPlaceToken;
-    private PooledBuffer claimInPlaceOwner;
-    private int claimInPlaceBase;
-    private int claimInPlaceLength;
-    // views of callers' in-place payloads, kept for the next call with the same segment; under sendLock.
-    // One view may stand for several queued entries: a flush puts each view in its write once. Held
-    // weakly, so that the cache never keeps a caller's memory (an automatic arena's) alive.
-    private static final int VIEW_CACHE = 16;
-    @SuppressWarnings("unchecked")
-    private final WeakReference<MemorySegment>[] viewKeys = new WeakReference[VIEW_CACHE];
-    @SuppressWarnings("unchecked")
-    private final WeakReference<ByteBuffer>[] views = new WeakReference[VIEW_CACHE];
-    // ---- the large receive buffer whose frame is being handed to the handler, loop thread only:
-    // claimFromReceived may hold it
-    private PooledBuffer dispatching;
-    private int ringHead;
-    private int ringCount;
-    private long headFlushed;
-    private long pending;
-    private volatile long pendingVolatile;
-    private volatile int ringFill; // ringCount, for writesBackedUp
-    private boolean flushScheduled;
-    private int claimIndex = -1;
-    private long claimEnd;
-    private boolean claimNewBuffer;
-    private long claimStart;
-    private boolean closed;
-    private volatile boolean open = true;
-    // the held frame (commitHeld), guarded by sendLock: its ring index (-1: none), bounds, progress
-    private int heldIndex = -1;
-    private long heldStart;
-    private long heldReady;
-    private long heldEnd;
-    private long heldToken;
-    private long heldSeq;
-    private boolean heldAbandoned;
-    private PooledBuffer heldOrphan;
-    private boolean closing;
-
-    // ---- flush scratch, loop thread only
-    private final ByteBuffer[] iov = new ByteBuffer[SEND_RING];
+    // ---- loop thread only
     private boolean writeInterest;
 
     /**
@@ -135,6 +76,8 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         this.writeHighWaterMark = writeHighWaterMark;
         this.remote = (InetSocketAddress) channel.getRemoteAddress();
         this.local = (InetSocketAddress) channel.getLocalAddress();
+        this.ring = new TcpSendRing(this, loop, pool);
+        this.reassembler = new FrameReassembler(pool);
     }
 
     /** Registers with the loop's selector; on the loop thread. */
@@ -172,7 +115,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         try {
             // writesBackedUp() is the live form of readPausedForWrites (set by flush, the only place pending falls)
             for (int i = 0; i < MAX_READS_PER_EVENT && open && readEnabled && !writesBackedUp(); i++) {
-                if (largeBuf != null) {
+                if (reassembler.active()) {
                     if (!readLarge()) {
                         return;
                     }
@@ -256,36 +199,29 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     }
 
     private void startLarge(MemorySegment seg, long avail, long len) {
-        largeBuf = pool.acquire((int) len);
-        if (largeBuf == null) {
+        if (!reassembler.start(seg, parsePos, (int) avail, (int) len)) {
             closeNow(new IOException("buffer pool exhausted: no buffer for a frame of " + len + " bytes"));
             return;
         }
-        MemorySegment.copy(seg, parsePos, largeBuf.segment(), 0, avail);
-        largeFilled = avail;
-        largeLength = len;
         parsePos = 0;
         readPos = 0;
     }
 
     /** @return true when the large frame completed (and reading may go on) */
     private boolean readLarge() throws IOException {
-        ByteBuffer bb = largeBuf.byteBuffer();
-        bb.limit((int) largeLength).position((int) largeFilled);
-        int n = channel.read(bb);
+        int n = channel.read(reassembler.readTarget());
         if (n < 0) {
             closeNow(new EOFException("peer closed the connection inside a frame"));
             return false;
         }
-        largeFilled += n;
-        if (largeFilled < largeLength) {
+        if (!reassembler.advance(n)) {
             return false;
         }
-        PooledBuffer b = largeBuf;
-        largeBuf = null;
+        int frameLength = reassembler.frameLength();
+        PooledBuffer b = reassembler.take();
         dispatching = b;
         try {
-            handler.onFrame(this, b.segment(), 0, (int) largeLength);
+            handler.onFrame(this, b.segment(), 0, frameLength);
         } finally {
             dispatching = null;
             b.release(); // responses sending from it hold it until they are written
@@ -300,7 +236,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
      * to one read's frames go over).
      */
     private boolean writesBackedUp() {
-        return serverSide && (pendingVolatile > writeHighWaterMark || ringFill > SEND_RING / 2);
+        return serverSide && (ring.unsentBytes() > writeHighWaterMark || ring.overHalfFull());
     }
 
     private void protocolError(String reason) {
@@ -309,438 +245,85 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         closeNow(new ProtocolException(msg));
     }
 
-    // =========================================================== send
+    // =========================================================== send: the ring
 
     @Override
     public long claim(int frameLength) {
-        return claim(frameLength, Long.MAX_VALUE);
+        return ring.claim(frameLength, Long.MAX_VALUE, 0);
     }
 
     @Override
     public long claim(int frameLength, long unsentLimit) {
-        return claim(frameLength, unsentLimit, 0);
+        return ring.claim(frameLength, unsentLimit, 0);
     }
 
-    /**
-     * Payloads of at least {@link #IN_PLACE_MIN} bytes in native memory go in place; others answer
-     * {@link #UNSUPPORTED}. The {@link ByteBuffer} view of {@code tail} is cached per segment: a
-     * caller that sends from the same segments again allocates nothing.
-     */
     @Override
     public long claimInPlace(int frameLength, MemorySegment tail, long unsentLimit, long token) {
-        long tailLength = tail.byteSize();
-        if (tailLength < IN_PLACE_MIN || tailLength > frameLength - FrameDescriptor.HEADER_LENGTH || !tail.isNative()) {
-            return UNSUPPORTED;
-        }
-        long off = claim(frameLength - (int) tailLength, unsentLimit, 1);
-        if (off >= 0) {
-            int i = (int) (tail.address() >>> 12 ^ tail.address() >>> 20) & (VIEW_CACHE - 1);
-            MemorySegment k = viewKeys[i] == null ? null : viewKeys[i].get();
-            ByteBuffer view = k == null ? null : views[i].get();
-            if (view == null || k.address() != tail.address() || k.byteSize() != tailLength
-                    || !k.scope().equals(tail.scope()) || k.isReadOnly() != tail.isReadOnly()) {
-                view = tail.asByteBuffer();
-                viewKeys[i] = new WeakReference<>(tail);
-                views[i] = new WeakReference<>(view);
-            }
-            claimInPlace = view;
-            claimInPlaceBase = 0;
-            claimInPlaceLength = (int) tailLength;
-            claimInPlaceToken = token;
-        }
-        return off;
+        return ring.claimInPlace(frameLength, tail, unsentLimit, token);
     }
 
-    /**
-     * Holds the large receive buffer being dispatched (on the I/O thread, inside the handler's
-     * {@code onFrame}) when the payload lies in it and is at least {@link #IN_PLACE_MIN} bytes;
-     * otherwise {@link #UNSUPPORTED}. The ring entry uses the buffer's own view, with the payload's
-     * offset as its base: nothing is allocated.
-     */
     @Override
     public long claimFromReceived(int frameLength, MemorySegment src, long offset, int length) {
         if (!loop.inLoop()) {
             return UNSUPPORTED;
         }
-        PooledBuffer b = dispatching;
-        if (b == null || length < IN_PLACE_MIN || length > frameLength - FrameDescriptor.HEADER_LENGTH || !src.isNative()) {
-            return UNSUPPORTED;
-        }
-        MemorySegment seg = b.segment();
-        long at = src.address() + offset - seg.address();
-        if (at < 0 || at + length > seg.byteSize()) {
-            return UNSUPPORTED;
-        }
-        long off = claim(frameLength - length, Long.MAX_VALUE, 1);
-        if (off >= 0) {
-            b.retain();
-            claimInPlace = b.byteBuffer();
-            claimInPlaceBase = (int) at;
-            claimInPlaceLength = length;
-            claimInPlaceOwner = b;
-        }
-        return off;
-    }
-
-    /**
-     * @param extraEntries ring entries the claim needs besides the frame's own (an in-place payload's);
-     *                     when the ring lacks them the answer is {@link #UNSUPPORTED}, not back-pressure
-     */
-    private long claim(int frameLength, long unsentLimit, int extraEntries) {
-        if (frameLength < FrameDescriptor.HEADER_LENGTH) {
-            throw new IllegalArgumentException("frame shorter than a header: " + frameLength);
-        }
-        sendLock.lock();
-        if (closed) {
-            sendLock.unlock();
-            return CLOSED;
-        }
-        if (pending >= unsentLimit) {
-            sendLock.unlock();
-            return BACK_PRESSURED;
-        }
-        if (extraEntries > 0 && ringCount + 1 + extraEntries > SEND_RING) {
-            sendLock.unlock();
-            return UNSUPPORTED; // too few ring entries to send in place: the caller copies into a plain claim
-        }
-        if (ringCount > 0) {
-            int t = (ringHead + ringCount - 1) & (SEND_RING - 1);
-            PooledBuffer b = ring[t];
-            long limit = ringLimit[t];
-            if (b != null && !b.isLarge() && b.capacity() - limit >= frameLength) {
-                claimIndex = t;
-                claimStart = limit;
-                claimEnd = limit + frameLength;
-                claimNewBuffer = false;
-                return limit;
-            }
-        }
-        if (ringCount == SEND_RING) {
-            sendLock.unlock();
-            return BACK_PRESSURED;
-        }
-        PooledBuffer b = pool.acquire(frameLength);
-        if (b == null) {
-            sendLock.unlock();
-            return NO_BUFFER;
-        }
-        int t = (ringHead + ringCount) & (SEND_RING - 1);
-        ring[t] = b;
-        ringLimit[t] = 0;
-        ringCount++;
-        claimIndex = t;
-        claimStart = 0;
-        claimEnd = frameLength;
-        claimNewBuffer = true;
-        return 0;
+        return ring.claimFromReceived(frameLength, src, offset, length, dispatching);
     }
 
     @Override
     public MemorySegment claimBuffer() {
-        return ring[claimIndex].segment();
+        return ring.claimBuffer();
     }
 
     @Override
     public void commit() {
-        int t = claimIndex;
-        long added = claimEnd - ringLimit[t];
-        ringLimit[t] = claimEnd;
-        claimIndex = -1;
-        if (claimInPlace != null) {
-            int x = (t + 1) & (SEND_RING - 1); // the claim was the ring's last entry; its payload follows
-            ring[x] = null;
-            ringInPlace[x] = claimInPlace;
-            ringInPlaceToken[x] = claimInPlaceToken;
-            ringInPlaceOwner[x] = claimInPlaceOwner;
-            ringLimit[x] = claimInPlaceLength;
-            ringBase[x] = claimInPlaceBase;
-            added += claimInPlaceLength;
-            ringCount++;
-            inPlaceEntries++;
-            claimInPlace = null;
-            claimInPlaceOwner = null;
-        }
-        pending += added;
-        pendingVolatile = pending;
-        ringFill = ringCount;
-        boolean schedule = !flushScheduled;
-        flushScheduled = true;
-        sendLock.unlock();
-        if (schedule) {
-            loop.flushLater(this);
-        }
+        ring.commit();
     }
 
     @Override
     public void abort() {
-        int t = claimIndex;
-        claimIndex = -1;
-        if (claimInPlaceOwner != null) {
-            claimInPlaceOwner.release(); // the hold claimFromReceived took
-            claimInPlaceOwner = null;
-        }
-        claimInPlace = null;
-        if (claimNewBuffer && ringLimit[t] == 0 && ringCount > 0
-                && t == ((ringHead + ringCount - 1) & (SEND_RING - 1))) {
-            PooledBuffer b = ring[t];
-            ring[t] = null;
-            ringCount--;
-            b.release();
-        }
-        sendLock.unlock();
+        ring.abort();
     }
 
     @Override
     public long commitHeld(int readyLength) {
-        if (heldIndex >= 0 || loop.inLoop() || claimInPlace != null) {
-            return -1; // one held frame at a time; the claim stays open for a plain commit
-        }
-        if (readyLength < 0 || claimStart + readyLength > claimEnd) {
-            abort();
-            throw new IllegalArgumentException("ready length " + readyLength + " outside the claimed frame");
-        }
-        heldIndex = claimIndex;
-        heldStart = claimStart;
-        heldReady = claimStart + readyLength;
-        heldEnd = claimEnd;
-        long token = ++heldSeq;
-        heldToken = token;
-        commit();
-        return token;
+        return ring.commitHeld(readyLength);
     }
 
     @Override
     public void releaseHeld(long token, int readyLength) {
-        PooledBuffer orphan = null;
-        boolean schedule = false;
-        sendLock.lock();
-        try {
-            if (token != heldToken || token == 0) {
-                return;
-            }
-            long ready = heldStart + readyLength;
-            if (ready >= heldEnd) {
-                heldIndex = -1;
-                heldToken = 0;
-                orphan = heldOrphan; // the connection closed meanwhile: the buffer is free only now
-                heldOrphan = null;
-            } else if (ready > heldReady) {
-                heldReady = ready;
-            }
-            if (!closed && !flushScheduled) {
-                flushScheduled = true;
-                schedule = true;
-            }
-        } finally {
-            sendLock.unlock();
-        }
-        if (orphan != null) {
-            orphan.release();
-        }
-        if (schedule) {
-            loop.flushLater(this);
-        }
+        ring.releaseHeld(token, readyLength);
     }
 
     @Override
     public void abandonHeld(long token, Throwable cause) {
-        PooledBuffer orphan = null;
-        sendLock.lock();
-        try {
-            if (token == heldToken && token != 0) {
-                heldToken = 0;
-                if (closed) {
-                    orphan = heldOrphan;
-                    heldOrphan = null;
-                    heldIndex = -1;
-                } else {
-                    heldAbandoned = true; // flush still stops at the ready bytes; closeNow frees the buffer
-                }
-            }
-        } finally {
-            sendLock.unlock();
-        }
-        if (orphan != null) {
-            orphan.release();
-        }
+        ring.abandonHeld(token);
         close(cause);
     }
 
     /** Writes everything committed; on the loop thread. */
     @Override
     public void flush() {
-        int n;
-        long total = 0;
-        boolean cutShort = false;
-        sendLock.lock();
-        try {
-            flushScheduled = false;
-            if (closed || ringCount == 0 || pending == 0) {
-                return;
-            }
-            n = ringCount;
-            for (int i = 0; i < n; i++) {
-                int idx = (ringHead + i) & (SEND_RING - 1);
-                PooledBuffer pb = ring[idx];
-                ByteBuffer bb = pb != null ? pb.byteBuffer() : ringInPlace[idx];
-                if (pb == null && i > 0 && alreadyIn(bb, i)) {
-                    n = i; // one view stands for two queued payloads: the second goes in the next write
-                    cutShort = true;
-                    break;
-                }
-                int base = pb == null ? ringBase[idx] : 0; // where an in-place range starts in its view
-                int start = base + (i == 0 ? (int) headFlushed : 0);
-                int end = base + (int) ringLimit[idx];
-                boolean held = idx == heldIndex;
-                if (held) {
-                    end = (int) Math.min(end, heldReady); // nothing past the held frame's ready bytes
-                }
-                bb.limit(end);
-                bb.position(start);
-                total += end - start;
-                iov[i] = bb;
-                if (held) {
-                    n = i + 1;
-                    break;
-                }
-            }
-        } finally {
-            sendLock.unlock();
-        }
         long written;
         try {
-            written = n == 1 ? channel.write(iov[0]) : channel.write(iov, 0, n);
+            written = ring.write(channel);
         } catch (IOException e) {
-            for (int i = 0; i < n; i++) {
-                iov[i] = null;
-            }
             closeNow(e);
             return;
         }
-        boolean socketFull = written < total;
-        if (cutShort && !socketFull) {
-            sendLock.lock();
-            try {
-                if (!flushScheduled) {
-                    flushScheduled = true;
-                    loop.flushLater(this);
-                }
-            } finally {
-                sendLock.unlock();
-            }
+        if (written < 0) {
+            return;
         }
-        sendLock.lock();
-        try {
-            if (closed) {
-                return;
-            }
-            pending -= written;
-            pendingVolatile = pending;
-            for (int i = 0; i < n; i++) {
-                ByteBuffer bb = iov[i];
-                int idx = ringHead;
-                int base = ring[idx] == null ? ringBase[idx] : 0;
-                if (bb.hasRemaining() || bb.limit() < base + ringLimit[idx]) {
-                    headFlushed = bb.position() - base;
-                    break;
-                }
-                // This buffer is fully written. (No claim is open: we hold the send lock.)
-                if (ringCount == 1) {
-                    PooledBuffer b = ring[idx];
-                    if (b == null) {
-                        dropInPlace(idx);
-                        ringCount = 0;
-                    } else if (b.isLarge()) {
-                        ring[idx] = null;
-                        ringCount = 0;
-                        b.release();
-                    } else {
-                        ringLimit[idx] = 0; // keep the last chunk for the next frames
-                    }
-                    headFlushed = 0;
-                    break;
-                }
-                PooledBuffer b = ring[idx];
-                ring[idx] = null;
-                ringHead = (ringHead + 1) & (SEND_RING - 1);
-                ringCount--;
-                headFlushed = 0;
-                if (b == null) {
-                    dropInPlace(idx);
-                } else {
-                    b.release();
-                }
-            }
-            ringFill = ringCount;
-        } finally {
-            java.util.Arrays.fill(iov, 0, n, null); // keep no caller's memory reachable from here
-            sendLock.unlock();
-        }
-        updateWriteInterest(socketFull);
+        updateWriteInterest(ring.socketFull());
         if (written > 0) {
             handler.onSendProgress(this);
         }
     }
 
-    /** Whether {@code bb} is among the first {@code count} buffers of this write; under the send lock. */
-    private boolean alreadyIn(ByteBuffer bb, int count) {
-        for (int j = 0; j < count; j++) {
-            if (iov[j] == bb) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Forgets the in-place payload at ring entry {@code idx}; under the send lock. */
-    private void dropInPlace(int idx) {
-        ringInPlace[idx] = null;
-        inPlaceEntries--;
-        PooledBuffer owner = ringInPlaceOwner[idx];
-        if (owner != null) {
-            ringInPlaceOwner[idx] = null;
-            owner.release();
-        }
-    }
-
-    /**
-     * Copies the unsent rest of the in-place payload of {@code token} into a pooled buffer, so that
-     * its memory is no longer read; on the I/O thread (where the writes happen, so none is under way).
-     * When no buffer is free the connection closes, which forgets the payload too.
-     */
     @Override
     public void detachInPlace(long token) {
-        boolean exhausted = false;
-        long rest = 0;
-        sendLock.lock();
-        try {
-            for (int i = 0; i < ringCount && inPlaceEntries > 0; i++) {
-                int idx = (ringHead + i) & (SEND_RING - 1);
-                if (ringInPlace[idx] == null || ringInPlaceOwner[idx] != null || ringInPlaceToken[idx] != token) {
-                    continue;
-                }
-                long start = i == 0 ? headFlushed : 0;
-                rest = ringLimit[idx] - start;
-                PooledBuffer copy = pool.acquire((int) rest);
-                if (copy == null) {
-                    exhausted = true;
-                    break;
-                }
-                // the caller's whole payload (ofBuffer covers position..limit, which flush moves); rare, may allocate
-                MemorySegment payload = MemorySegment.ofBuffer(ringInPlace[idx].duplicate().clear());
-                MemorySegment.copy(payload, start, copy.segment(), 0, rest);
-                dropInPlace(idx);
-                ring[idx] = copy;
-                ringLimit[idx] = rest;
-                if (i == 0) {
-                    headFlushed = 0;
-                }
-                break;
-            }
-        } finally {
-            sendLock.unlock();
-        }
-        if (exhausted) {
+        long rest = ring.detachInPlace(token);
+        if (rest >= 0) {
             closeNow(new IOException("buffer pool exhausted: no buffer for the unsent " + rest
                     + " bytes of an in-place payload whose call ended"));
         }
@@ -831,7 +414,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
 
     @Override
     public long pendingBytes() {
-        return pendingVolatile;
+        return ring.unsentBytes();
     }
 
     @Override
@@ -858,27 +441,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             flush(); // orderly: send what is committed, as far as the socket takes it now
         }
         open = false;
-        sendLock.lock();
-        try {
-            closed = true;
-            for (int i = 0; i < ringCount; i++) {
-                int idx = (ringHead + i) & (SEND_RING - 1);
-                if (ring[idx] == null) {
-                    dropInPlace(idx);
-                } else if (idx == heldIndex && !heldAbandoned) {
-                    heldOrphan = ring[idx]; // its producer still writes into it; releaseHeld frees it
-                } else {
-                    ring[idx].release();
-                }
-                ring[idx] = null;
-            }
-            ringCount = 0;
-            pending = 0;
-            pendingVolatile = 0;
-            ringFill = 0;
-        } finally {
-            sendLock.unlock();
-        }
+        ring.close();
         if (key != null) {
             key.cancel();
         }
@@ -891,10 +454,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             readBuf.release();
             readBuf = null;
         }
-        if (largeBuf != null) {
-            largeBuf.release();
-            largeBuf = null;
-        }
+        reassembler.release();
         loop.removed(this);
         if (handler != null) {
             try {

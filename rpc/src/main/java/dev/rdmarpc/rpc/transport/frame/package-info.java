@@ -1,0 +1,6 @@
+/**
+ * Receive-side machinery shared by both transports (not exported): {@link
+ * dev.rdmarpc.rpc.transport.frame.FrameReassembler} completes a frame larger than a receive buffer,
+ * whether its pieces arrive as RDMA messages or as socket reads.
+ */
+package dev.rdmarpc.rpc.transport.frame;

@@ -1,0 +1,53 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.ProtocolException;
+import java.io.EOFException;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The client's handler on the TCP connection of an RDMA connection: receives the server's hello
+ * ({@link #reply}), then watches the TCP connection's liveness (its close means the peer is gone,
+ * {@link RdmaConnection#peerLost}). Runs on the TCP I/O thread.
+ */
+final class ClientHandshake implements FrameHandler {
+    final CompletableFuture<Hello> reply = new CompletableFuture<>();
+    volatile RdmaConnection rdma;
+
+    @Override
+    public void onFrame(Connection c, MemorySegment buffer, long offset, int length) {
+        if (reply.isDone()) {
+            c.close(new ProtocolException("a frame on the TCP connection of an RDMA connection"));
+            return;
+        }
+        if (FrameHeader.type(buffer, offset) != FrameDescriptor.TYPE_RDMA_HELLO) {
+            reply.completeExceptionally(new ProtocolException("the server answered the RDMA hello with a frame of type "
+                    + FrameHeader.type(buffer, offset)));
+            return;
+        }
+        try {
+            reply.complete(new Hello().decode(buffer, offset, length));
+        } catch (Hello.HelloException e) {
+            reply.completeExceptionally(e);
+        }
+    }
+
+    @Override
+    public void onTick(Connection c, long nowNanos) {
+    }
+
+    @Override
+    public void onClose(Connection c, Throwable cause) {
+        reply.completeExceptionally(new EOFException("the server closed the connection during the RDMA handshake"
+                + " (is rdma() enabled on the server?)" + (cause == null || cause instanceof EOFException ? ""
+                        : ": " + cause.getMessage())));
+        RdmaConnection r = rdma;
+        if (r != null) {
+            r.peerLost(cause);
+        }
+    }
+}

@@ -1,0 +1,31 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import dev.rdmarpc.ibverbs.verbs.CompletionChannel;
+import dev.rdmarpc.ibverbs.verbs.CompletionQueue;
+
+/**
+ * The completion queues of one device on one {@link RdmaLoop}, with their completion channel, and how
+ * many of their entries the loop's connections (and its shared receive queue) reserved. Created by a
+ * setup thread under the loop's setup lock; the reservations change under that lock, the armed flags
+ * on the loop thread only.
+ */
+final class LoopDevice {
+    final DeviceTable.Device device;
+    final CompletionChannel channel;
+    final CompletionQueue sendCq;
+    final CompletionQueue recvCq;
+    /** The shared receive queue, when {@link RdmaConfig#sharedReceiveQueue} is on (created with the first connection). */
+    SharedReceives shared;
+    /** Completion queue entries reserved by this loop's connections (and its shared receive queue). */
+    int recvCqReserved;
+    int sendCqReserved;
+    boolean recvArmed;
+    boolean sendArmed;
+
+    LoopDevice(DeviceTable.Device device, CompletionChannel channel, CompletionQueue sendCq, CompletionQueue recvCq) {
+        this.device = device;
+        this.channel = channel;
+        this.sendCq = sendCq;
+        this.recvCq = recvCq;
+    }
+}

@@ -1,0 +1,263 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import dev.rdmarpc.ibverbs.verbs.WorkCompletions;
+import dev.rdmarpc.rpc.buffer.PooledBuffer;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.transport.frame.FrameReassembler;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The receive path of one {@link RdmaConnection}, on its I/O thread. Each receive completion is one
+ * message: whole frames, handed to the handler in place, in the registered buffer (zero copy: a
+ * handler that keeps the bytes copies them, as blocking handlers do); or one piece of a frame larger
+ * than a chunk, copied into the {@link FrameReassembler} until the frame is whole. When the handler
+ * returns, the buffer is posted again ({@link ReceiveBuffers#repost}) and counted as a credit to
+ * return. Messages that cannot be handled yet (reading disabled or paused) wait, in order, in the
+ * connection's waiting list; their credits count at once.
+ */
+final class RdmaReceiver {
+    private final RdmaConnection conn;
+    private final RdmaLoop loop;
+    private final RdmaMetrics metrics;
+    private final ReceiveBuffers buffers;
+    private final RdmaSender sender;
+    private final FrameReassembler reassembler;
+    private final int maxFrameLength;
+    private final int receiveSize;
+    private final boolean serverSide;
+    private final long writeHighWaterMark;
+
+    // data messages received and not handled yet, oldest first: slot, byte length, immediate data
+    private final int[] waitingSlot;
+    private final int[] waitingLength;
+    private final int[] waitingImm;
+    private int waitingCount;
+    private boolean readEnabled = true;
+    private boolean readPaused;
+
+    RdmaReceiver(RdmaConnection conn, RdmaLoop loop, ReceiveBuffers buffers, RdmaSender sender, int maxFrameLength,
+                 boolean serverSide) {
+        this.conn = conn;
+        this.loop = loop;
+        this.metrics = loop.metrics;
+        this.buffers = buffers;
+        this.sender = sender;
+        this.reassembler = new FrameReassembler(loop.pool);
+        this.maxFrameLength = maxFrameLength;
+        this.receiveSize = loop.pool.chunkSize();
+        this.serverSide = serverSide;
+        this.writeHighWaterMark = loop.config.writeHighWaterMark();
+        int capacity = buffers.waitingCapacity();
+        this.waitingSlot = new int[capacity];
+        this.waitingLength = new int[capacity];
+        this.waitingImm = new int[capacity];
+    }
+
+    /** A receive completed. */
+    void onReceive(int slot, WorkCompletions wc, int i) {
+        buffers.completed();
+        if (wc.statusCode(i) != 0) {
+            buffers.drop(slot);
+            conn.onError("receive", wc, i);
+            return;
+        }
+        if (conn.isClosing()) {
+            buffers.drop(slot);
+            return; // a message that raced the close: drop it
+        }
+        if (!wc.hasImmData(i)) {
+            buffers.drop(slot);
+            conn.protocolError("a message without immediate data (not an rdmarpc peer?)");
+            return;
+        }
+        int imm = wc.immData(i);
+        int length = wc.byteLength(i);
+        boolean queued;
+        try {
+            queued = sender.onImm(imm, buffers.overrunPossible());
+        } catch (IllegalArgumentException e) {
+            buffers.drop(slot);
+            conn.protocolError(e.getMessage());
+            return;
+        }
+        if (queued) {
+            loop.scheduleFlush(conn);
+        }
+        if ((imm & Credits.CREDIT_ONLY) != 0) {
+            if (length != 0) {
+                conn.protocolError("a credit-only message with " + length + " bytes");
+                return;
+            }
+            repost(slot, false);
+            return;
+        }
+        if (!readEnabled || readPaused || waitingCount > 0) {
+            waitingSlot[waitingCount] = slot;
+            waitingLength[waitingCount] = length;
+            waitingImm[waitingCount] = imm;
+            waitingCount++;
+            return;
+        }
+        handle(slot, length, imm);
+        checkReadPause();
+    }
+
+    /**
+     * Stops handling received messages while more than the write high-water mark is queued for
+     * sending, or more than half the send queue's {@value SendQueue#ENTRIES} entries are taken (what
+     * the TCP transport does by not reading its socket): their buffers are not posted again, so the
+     * peer runs out of credits and stops. Handling resumes below half the mark and a quarter of the
+     * entries. Without the entry rule, responses of a few KiB each (one entry apiece when they do not
+     * share a chunk) filled the queue long before the byte mark, and calls failed with "server send
+     * queue full".
+     * Accepted (server) connections only: a client never stops reading its responses (its sends
+     * are bounded by the RPC client), so two sides can never wait for each other.
+     */
+    private void checkReadPause() {
+        if (serverSide && !readPaused
+                && (sender.unsentBytes() > writeHighWaterMark || sender.queuedEntries() > SendQueue.ENTRIES / 2)) {
+            readPaused = true;
+        }
+    }
+
+    /** Reading was enabled or disabled ({@link RdmaConnection#setReadEnabled}). */
+    void setReadEnabled(boolean enabled) {
+        if (readEnabled == enabled) {
+            return;
+        }
+        readEnabled = enabled;
+        if (enabled) {
+            resumeWaiting();
+        }
+    }
+
+    /** A send completed: messages waiting for the send queue to drain may go on. */
+    void onSendCompleted() {
+        if (waitingCount > 0 || readPaused) {
+            resumeWaiting();
+        }
+    }
+
+    /** Handles waiting messages, in order, while reading is allowed. */
+    private void resumeWaiting() {
+        if (readPaused && sender.unsentBytes() <= writeHighWaterMark / 2 && sender.queuedEntries() <= SendQueue.ENTRIES / 4) {
+            readPaused = false;
+        }
+        // each message leaves the waiting list before it is handled: a handler that closes the
+        // connection then finds only the messages still waiting (dropWaiting gives those back)
+        while (waitingCount > 0 && readEnabled && !readPaused && conn.isOpen()) {
+            int slot = waitingSlot[0];
+            int length = waitingLength[0];
+            int imm = waitingImm[0];
+            waitingCount--;
+            System.arraycopy(waitingSlot, 1, waitingSlot, 0, waitingCount);
+            System.arraycopy(waitingLength, 1, waitingLength, 0, waitingCount);
+            System.arraycopy(waitingImm, 1, waitingImm, 0, waitingCount);
+            handle(slot, length, imm);
+            checkReadPause();
+        }
+    }
+
+    /** Hands a data message's frames to the handler, then posts its buffer again. */
+    private void handle(int slot, int length, int imm) {
+        metrics.messagesReceived.increment();
+        deliver(buffers.segment(slot), length);
+        if (!conn.isOpen()) {
+            buffers.drop(slot);
+            return; // closed by the handler or by bad input
+        }
+        repost(slot, true);
+        if ((imm & Credits.STALLED) != 0) {
+            grow();
+        }
+    }
+
+    private void repost(int slot, boolean credit) {
+        if (!buffers.repost(slot)) {
+            conn.closeNow(new IOException("ibv_post_recv failed on " + conn.qp));
+            return;
+        }
+        if (credit) {
+            sender.reposted();
+            loop.scheduleFlush(conn);
+        }
+    }
+
+    /** The peer ran out of credits: post more receives (up to the maximum) and grant them. */
+    private void grow() {
+        int added = buffers.grow(sender.growthStep());
+        if (added < 0) {
+            conn.closeNow(new IOException("ibv_post_recv failed on " + conn.qp));
+            return;
+        }
+        if (added > 0) {
+            sender.grew(added);
+            metrics.receiveGrowths.increment();
+            loop.scheduleFlush(conn);
+        }
+    }
+
+    /** Hands the frames of one message to the handler, or adds it to the frame being reassembled. */
+    private void deliver(MemorySegment seg, int length) {
+        if (reassembler.active()) {
+            int need = reassembler.missing();
+            if (length > need) {
+                conn.protocolError("a message of " + length + " bytes overruns the frame being reassembled (" + need
+                        + " missing)");
+                return;
+            }
+            if (reassembler.append(seg, 0, length)) {
+                int frameLength = reassembler.frameLength();
+                PooledBuffer b = reassembler.take();
+                try {
+                    conn.handler().onFrame(conn, b.segment(), 0, frameLength);
+                } finally {
+                    b.release();
+                }
+            }
+            return;
+        }
+        int off = 0;
+        while (off < length) {
+            long len = FrameDescriptor.check(seg, off, length - off, maxFrameLength);
+            if (len < 0) {
+                conn.protocolError(len == FrameDescriptor.INCOMPLETE_HEADER ? "a message ends inside a frame header"
+                        : FrameDescriptor.describe(len));
+                return;
+            }
+            if (len <= length - off) {
+                conn.handler().onFrame(conn, seg, off, (int) len);
+                off += (int) len;
+                if (!conn.isOpen()) {
+                    return;
+                }
+                continue;
+            }
+            if (off != 0 || length != receiveSize) {
+                conn.protocolError("a frame of " + len + " bytes is cut short in a message of " + length + " bytes");
+                return;
+            }
+            if (!reassembler.start(seg, 0, length, (int) len)) {
+                conn.poolPressure("no buffer to reassemble a frame of " + len + " bytes");
+                conn.closeNow(new IOException("buffer pool exhausted: no buffer for a frame of " + len + " bytes"));
+            }
+            return;
+        }
+    }
+
+    /** The connection closes: the frame being reassembled and the waiting messages' buffers go back. */
+    void dropWaiting() {
+        reassembler.release();
+        for (int k = 0; k < waitingCount; k++) {
+            buffers.drop(waitingSlot[k]);
+        }
+        waitingCount = 0;
+    }
+
+    /** A line of the receive path's state, for diagnostics. */
+    String diagnostics() {
+        return "recvOutstanding " + buffers.outstanding() + ", waiting " + waitingCount + ", paused " + readPaused
+                + ", reassembling " + reassembler;
+    }
+}

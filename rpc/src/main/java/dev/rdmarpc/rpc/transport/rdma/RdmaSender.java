@@ -1,0 +1,440 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import dev.rdmarpc.ibverbs.verbs.QueuePair;
+import dev.rdmarpc.ibverbs.verbs.SendOpcode;
+import dev.rdmarpc.ibverbs.verbs.SendWorkRequest;
+import dev.rdmarpc.ibverbs.verbs.SendWorkRequests;
+import dev.rdmarpc.rpc.buffer.PooledBuffer;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.IdleStrategy;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The send path of one {@link RdmaConnection}: its {@link SendQueue}, its {@link Credits}, the window
+ * of work requests in flight, posting, and stall bookkeeping, all under one send lock.
+ *
+ * <p>Frames are claimed and committed in the send queue (any thread); a commit on the I/O thread is
+ * posted at the end of the loop iteration (so a batch of responses leaves together), a commit from
+ * another thread is posted at once when the window and the credits allow. Every message is a
+ * SEND_WITH_IMM whose immediate data returns credits; messages up to the inline threshold are sent
+ * inline; in event mode only the last message of each posted batch is solicited, so the peer wakes
+ * once per batch. Credits go back in a credit-only message (one of {@value #CREDIT_SLOTS} work
+ * requests after the window's) when no data message carries them.
+ *
+ * <p>The claim methods return with the send lock held when they succeed; {@link #commit} or
+ * {@link #abort} releases it (the {@link Connection} contract).
+ */
+final class RdmaSender {
+    /** Send work requests for credit-only messages, after the window's. */
+    static final int CREDIT_SLOTS = 2;
+    /** Smallest attachment sent in place from registered application memory; smaller ones are copied. */
+    static final int ZERO_COPY_MIN = 4096;
+
+    private final RdmaConnection conn;
+    private final RdmaLoop loop;
+    private final RdmaMetrics metrics;
+    private final QueuePair qp;
+    private final SendWorkRequests wrs;
+    private final long wrIdBits;
+    private final int devIndex;
+    private final int window;
+    private final int inlineCap;
+    private final boolean solicit;
+
+    // set once the peer's hello is known (before the loop sees the connection)
+    private SendQueue sq;
+    private Credits credits;
+
+    // ---- guarded by sendLock
+    private final ReentrantLock sendLock = new ReentrantLock();
+    /** Send work requests posted and not completed (the drain waits for them). */
+    private int postedSends;
+    private int creditFirst;
+    private int creditInFlight;
+    private long stallStart;
+    private boolean stallForWindow;
+    /** The send queue's unsent bytes, as last seen under the send lock (read by any thread). */
+    private volatile long unsentBytes;
+    /** The send queue's entries, as last seen under the send lock (read by the I/O thread's pause rule). */
+    private volatile int queuedEntries;
+
+    // ---- I/O thread: receives posted again since the last flush, each a credit to return
+    private int repostedSinceFlush;
+
+    RdmaSender(RdmaConnection conn, RdmaLoop loop, QueuePair qp, SendWorkRequests wrs, long wrIdBits, int devIndex) {
+        this.conn = conn;
+        this.loop = loop;
+        this.metrics = loop.metrics;
+        this.qp = qp;
+        this.wrs = wrs;
+        this.wrIdBits = wrIdBits;
+        this.devIndex = devIndex;
+        this.window = loop.config.sendWindow();
+        this.solicit = loop.config.idleStrategy().mode() != IdleStrategy.Mode.BUSY_POLL;
+        this.inlineCap = Math.min(loop.config.inlineThreshold(), qp.capabilities().maxInlineData());
+    }
+
+    /** @return the send work requests a queue pair needs for {@code window} messages in flight */
+    static int workRequests(int window) {
+        return window + CREDIT_SLOTS;
+    }
+
+    /** The peer's hello is known: its receive size bounds a message, its credits start ours. */
+    void start(SendQueue queue, Credits peerCredits) {
+        this.sq = queue;
+        this.credits = peerCredits;
+    }
+
+    // ================================================================== claims (any thread)
+
+    long claim(int frameLength, long unsentLimit) {
+        if (frameLength < FrameDescriptor.HEADER_LENGTH) {
+            throw new IllegalArgumentException("frame shorter than a header: " + frameLength);
+        }
+        sendLock.lock();
+        if (sq.pendingBytes() >= unsentLimit) {
+            sendLock.unlock();
+            return Connection.BACK_PRESSURED;
+        }
+        long r = sq.claim(frameLength);
+        if (r < 0) {
+            sendLock.unlock();
+            if (r == Connection.NO_BUFFER) {
+                conn.poolPressure("no send buffer for a frame of " + frameLength + " bytes");
+            }
+        }
+        return r;
+    }
+
+    long claimWithTail(int frameLength, MemorySegment tail, long unsentLimit) {
+        long tailLength = tail.byteSize();
+        if (tailLength < ZERO_COPY_MIN || tailLength >= frameLength || !tail.isNative()) {
+            return Connection.UNSUPPORTED;
+        }
+        long lkey = loop.transport.devices().userLkey(tail.address(), tailLength, devIndex);
+        if (lkey < 0) {
+            return Connection.UNSUPPORTED;
+        }
+        sendLock.lock();
+        if (sq.pendingBytes() >= unsentLimit) {
+            sendLock.unlock();
+            return Connection.BACK_PRESSURED;
+        }
+        long r = sq.claimWithTail(frameLength, tail.address(), (int) tailLength, (int) lkey);
+        if (r < 0) {
+            sendLock.unlock();
+        }
+        return r;
+    }
+
+    MemorySegment claimBuffer() {
+        return sq.claimBuffer();
+    }
+
+    void commit() {
+        sq.commit();
+        unsentBytes = sq.pendingBytes();
+        queuedEntries = sq.entries();
+        if (loop.inLoop()) {
+            sendLock.unlock();
+            loop.scheduleFlush(conn);
+            return;
+        }
+        boolean wake;
+        try {
+            post();
+            wake = sq.hasQueued() && sq.windowFull();
+        } finally {
+            sendLock.unlock();
+        }
+        if (wake) {
+            loop.wakeup(); // completions to harvest before the rest can go
+        }
+    }
+
+    void abort() {
+        sq.abort();
+        sendLock.unlock();
+    }
+
+    // ================================================================== posting (under the send lock)
+
+    /**
+     * End of a loop iteration: returns the credits of the receives posted again, then posts what is
+     * queued and a credit-only message if one is due; nothing but the credits once {@code closing}.
+     */
+    void flush(boolean closing) {
+        sendLock.lock();
+        try {
+            for (; repostedSinceFlush > 0; repostedSinceFlush--) {
+                credits.reposted();
+            }
+            if (closing) {
+                return;
+            }
+            post();
+            if (credits.creditOnlyDue() && creditInFlight < CREDIT_SLOTS) {
+                postCreditOnly();
+            }
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /** Posts as many queued messages as the window and the credits allow. */
+    private void post() {
+        if (sq.isClosed()) {
+            return;
+        }
+        int first = -1;
+        int count = 0;
+        int last = -1;
+        while (sq.canTake() && credits.tryConsume()) {
+            int slot = sq.take();
+            if (count > 0 && slot != last + 1) { // the ring wrapped: post the run so far
+                if (!postRun(first, count, false)) {
+                    return;
+                }
+                count = 0;
+            }
+            if (count == 0) {
+                first = slot;
+            }
+            fill(slot);
+            last = slot;
+            count++;
+        }
+        if (count > 0 && !postRun(first, count, true)) {
+            return;
+        }
+        trackStall();
+    }
+
+    private void fill(int slot) {
+        PooledBuffer b = sq.takenBuffer();
+        int len = sq.takenLength();
+        int flags = SendWorkRequest.SIGNALED;
+        if (len <= inlineCap) {
+            flags |= SendWorkRequest.INLINE;
+            metrics.inlineSent.increment();
+        }
+        SendWorkRequest w = wrs.get(slot).wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.DATA, slot))
+                .opcode(SendOpcode.SEND_WITH_IMM).immData(credits.nextImm(false)).flags(flags);
+        int head = sq.takenHeadLength();
+        int tail = len - head;
+        int n = 0;
+        if (head > 0) {
+            w.sge(n++, b.segment().address() + sq.takenOffset(), head, DeviceTable.lkey(b, devIndex));
+        }
+        if (tail > 0) {
+            w.sge(n++, sq.takenTailAddress(), tail, sq.takenTailLkey());
+            metrics.zeroCopyBytes.add(tail);
+        }
+        w.sgeCount(n);
+    }
+
+    private boolean postRun(int first, int count, boolean lastRun) {
+        if (lastRun && solicit) {
+            wrs.get(first + count - 1).solicited(true);
+        }
+        int rc = qp.postSend(wrs, first, count);
+        if (rc != 0) {
+            int failed = wrs.failedIndex();
+            int posted = failed >= first && failed < first + count ? failed - first : 0;
+            postedSends += posted;
+            failSend("ibv_post_send failed (errno " + rc + ") on " + qp);
+            return false;
+        }
+        postedSends += count;
+        metrics.messagesSent.add(count);
+        return true;
+    }
+
+    private void postCreditOnly() {
+        int slot = window + ((creditFirst + creditInFlight) % CREDIT_SLOTS);
+        int flags = SendWorkRequest.SIGNALED | SendWorkRequest.SOLICITED;
+        wrs.get(slot).wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.CREDIT, slot)).opcode(SendOpcode.SEND_WITH_IMM)
+                .immData(credits.nextImm(true)).flags(flags).sgeCount(0);
+        int rc = qp.postSend(wrs, slot, 1);
+        if (rc != 0) {
+            failSend("ibv_post_send (credits) failed (errno " + rc + ") on " + qp);
+            return;
+        }
+        creditInFlight++;
+        postedSends++;
+        metrics.creditOnlySent.increment();
+    }
+
+    private void failSend(String why) {
+        IOException e = new IOException(why);
+        loop.execute(() -> conn.closeNow(e));
+    }
+
+    /** Stall bookkeeping after a post. */
+    private void trackStall() {
+        boolean queued = sq.hasQueued();
+        if (queued && stallStart == 0) {
+            stallStart = System.nanoTime();
+            stallForWindow = sq.windowFull();
+            if (stallForWindow) {
+                metrics.windowStalls.increment();
+            } else {
+                metrics.creditStalls.increment();
+            }
+        } else if (!queued && stallStart != 0) {
+            if (RdmaEvents.stallEnabled()) {
+                RdmaEvents.stall(qp.qpNum(), String.valueOf(conn.remoteAddress()), stallForWindow ? "window" : "credits",
+                        System.nanoTime() - stallStart, sq.pendingBytes());
+            }
+            stallStart = 0;
+        }
+    }
+
+    // ================================================================== I/O thread
+
+    /**
+     * A send of {@code kind} ({@link WorkRequestId#DATA} or {@link WorkRequestId#CREDIT}) completed.
+     *
+     * @return true when queued frames (or a due credit-only message) wait to be posted
+     */
+    boolean completed(int kind, int slot) {
+        sendLock.lock();
+        try {
+            postedSends--;
+            if (kind == WorkRequestId.DATA) {
+                sq.completed(slot);
+                unsentBytes = sq.pendingBytes();
+                queuedEntries = sq.entries();
+            } else {
+                creditInFlight--;
+                creditFirst = (creditFirst + 1) % CREDIT_SLOTS;
+            }
+            // A freed credit slot may be what a due credit-only message waits for.
+            return sq.hasQueued() || (kind == WorkRequestId.CREDIT && credits.creditOnlyDue());
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /**
+     * The immediate data of a received message: its credits count at once, even when the payload has
+     * to wait, since they are what lets our own queued sends drain.
+     *
+     * @param checkOverrun true when a data message beyond the credits granted could arrive at all
+     * @return true when queued frames wait to be posted
+     * @throws IllegalArgumentException for immediate data no rdmarpc peer sends
+     */
+    boolean onImm(int imm, boolean checkOverrun) {
+        sendLock.lock();
+        try {
+            credits.onImm(imm);
+            if ((imm & Credits.CREDIT_ONLY) == 0) {
+                credits.received();
+                if (checkOverrun && credits.peerAvailable() < 0) {
+                    // a private queue's device would have refused it (RNR); a shared queue may have had a buffer
+                    throw new IllegalArgumentException("the peer sent a data message without a credit");
+                }
+            }
+            return sq.hasQueued();
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /** A receive was posted again after its message was handled: a credit to return (I/O thread). */
+    void reposted() {
+        repostedSinceFlush++;
+    }
+
+    /** @return receives to add now that the peer reported a stall (0: the depth is at its maximum) */
+    int growthStep() {
+        sendLock.lock();
+        try {
+            return credits.growthStep();
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /** {@code added} receives were posted: grant them with the next message. */
+    void grew(int added) {
+        sendLock.lock();
+        try {
+            credits.grew(added);
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /** @return unsent bytes as last seen (any thread) */
+    long unsentBytes() {
+        return unsentBytes;
+    }
+
+    /** @return send queue entries as last seen (any thread) */
+    int queuedEntries() {
+        return queuedEntries;
+    }
+
+    /** @return posted sends not completed yet */
+    int postedSends() {
+        sendLock.lock();
+        try {
+            return postedSends;
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /** True while queued frames wait for send completions (the loop must wake for them). */
+    boolean needsSendEvents(boolean closing) {
+        sendLock.lock();
+        try {
+            return closing ? postedSends > 0 : sq.hasQueued() && sq.windowFull();
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /** The connection closes: no more claims; what is queued is forgotten (its buffers go with {@link #release}). */
+    void close() {
+        sendLock.lock();
+        try {
+            sq.close();
+            unsentBytes = 0;
+            queuedEntries = 0;
+            stallStart = 0;
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /** After the queue pair is destroyed: gives every send buffer back and frees the work requests. */
+    void release() {
+        if (sq != null) {
+            sendLock.lock();
+            try {
+                sq.close();
+                sq.releaseInFlight();
+            } finally {
+                sendLock.unlock();
+            }
+        }
+        wrs.close();
+    }
+
+    /** A line of the send path's state, for diagnostics. */
+    String diagnostics() {
+        sendLock.lock();
+        try {
+            return "credits " + credits + ", inFlight " + sq.inFlight() + ", queued " + sq.hasQueued() + ", pending "
+                    + sq.pendingBytes() + ", postedSends " + postedSends + ", creditInFlight " + creditInFlight
+                    + ", reposted " + repostedSinceFlush + ", stallStart " + stallStart;
+        } finally {
+            sendLock.unlock();
+        }
+    }
+}

@@ -1,0 +1,510 @@
+package dev.rdmarpc.rpc.transport.tcp;
+
+import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.buffer.PooledBuffer;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.transport.Connection;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.locks.ReentrantLock;
+
+import static dev.rdmarpc.rpc.transport.Connection.BACK_PRESSURED;
+import static dev.rdmarpc.rpc.transport.Connection.CLOSED;
+import static dev.rdmarpc.rpc.transport.Connection.NO_BUFFER;
+import static dev.rdmarpc.rpc.transport.Connection.UNSUPPORTED;
+
+/**
+ * The send side of one {@link TcpConnection}: a bounded ring of pooled buffers; producers on any
+ * thread append whole frames under {@link #sendLock} (claim/commit), the loop writes everything
+ * committed with one (gathering) write per iteration, outside the lock ({@link #write}). One frame at
+ * a time may be committed partially ready ({@link #commitHeld}, a {@link PartialFrame}): the loop writes it only
+ * as far as its producer has released it and writes nothing after it until it is complete. A frame claimed with
+ * {@link #claimInPlace} takes two ring entries: its header in a pooled buffer, then its payload as a
+ * view of the caller's memory, written from there by the same gathering write (no copy) until
+ * {@link #detachInPlace} copies what is still unsent. A response claimed with {@link
+ * #claimFromReceived} is laid out the same way, its payload a range of the large receive buffer whose
+ * frame is being dispatched: the ring holds that buffer ({@link PooledBuffer#retain}) until the range
+ * is written.
+ *
+ * <p>The claim methods return with the send lock held when they succeed; {@link #commit} or
+ * {@link #abort} releases it (the {@link Connection} contract).
+ */
+final class TcpSendRing {
+    private static final int SEND_RING = 256;
+    /** Payloads smaller than this are copied even when offered in place (two ring entries cost more). */
+    static final int IN_PLACE_MIN = 16 * 1024;
+
+    private final TcpConnection conn;
+    private final TcpLoop loop;
+    private final BufferPool pool;
+
+    // ---- send side, guarded by sendLock
+    private final ReentrantLock sendLock = new ReentrantLock();
+    private final PooledBuffer[] ring = new PooledBuffer[SEND_RING];
+    private final long[] ringLimit = new long[SEND_RING];
+    // an in-place payload's entry: ring[i] is null, ringInPlace[i] a view of the caller's memory
+    private final ByteBuffer[] ringInPlace = new ByteBuffer[SEND_RING];
+    private final long[] ringInPlaceToken = new long[SEND_RING];
+    // the receive buffer an in-place payload lies in, released with the entry (claimFromReceived), or null,
+    // and where in the view the payload starts (0 for a caller's payload)
+    private final PooledBuffer[] ringInPlaceOwner = new PooledBuffer[SEND_RING];
+    private final int[] ringBase = new int[SEND_RING];
+    private int inPlaceEntries;
+    private ByteBuffer claimInPlace;
+    private long claimInPlaceToken;
+    private PooledBuffer claimInPlaceOwner;
+    private int claimInPlaceBase;
+    private int claimInPlaceLength;
+    private final InPlaceViews views = new InPlaceViews();
+    private int ringHead;
+    private int ringCount;
+    private long headFlushed;
+    private long pending;
+    /** {@link #pending}, as last seen under the send lock (read by any thread). */
+    private volatile long unsentBytes;
+    /** {@link #ringCount}, as last seen under the send lock (read by the loop's pause rule). */
+    private volatile int ringFill;
+    private boolean flushScheduled;
+    private int claimIndex = -1;
+    private long claimEnd;
+    private boolean claimNewBuffer;
+    private long claimStart;
+    private boolean closed;
+    private final PartialFrame partial = new PartialFrame();
+
+    // ---- flush scratch, loop thread only
+    private final ByteBuffer[] iov = new ByteBuffer[SEND_RING];
+    /** The last {@link #write} offered more than the socket took: wait for it to become writable. */
+    private boolean socketFull;
+
+    TcpSendRing(TcpConnection conn, TcpLoop loop, BufferPool pool) {
+        this.conn = conn;
+        this.loop = loop;
+        this.pool = pool;
+    }
+
+    /** @return bytes committed and not written yet, as last seen (any thread) */
+    long unsentBytes() {
+        return unsentBytes;
+    }
+
+    /** @return true when more than half the ring's entries are taken */
+    boolean overHalfFull() {
+        return ringFill > SEND_RING / 2;
+    }
+
+    /**
+     * Payloads of at least {@link #IN_PLACE_MIN} bytes in native memory go in place; others answer
+     * {@link Connection#UNSUPPORTED}. The {@link ByteBuffer} view of {@code tail} comes from
+     * {@link InPlaceViews}: a caller that sends from the same segments again allocates nothing.
+     */
+    long claimInPlace(int frameLength, MemorySegment tail, long unsentLimit, long token) {
+        long tailLength = tail.byteSize();
+        if (tailLength < IN_PLACE_MIN || tailLength > frameLength - FrameDescriptor.HEADER_LENGTH || !tail.isNative()) {
+            return UNSUPPORTED;
+        }
+        long off = claim(frameLength - (int) tailLength, unsentLimit, 1);
+        if (off >= 0) {
+            claimInPlace = views.of(tail);
+            claimInPlaceBase = 0;
+            claimInPlaceLength = (int) tailLength;
+            claimInPlaceToken = token;
+        }
+        return off;
+    }
+
+    /**
+     * Holds the large receive buffer being dispatched (on the I/O thread, inside the handler's
+     * {@code onFrame}) when the payload lies in it and is at least {@link #IN_PLACE_MIN} bytes;
+     * otherwise {@link Connection#UNSUPPORTED}. The ring entry uses the buffer's own view, with the payload's
+     * offset as its base: nothing is allocated.
+     *
+     * @param b the large receive buffer being dispatched, or null
+     */
+    long claimFromReceived(int frameLength, MemorySegment src, long offset, int length, PooledBuffer b) {
+        if (b == null || length < IN_PLACE_MIN || length > frameLength - FrameDescriptor.HEADER_LENGTH || !src.isNative()) {
+            return UNSUPPORTED;
+        }
+        MemorySegment seg = b.segment();
+        long at = src.address() + offset - seg.address();
+        if (at < 0 || at + length > seg.byteSize()) {
+            return UNSUPPORTED;
+        }
+        long off = claim(frameLength - length, Long.MAX_VALUE, 1);
+        if (off >= 0) {
+            b.retain();
+            claimInPlace = b.byteBuffer();
+            claimInPlaceBase = (int) at;
+            claimInPlaceLength = length;
+            claimInPlaceOwner = b;
+        }
+        return off;
+    }
+
+    /**
+     * @param extraEntries ring entries the claim needs besides the frame's own (an in-place payload's);
+     *                     when the ring lacks them the answer is {@link Connection#UNSUPPORTED}, not back-pressure
+     */
+    long claim(int frameLength, long unsentLimit, int extraEntries) {
+        if (frameLength < FrameDescriptor.HEADER_LENGTH) {
+            throw new IllegalArgumentException("frame shorter than a header: " + frameLength);
+        }
+        sendLock.lock();
+        if (closed) {
+            sendLock.unlock();
+            return CLOSED;
+        }
+        if (pending >= unsentLimit) {
+            sendLock.unlock();
+            return BACK_PRESSURED;
+        }
+        if (extraEntries > 0 && ringCount + 1 + extraEntries > SEND_RING) {
+            sendLock.unlock();
+            return UNSUPPORTED; // too few ring entries to send in place: the caller copies into a plain claim
+        }
+        if (ringCount > 0) {
+            int t = (ringHead + ringCount - 1) & (SEND_RING - 1);
+            PooledBuffer b = ring[t];
+            long limit = ringLimit[t];
+            if (b != null && !b.isLarge() && b.capacity() - limit >= frameLength) {
+                claimIndex = t;
+                claimStart = limit;
+                claimEnd = limit + frameLength;
+                claimNewBuffer = false;
+                return limit;
+            }
+        }
+        if (ringCount == SEND_RING) {
+            sendLock.unlock();
+            return BACK_PRESSURED;
+        }
+        PooledBuffer b = pool.acquire(frameLength);
+        if (b == null) {
+            sendLock.unlock();
+            return NO_BUFFER;
+        }
+        int t = (ringHead + ringCount) & (SEND_RING - 1);
+        ring[t] = b;
+        ringLimit[t] = 0;
+        ringCount++;
+        claimIndex = t;
+        claimStart = 0;
+        claimEnd = frameLength;
+        claimNewBuffer = true;
+        return 0;
+    }
+
+    MemorySegment claimBuffer() {
+        return ring[claimIndex].segment();
+    }
+
+    void commit() {
+        int t = claimIndex;
+        long added = claimEnd - ringLimit[t];
+        ringLimit[t] = claimEnd;
+        claimIndex = -1;
+        if (claimInPlace != null) {
+            int x = (t + 1) & (SEND_RING - 1); // the claim was the ring's last entry; its payload follows
+            ring[x] = null;
+            ringInPlace[x] = claimInPlace;
+            ringInPlaceToken[x] = claimInPlaceToken;
+            ringInPlaceOwner[x] = claimInPlaceOwner;
+            ringLimit[x] = claimInPlaceLength;
+            ringBase[x] = claimInPlaceBase;
+            added += claimInPlaceLength;
+            ringCount++;
+            inPlaceEntries++;
+            claimInPlace = null;
+            claimInPlaceOwner = null;
+        }
+        pending += added;
+        unsentBytes = pending;
+        ringFill = ringCount;
+        boolean schedule = !flushScheduled;
+        flushScheduled = true;
+        sendLock.unlock();
+        if (schedule) {
+            loop.flushLater(conn);
+        }
+    }
+
+    void abort() {
+        int t = claimIndex;
+        claimIndex = -1;
+        if (claimInPlaceOwner != null) {
+            claimInPlaceOwner.release(); // the hold claimFromReceived took
+            claimInPlaceOwner = null;
+        }
+        claimInPlace = null;
+        if (claimNewBuffer && ringLimit[t] == 0 && ringCount > 0
+                && t == ((ringHead + ringCount - 1) & (SEND_RING - 1))) {
+            PooledBuffer b = ring[t];
+            ring[t] = null;
+            ringCount--;
+            b.release();
+        }
+        sendLock.unlock();
+    }
+
+    long commitHeld(int readyLength) {
+        if (partial.active() || loop.inLoop() || claimInPlace != null) {
+            return -1; // one held frame at a time; the claim stays open for a plain commit
+        }
+        if (readyLength < 0 || claimStart + readyLength > claimEnd) {
+            abort();
+            throw new IllegalArgumentException("ready length " + readyLength + " outside the claimed frame");
+        }
+        long token = partial.begin(claimIndex, claimStart, claimStart + readyLength, claimEnd);
+        commit();
+        return token;
+    }
+
+    void releaseHeld(long token, int readyLength) {
+        PooledBuffer orphan = null;
+        boolean schedule = false;
+        sendLock.lock();
+        try {
+            if (!partial.is(token)) {
+                return;
+            }
+            orphan = partial.advance(readyLength);
+            if (!closed && !flushScheduled) {
+                flushScheduled = true;
+                schedule = true;
+            }
+        } finally {
+            sendLock.unlock();
+        }
+        if (orphan != null) {
+            orphan.release();
+        }
+        if (schedule) {
+            loop.flushLater(conn);
+        }
+    }
+
+    /** The producer of the partial frame {@code token} gave up: the connection closes after this. */
+    void abandonHeld(long token) {
+        PooledBuffer orphan = null;
+        sendLock.lock();
+        try {
+            if (partial.is(token)) {
+                orphan = partial.abandon(closed);
+            }
+        } finally {
+            sendLock.unlock();
+        }
+        if (orphan != null) {
+            orphan.release();
+        }
+    }
+
+    /**
+     * Writes everything committed with one gathering write; on the loop thread. Afterwards
+     * {@link #socketFull} says whether the socket took less than offered.
+     *
+     * @return bytes written, or -1 when there was nothing to write (or the ring closed meanwhile)
+     * @throws IOException when the write failed
+     */
+    long write(SocketChannel channel) throws IOException {
+        int n;
+        long total = 0;
+        boolean cutShort = false;
+        sendLock.lock();
+        try {
+            flushScheduled = false;
+            if (closed || ringCount == 0 || pending == 0) {
+                return -1;
+            }
+            n = ringCount;
+            for (int i = 0; i < n; i++) {
+                int idx = (ringHead + i) & (SEND_RING - 1);
+                PooledBuffer pb = ring[idx];
+                ByteBuffer bb = pb != null ? pb.byteBuffer() : ringInPlace[idx];
+                if (pb == null && i > 0 && alreadyIn(bb, i)) {
+                    n = i; // one view stands for two queued payloads: the second goes in the next write
+                    cutShort = true;
+                    break;
+                }
+                int base = pb == null ? ringBase[idx] : 0; // where an in-place range starts in its view
+                int start = base + (i == 0 ? (int) headFlushed : 0);
+                int end = base + (int) ringLimit[idx];
+                boolean partialHere = partial.at(idx);
+                if (partialHere) {
+                    end = (int) partial.writeLimit(end); // nothing past the partial frame's ready bytes
+                }
+                bb.limit(end);
+                bb.position(start);
+                total += end - start;
+                iov[i] = bb;
+                if (partialHere) {
+                    n = i + 1;
+                    break;
+                }
+            }
+        } finally {
+            sendLock.unlock();
+        }
+        long written;
+        try {
+            written = n == 1 ? channel.write(iov[0]) : channel.write(iov, 0, n);
+        } catch (IOException e) {
+            for (int i = 0; i < n; i++) {
+                iov[i] = null;
+            }
+            throw e;
+        }
+        socketFull = written < total;
+        if (cutShort && !socketFull) {
+            sendLock.lock();
+            try {
+                if (!flushScheduled) {
+                    flushScheduled = true;
+                    loop.flushLater(conn);
+                }
+            } finally {
+                sendLock.unlock();
+            }
+        }
+        sendLock.lock();
+        try {
+            if (closed) {
+                return -1;
+            }
+            pending -= written;
+            unsentBytes = pending;
+            for (int i = 0; i < n; i++) {
+                ByteBuffer bb = iov[i];
+                int idx = ringHead;
+                int base = ring[idx] == null ? ringBase[idx] : 0;
+                if (bb.hasRemaining() || bb.limit() < base + ringLimit[idx]) {
+                    headFlushed = bb.position() - base;
+                    break;
+                }
+                // This buffer is fully written. (No claim is open: we hold the send lock.)
+                if (ringCount == 1) {
+                    PooledBuffer b = ring[idx];
+                    if (b == null) {
+                        dropInPlace(idx);
+                        ringCount = 0;
+                    } else if (b.isLarge()) {
+                        ring[idx] = null;
+                        ringCount = 0;
+                        b.release();
+                    } else {
+                        ringLimit[idx] = 0; // keep the last chunk for the next frames
+                    }
+                    headFlushed = 0;
+                    break;
+                }
+                PooledBuffer b = ring[idx];
+                ring[idx] = null;
+                ringHead = (ringHead + 1) & (SEND_RING - 1);
+                ringCount--;
+                headFlushed = 0;
+                if (b == null) {
+                    dropInPlace(idx);
+                } else {
+                    b.release();
+                }
+            }
+            ringFill = ringCount;
+        } finally {
+            java.util.Arrays.fill(iov, 0, n, null); // keep no caller's memory reachable from here
+            sendLock.unlock();
+        }
+        return written;
+    }
+
+    /** @return true when the last {@link #write} offered more than the socket took */
+    boolean socketFull() {
+        return socketFull;
+    }
+
+    /** Whether {@code bb} is among the first {@code count} buffers of this write; under the send lock. */
+    private boolean alreadyIn(ByteBuffer bb, int count) {
+        for (int j = 0; j < count; j++) {
+            if (iov[j] == bb) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Forgets the in-place payload at ring entry {@code idx}; under the send lock. */
+    private void dropInPlace(int idx) {
+        ringInPlace[idx] = null;
+        inPlaceEntries--;
+        PooledBuffer owner = ringInPlaceOwner[idx];
+        if (owner != null) {
+            ringInPlaceOwner[idx] = null;
+            owner.release();
+        }
+    }
+
+    /**
+     * Copies the unsent rest of the in-place payload of {@code token} into a pooled buffer, so that
+     * its memory is no longer read; on the I/O thread (where the writes happen, so none is under way).
+     * When no buffer is free the connection must close, which forgets the payload too.
+     *
+     * @return the unsent bytes no buffer was free for, or -1 when done
+     */
+    long detachInPlace(long token) {
+        boolean exhausted = false;
+        long rest = 0;
+        sendLock.lock();
+        try {
+            for (int i = 0; i < ringCount && inPlaceEntries > 0; i++) {
+                int idx = (ringHead + i) & (SEND_RING - 1);
+                if (ringInPlace[idx] == null || ringInPlaceOwner[idx] != null || ringInPlaceToken[idx] != token) {
+                    continue;
+                }
+                long start = i == 0 ? headFlushed : 0;
+                rest = ringLimit[idx] - start;
+                PooledBuffer copy = pool.acquire((int) rest);
+                if (copy == null) {
+                    exhausted = true;
+                    break;
+                }
+                // the caller's whole payload (ofBuffer covers position..limit, which flush moves); rare, may allocate
+                MemorySegment payload = MemorySegment.ofBuffer(ringInPlace[idx].duplicate().clear());
+                MemorySegment.copy(payload, start, copy.segment(), 0, rest);
+                dropInPlace(idx);
+                ring[idx] = copy;
+                ringLimit[idx] = rest;
+                if (i == 0) {
+                    headFlushed = 0;
+                }
+                break;
+            }
+        } finally {
+            sendLock.unlock();
+        }
+        return exhausted ? rest : -1;
+    }
+
+    /** The connection closes (loop thread): no more claims; every buffer goes back, but a partial frame's that is still being written. */
+    void close() {
+        sendLock.lock();
+        try {
+            closed = true;
+            for (int i = 0; i < ringCount; i++) {
+                int idx = (ringHead + i) & (SEND_RING - 1);
+                if (ring[idx] == null) {
+                    dropInPlace(idx);
+                } else if (!partial.keepOnClose(idx, ring[idx])) { // kept: its producer still writes into it
+                    ring[idx].release();
+                }
+                ring[idx] = null;
+            }
+            ringCount = 0;
+            pending = 0;
+            unsentBytes = 0;
+            ringFill = 0;
+        } finally {
+            sendLock.unlock();
+        }
+    }
+}
