@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc;
 
+import dev.rdmarpc.rpc.internal.OptionalModule;
 import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.rdma.RdmaTransport;
@@ -21,8 +22,10 @@ final class RdmaSupport {
      * @param settings         else, what the user sets on the defaults
      * @param threadNamePrefix the builder's name for the threads of its role: applied unless the
      *                         {@code rdmarpc.rdma.threadNamePrefix} property or the user names them
+     * @throws IllegalStateException naming the missing module when ibverbs-ffm is absent
      */
     static Transport create(RdmaConfig given, Consumer<RdmaConfig> settings, String threadNamePrefix) {
+        OptionalModule.IBVERBS.require("The RDMA transport");
         boolean propertyNames = Settings.propertySet(RdmaConfig.systemProperties(), "threadNamePrefix");
         RdmaConfig c;
         if (given != null) {

@@ -46,6 +46,13 @@ class ModuleGraphTest {
                     } catch (Throwable e) {
                         System.out.println("GPU: " + e);
                     }
+                    // An application that asks for RDMA without ibverbs-ffm: one sentence, no missing class.
+                    try (var client = dev.rdmarpc.rpc.RpcClient.builder().rdma()
+                            .address(new java.net.InetSocketAddress("127.0.0.1", 1)).connect()) {
+                        System.out.println("RDMA: no error");
+                    } catch (Throwable e) {
+                        System.out.println("RDMA: " + e);
+                    }
                 }
             }
             """;
@@ -96,5 +103,7 @@ class ModuleGraphTest {
         assertTrue(out.lines().anyMatch("ibverbs in the boot layer: false"::equals), out);
         assertTrue(out.lines().anyMatch(l -> l.startsWith("GPU: java.lang.IllegalStateException: GPU staging needs"
                 + " module dev.rdmarpc.cuda (cuda-ffm) on the module path")), "a clear error, not a missing class:\n" + out);
+        assertTrue(out.lines().anyMatch(l -> l.startsWith("RDMA: java.lang.IllegalStateException: The RDMA transport needs"
+                + " module dev.rdmarpc.ibverbs (ibverbs-ffm) on the module path")), "a clear error, not a missing class:\n" + out);
     }
 }

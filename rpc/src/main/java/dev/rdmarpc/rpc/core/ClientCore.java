@@ -85,7 +85,7 @@ public final class ClientCore implements FrameHandler {
     private final ResponseViewImpl view = new ResponseViewImpl();
     private final Object[] expiredSinks;
     private final long[] expiredTags;
-    private final long[] expiredIds;
+    private final long[] expiredElapsedNanos;
     private final Method<?, ?>[] expiredMethods;
     private final long[] expiredInPlace;
 
@@ -123,7 +123,7 @@ public final class ClientCore implements FrameHandler {
         this.freeTop = capacity;
         this.expiredSinks = new Object[capacity];
         this.expiredTags = new long[capacity];
-        this.expiredIds = new long[capacity];
+        this.expiredElapsedNanos = new long[capacity];
         this.expiredMethods = new Method<?, ?>[capacity];
         this.expiredInPlace = new long[capacity];
     }
@@ -659,7 +659,7 @@ public final class ClientCore implements FrameHandler {
                 if (deadlines[slot] - nowNanos <= 0) {
                     expiredSinks[n] = sinks[slot];
                     expiredTags[n] = tags[slot];
-                    expiredIds[n] = nowNanos - starts[slot];
+                    expiredElapsedNanos[n] = nowNanos - starts[slot];
                     expiredMethods[n] = methods[slot];
                     expiredInPlace[n] = inPlace[slot] ? ids[slot] : 0;
                     n++;
@@ -683,9 +683,9 @@ public final class ClientCore implements FrameHandler {
             metrics.timeouts.increment();
             metrics.errors.increment();
             fail(sink, expiredTags[i], new RpcException(Status.TIMEOUT,
-                    m.name() + " timed out after " + TimeUnit.NANOSECONDS.toMillis(expiredIds[i]) + " ms"));
+                    m.name() + " timed out after " + TimeUnit.NANOSECONDS.toMillis(expiredElapsedNanos[i]) + " ms"));
             if (Events.clientCallEnabled()) {
-                Events.clientCall(m.name(), m.id(), c.remoteAddress(), Status.TIMEOUT.name(), expiredIds[i], 0, 0);
+                Events.clientCall(m.name(), m.id(), c.remoteAddress(), Status.TIMEOUT.name(), expiredElapsedNanos[i], 0, 0);
             }
         }
     }
