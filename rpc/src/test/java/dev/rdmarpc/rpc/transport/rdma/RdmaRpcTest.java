@@ -143,7 +143,8 @@ class RdmaRpcTest {
     }
 
     private void largeFrames(int ackTimeout) throws Exception {
-        RdmaConfig config = RdmaTestEnv.smallConfig().poolBytes(256L << 20).ackTimeout(ackTimeout);
+        RdmaConfig config = RdmaTestEnv.smallConfig().bufferPool(p -> p.maxPooledBytes(256L << 20).maxLargeBytes(256L << 20))
+                .timeouts(t -> t.ackTimeout(ackTimeout));
         try (RdmaTransport serverT = RdmaTransport.create(config);
              RdmaTransport clientT = RdmaTransport.create(config);
              RpcServer server = echoServer().transport(serverT).start();
@@ -181,7 +182,7 @@ class RdmaRpcTest {
         int connections = 8;
         int perConnection = 2;
         int calls = 8;
-        RdmaConfig config = RdmaTestEnv.smallConfig().poolBytes(256L << 20);
+        RdmaConfig config = RdmaTestEnv.smallConfig().bufferPool(p -> p.maxPooledBytes(256L << 20).maxLargeBytes(256L << 20));
         List<RpcClient> clients = new ArrayList<>();
         try (RdmaTransport serverT = RdmaTransport.create(config);
              RdmaTransport clientT = RdmaTransport.create(config);
@@ -271,8 +272,8 @@ class RdmaRpcTest {
     void echoFromOneByteToEightMebibytesAtConcurrencyOneToSixtyFour() throws Exception {
         long rnrBefore = RdmaTestEnv.hwCounter("rcvd_rnr_err");
         long rnrSentBefore = RdmaTestEnv.hwCounter("send_rnr_err");
-        try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig().poolBytes(256L << 20));
-             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig().poolBytes(256L << 20));
+        try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig().bufferPool(p -> p.maxPooledBytes(256L << 20).maxLargeBytes(256L << 20)));
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig().bufferPool(p -> p.maxPooledBytes(256L << 20).maxLargeBytes(256L << 20)));
              RpcServer server = echoServer().transport(serverT).start();
              RpcClient client = RpcClient.builder().address(server.address()).transport(clientT).connect();
              Arena arena = Arena.ofShared()) {
@@ -338,8 +339,8 @@ class RdmaRpcTest {
     void aBurstAgainstTinyReceiveQueuesNeverMeetsAnRnr() throws Exception {
         long rnrBefore = RdmaTestEnv.hwCounter("rcvd_rnr_err");
         long rnrSentBefore = RdmaTestEnv.hwCounter("send_rnr_err");
-        RdmaConfig tiny = RdmaTestEnv.smallConfig().receiveQueueDepth(2).maxReceiveQueueDepth(4).sendWindow(2)
-                .chunkSize(4096).slabBytes(1 << 20);
+        RdmaConfig tiny = RdmaTestEnv.smallConfig().receiveQueue(q -> q.depth(2).maxDepth(4)).send(s -> s.window(2))
+                .bufferPool(p -> p.chunkSize(4096).slabSize(1 << 20));
         java.nio.file.Path jfr = java.nio.file.Files.createTempFile("rdma-stalls", ".jfr");
         try (jdk.jfr.Recording recording = new jdk.jfr.Recording();
              RdmaTransport serverT = RdmaTransport.create(tiny);
@@ -424,8 +425,9 @@ class RdmaRpcTest {
     @Test
     void poolHighWaterMarkRefusesNewConnectionsAndKeepsOldOnes() throws Exception {
         // 16 receive chunks of 64 KiB per connection (14 + 2) = 1 MiB; the mark admits two connections.
-        RdmaConfig serverConfig = RdmaTestEnv.smallConfig().chunkSize(64 * 1024).slabBytes(1 << 20).receiveQueueDepth(14)
-                .maxReceiveQueueDepth(14).poolBytes(8L << 20).poolHighWaterMark((2L << 20) + (512 << 10));
+        RdmaConfig serverConfig = RdmaTestEnv.smallConfig()
+                .bufferPool(p -> p.chunkSize(64 * 1024).slabSize(1 << 20).maxPooledBytes(8L << 20).maxLargeBytes(8L << 20))
+                .receiveQueue(q -> q.depth(14).maxDepth(14)).poolHighWaterMark((2L << 20) + (512 << 10));
         java.nio.file.Path jfr = java.nio.file.Files.createTempFile("rdma-events", ".jfr");
         try (jdk.jfr.Recording recording = new jdk.jfr.Recording();
              RdmaTransport serverT = RdmaTransport.create(serverConfig);
