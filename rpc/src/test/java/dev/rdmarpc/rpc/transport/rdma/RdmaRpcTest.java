@@ -16,6 +16,8 @@ import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.RpcServer;
 import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.buffer.Slab;
+import dev.rdmarpc.rpc.buffer.SlabListener;
 import dev.rdmarpc.rpc.codec.Codecs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -420,6 +422,37 @@ class RdmaRpcTest {
             assertEquals(0, serverT.bufferPool().largeBuffersInUse());
         }
         assertEquals(before, VerbsResources.snapshot(), "live verbs resources after 10,000 calls and close");
+    }
+
+    /** A slab listener set in RdmaConfig.bufferPool is kept: told after the transport has registered each slab. */
+    @Test
+    void aUsersSlabListenerIsToldAfterTheTransportsRegistration() throws Exception {
+        List<Slab> created = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Slab> freed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        AtomicInteger unregistered = new AtomicInteger();
+        SlabListener user = new SlabListener() {
+            @Override
+            public void slabCreated(Slab slab) {
+                if (!(slab.registration() instanceof DeviceTable.Registration)) {
+                    unregistered.incrementAndGet();
+                }
+                created.add(slab);
+            }
+
+            @Override
+            public void slabFreed(Slab slab) {
+                freed.add(slab);
+            }
+        };
+        RdmaConfig config = RdmaTestEnv.smallConfig().bufferPool(p -> p.slabListener(user));
+        try (RpcServer server = echoServer().rdma(config).start();
+             RpcClient client = RpcClient.builder().address(server.address()).rdma(RdmaTestEnv.smallConfig()).connect()) {
+            byte[] msg = "registered".getBytes();
+            assertArrayEquals(msg, client.call(ECHO_BYTES, msg));
+            assertTrue(!created.isEmpty(), "the server's pool made slabs and told the user's listener");
+        }
+        assertEquals(0, unregistered.get(), "every slab was registered before the user's listener saw it");
+        assertEquals(created.size(), freed.size(), "every slab it saw made it saw freed");
     }
 
     @Test
