@@ -18,6 +18,7 @@
  * configures the {@link dev.rdmarpc.rpc.transport.tcp.TcpTransport} it creates (the default),
  * {@code rdma(...)} creates an RDMA transport, {@code transport(shared)} uses any
  * {@link dev.rdmarpc.rpc.transport.Transport} the caller owns. System properties
- * ({@code rdmarpc.tcp.*}, {@code rdmarpc.rdma.*}) are defaults that a builder's settings override.
+ * ({@code rdmarpc.tcp.*}, {@code rdmarpc.rdma.*}, the RDMA transport's groups as
+ * {@code rdmarpc.rdma.<group>.<setting>}) are defaults that a builder's settings override.
  */
 package dev.rdmarpc.rpc;

@@ -72,18 +72,18 @@ public final class RdmarpcTcpStack implements EchoStack {
     /** The RDMA settings of both sides: defaults, with the bench's I/O threads, device and GID index. */
     static RdmaConfig rdmaConfig(StackOptions options) {
         // A generous handshake timeout: a bench may run on software RDMA under an emulated CPU.
-        RdmaConfig c = new RdmaConfig().ioThreads(options.ioThreads()).handshakeTimeout(Duration.ofMinutes(2));
+        RdmaConfig c = new RdmaConfig().ioThreads(options.ioThreads()).timeouts(t -> t.handshake(Duration.ofMinutes(2)));
         if (options.device() != null) {
             c.device(options.device());
         }
         if (options.gidIndex() >= 0) {
             c.gidIndex(options.gidIndex());
         }
-        c.idleStrategy(switch (options.rdmaCompletions()) {
+        c.polling(p -> p.idleStrategy(switch (options.rdmaCompletions()) {
             case "busy-poll" -> IdleStrategy.busyPoll();
             case "hybrid" -> IdleStrategy.backOff(IdleStrategy.DEFAULT_SPIN);
             default -> IdleStrategy.event();
-        });
+        }));
         return c;
     }
 
@@ -91,7 +91,7 @@ public final class RdmarpcTcpStack implements EchoStack {
     public String describe(StackOptions options) {
         String version = RpcClient.class.getModule().getDescriptor() != null
                 ? RpcClient.class.getModule().getDescriptor().rawVersion().orElse("") : "";
-        String transport = rdma ? " RDMA transport (RC SEND/RECV, " + rdmaConfig(options).idleStrategy()
+        String transport = rdma ? " RDMA transport (RC SEND/RECV, " + rdmaConfig(options).polling().idleStrategy()
                 + " completions, registered pool)" : " TCP transport (java.nio)";
         return "rdmarpc" + (version.isEmpty() ? "" : " " + version) + transport + ", raw echo handler inline "
                 + "on the I/O thread, RpcClient.sendInPlace with a preallocated listener, "

@@ -532,7 +532,8 @@ public final class BufferPool implements AutoCloseable {
      * <p>Every setting but the slab listener takes its default from the system property
      * {@code rdmarpc.pool.<setting>} when that is set ({@code -Drdmarpc.pool.chunkSize=128K},
      * {@code -Drdmarpc.pool.idleRelease=30s}; byte counts take K, M, G; durations ns, us, ms, s).
-     * Pools made inside a transport with explicit settings (the RDMA transport's) are not affected.
+     * The RDMA transport's pool reads {@code rdmarpc.rdma.bufferPool.<setting>} instead, with RDMA's
+     * defaults (see {@code RdmaConfig.bufferPool}).
      */
     public static final class Config {
         private static final SettingsTable<Config> SETTINGS = new SettingsTable<Config>("BufferPool.Config", "rdmarpc.pool.")
@@ -570,9 +571,33 @@ public final class BufferPool implements AutoCloseable {
             SETTINGS.applySystemProperties(this);
         }
 
+        private Config(boolean systemProperties) {
+            if (systemProperties) {
+                SETTINGS.applySystemProperties(this);
+            }
+        }
+
+        /**
+         * @return a configuration with the built-in defaults only, not those of the
+         *         {@code rdmarpc.pool.*} system properties: for a pool whose owner reads properties of
+         *         its own (the RDMA transport's pool reads {@code rdmarpc.rdma.bufferPool.*})
+         */
+        public static Config builtInDefaults() {
+            return new Config(false);
+        }
+
         /** @return the system properties that give this class its defaults */
         public static java.util.List<String> systemProperties() {
             return SETTINGS.properties();
+        }
+
+        /**
+         * @return the table of this class's settings, for a configuration class of this module that
+         *         holds a pool's settings as a group of its own (the RDMA transport's); its package is
+         *         not exported
+         */
+        public static SettingsTable<Config> settingsTable() {
+            return SETTINGS;
         }
 
         /**
@@ -621,7 +646,9 @@ public final class BufferPool implements AutoCloseable {
         }
 
         /**
-         * @param listener told about every slab created and freed; default {@link SlabListener#NONE}
+         * @param listener told about every slab created and freed; default {@link SlabListener#NONE}.
+         *                 In the RDMA transport's pool it is called after the transport has registered
+         *                 a new slab and before it deregisters one
          * @return this
          */
         public Config slabListener(SlabListener listener) {
@@ -704,8 +731,9 @@ public final class BufferPool implements AutoCloseable {
             return this;
         }
 
-        Config copy() {
-            Config c = new Config();
+        /** @return an independent copy */
+        public Config copy() {
+            Config c = new Config(false);
             SETTINGS.copy(this, c);
             return c;
         }

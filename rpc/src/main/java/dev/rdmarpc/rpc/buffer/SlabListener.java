@@ -21,6 +21,11 @@ public interface SlabListener {
         @Override
         public void slabFreed(Slab slab) {
         }
+
+        @Override
+        public String toString() {
+            return "SlabListener.NONE";
+        }
     };
 
     /**
@@ -36,4 +41,51 @@ public interface SlabListener {
      * @param slab the slab being freed
      */
     void slabFreed(Slab slab);
+
+    /**
+     * Chains two listeners, as a transport that registers slabs chains a user's listener after its
+     * own: a new slab goes to this listener, then to {@code next}; a freed slab to {@code next}, then
+     * to this one. When {@code next} fails on a new slab, this listener is told the slab is freed
+     * before the exception goes on (so a registration is undone); when {@code next} fails on a freed
+     * slab, this listener is still told and the exception goes on after.
+     *
+     * @param next the listener told second about new slabs and first about freed ones
+     * @return both, in that order; this listener itself when {@code next} is {@link #NONE}
+     */
+    default SlabListener andThen(SlabListener next) {
+        if (next == NONE) {
+            return this;
+        }
+        SlabListener first = this;
+        return new SlabListener() {
+            @Override
+            public void slabCreated(Slab slab) {
+                first.slabCreated(slab);
+                try {
+                    next.slabCreated(slab);
+                } catch (RuntimeException e) {
+                    try {
+                        first.slabFreed(slab);
+                    } catch (RuntimeException undo) {
+                        e.addSuppressed(undo);
+                    }
+                    throw e;
+                }
+            }
+
+            @Override
+            public void slabFreed(Slab slab) {
+                try {
+                    next.slabFreed(slab);
+                } finally {
+                    first.slabFreed(slab);
+                }
+            }
+
+            @Override
+            public String toString() {
+                return first + " then " + next;
+            }
+        };
+    }
 }

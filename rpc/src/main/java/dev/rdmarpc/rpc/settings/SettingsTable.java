@@ -14,25 +14,99 @@ import java.util.function.Function;
  * manner), its {@code copy()} and its {@code toString()} all come from this one list, so a setting
  * cannot be added to one and forgotten in another.
  *
+ * <p>A setting may be a group: another configuration object the class holds (created with the class,
+ * edited in place), declared by its own table with {@link #group}. The group's settings take their
+ * defaults from {@code <prefix><group>.<name>}, are copied into the copy's own group, and are listed
+ * in {@code toString()} as {@code group=Type[name=value, ...]}.
+ *
  * <p>Thread-safe once built (it holds functions only); build it in a static initialiser.
  *
  * @param <C> the configuration class
  */
 public final class SettingsTable<C> {
+    /** One entry of the table: a setting, or a group of them. */
+    private interface Entry<C> {
+        void properties(String prefix, List<String> into);
+
+        void applySystemProperties(C target, String prefix);
+
+        void copy(C from, C to);
+
+        void append(StringBuilder sb, C c);
+    }
+
     /** One setting: text parser ({@code null} when it cannot come from a property), getter, setter. */
-    private record Setting<C, T>(String name, Function<String, T> parse, Function<C, T> get, BiConsumer<C, T> set) {
-        void copy(C from, C to) {
+    private record Setting<C, T>(String name, Function<String, T> parse, Function<C, T> get, BiConsumer<C, T> set)
+            implements Entry<C> {
+        @Override
+        public void properties(String prefix, List<String> into) {
+            if (parse != null) {
+                into.add(prefix + name);
+            }
+        }
+
+        @Override
+        public void applySystemProperties(C target, String prefix) {
+            if (parse == null) {
+                return;
+            }
+            String property = prefix + name;
+            String text = System.getProperty(property);
+            if (text == null) {
+                return;
+            }
+            T value;
+            try {
+                value = parse.apply(text.trim());
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("system property " + property + "='" + text + "': " + e.getMessage(), e);
+            }
+            set.accept(target, value);
+        }
+
+        @Override
+        public void copy(C from, C to) {
             set.accept(to, get.apply(from));
+        }
+
+        @Override
+        public void append(StringBuilder sb, C c) {
+            sb.append(name).append('=').append(get.apply(c));
+        }
+    }
+
+    /** A group: a configuration object of type G that every C holds, with its own table. */
+    private record Group<C, G>(String name, SettingsTable<G> table, Function<C, G> get) implements Entry<C> {
+        @Override
+        public void properties(String prefix, List<String> into) {
+            table.properties(prefix + name + ".", into);
+        }
+
+        @Override
+        public void applySystemProperties(C target, String prefix) {
+            table.applySystemProperties(get.apply(target), prefix + name + ".");
+        }
+
+        @Override
+        public void copy(C from, C to) {
+            table.copy(get.apply(from), get.apply(to));
+        }
+
+        @Override
+        public void append(StringBuilder sb, C c) {
+            sb.append(name).append('=');
+            table.append(sb, get.apply(c));
         }
     }
 
     private final String typeName;
     private final String propertyPrefix;
-    private final List<Setting<C, ?>> settings = new ArrayList<>();
+    private final List<Entry<C>> settings = new ArrayList<>();
 
     /**
      * @param typeName       the name {@link #toString(Object)} starts with
-     * @param propertyPrefix the system properties' common prefix, e.g. {@code rdmarpc.rdma.}
+     * @param propertyPrefix the system properties' common prefix, e.g. {@code rdmarpc.rdma.}; a table
+     *                       used as a {@link #group} takes its prefix from the enclosing table instead
      */
     public SettingsTable(String typeName, String propertyPrefix) {
         this.typeName = typeName;
@@ -53,67 +127,80 @@ public final class SettingsTable<C> {
         return this;
     }
 
+    /**
+     * Declares a group of settings: a configuration object every {@code C} holds (created with it and
+     * edited in place, never replaced by another instance), whose settings {@code table} declares.
+     * Its properties are {@code <prefix><name>.<setting>}, whatever prefix {@code table} has of its
+     * own; {@link #copy} copies them into the target's own group.
+     *
+     * @param name  the group's name: its getter's, and the middle of its properties' names
+     * @param table the group's settings
+     * @param get   the group of a configuration
+     * @return this
+     */
+    public <G> SettingsTable<C> group(String name, SettingsTable<G> table, Function<C, G> get) {
+        settings.add(new Group<>(name, table, get));
+        return this;
+    }
+
     /** @return the system property that gives {@code setting} its default */
     public String property(String setting) {
         return propertyPrefix + setting;
     }
 
-    /** @return every system property this table reads, in declaration order */
+    /** @return every system property this table reads, groups' included, in declaration order */
     public List<String> properties() {
         List<String> names = new ArrayList<>();
-        for (Setting<C, ?> s : settings) {
-            if (s.parse != null) {
-                names.add(property(s.name));
-            }
-        }
+        properties(propertyPrefix, names);
         return names;
     }
 
+    private void properties(String prefix, List<String> into) {
+        for (Entry<C> e : settings) {
+            e.properties(prefix, into);
+        }
+    }
+
     /**
-     * Sets every setting whose system property is set ({@code <prefix><name>}) to its value: called by
-     * the configuration's constructor, so the properties are defaults that setters still override.
+     * Sets every setting whose system property is set ({@code <prefix><name>}, in a group
+     * {@code <prefix><group>.<name>}) to its value: called by the configuration's constructor, so the
+     * properties are defaults that setters still override.
      *
      * @throws IllegalArgumentException naming the property, when its value cannot be read
      */
     public void applySystemProperties(C target) {
-        for (Setting<C, ?> s : settings) {
-            if (s.parse != null) {
-                String text = System.getProperty(property(s.name));
-                if (text != null) {
-                    apply(s, target, text);
-                }
-            }
+        applySystemProperties(target, propertyPrefix);
+    }
+
+    private void applySystemProperties(C target, String prefix) {
+        for (Entry<C> e : settings) {
+            e.applySystemProperties(target, prefix);
         }
     }
 
-    private <T> void apply(Setting<C, T> s, C target, String text) {
-        T value;
-        try {
-            value = s.parse.apply(text.trim());
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("system property " + property(s.name) + "='" + text + "': " + e.getMessage(), e);
-        }
-        s.set.accept(target, value);
-    }
-
-    /** Copies every setting of {@code from} to {@code to}. */
+    /** Copies every setting of {@code from} to {@code to}, groups' into {@code to}'s own groups. */
     public void copy(C from, C to) {
-        for (Setting<C, ?> s : settings) {
-            s.copy(from, to);
+        for (Entry<C> e : settings) {
+            e.copy(from, to);
         }
     }
 
-    /** @return {@code TypeName[name=value, ...]} with every setting in declaration order */
+    /** @return {@code TypeName[name=value, ...]} with every setting in declaration order, groups' nested */
     public String toString(C c) {
-        StringBuilder sb = new StringBuilder(typeName).append('[');
+        StringBuilder sb = new StringBuilder();
+        append(sb, c);
+        return sb.toString();
+    }
+
+    private void append(StringBuilder sb, C c) {
+        sb.append(typeName).append('[');
         for (int i = 0; i < settings.size(); i++) {
-            Setting<C, ?> s = settings.get(i);
             if (i > 0) {
                 sb.append(", ");
             }
-            sb.append(s.name).append('=').append(s.get.apply(c));
+            settings.get(i).append(sb, c);
         }
-        return sb.append(']').toString();
+        sb.append(']');
     }
 
     // ------------------------------------------------------------------ parsers of property text

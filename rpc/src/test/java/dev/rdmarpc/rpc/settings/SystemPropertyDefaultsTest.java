@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
@@ -41,39 +42,97 @@ class SystemPropertyDefaultsTest {
 
     @Test
     void everySetterIsInTheTableSoCopyAndToStringCannotForgetIt() {
-        assertEveryone(RdmaConfig.class, new RdmaConfig().toString(), RdmaConfig.systemProperties(), "rdmarpc.rdma.", List.of());
-        assertEveryone(TcpTransport.Config.class, new TcpTransport.Config().toString(), TcpTransport.Config.systemProperties(),
-                "rdmarpc.tcp.", List.of("bufferPool"));
-        assertEveryone(BufferPool.Config.class, new BufferPool.Config().toString(), BufferPool.Config.systemProperties(),
-                "rdmarpc.pool.", List.of("slabListener"));
+        RdmaConfig rdma = new RdmaConfig();
+        Map<String, Object> groups = Map.of("bufferPool", rdma.bufferPool(), "receiveQueue", rdma.receiveQueue(),
+                "sharedReceiveQueue", rdma.sharedReceiveQueue(), "send", rdma.send(), "polling", rdma.polling(),
+                "timeouts", rdma.timeouts());
+        List<String> rdmaProperties = RdmaConfig.systemProperties();
+        int expected = assertEveryone(RdmaConfig.class, rdma.toString(), rdmaProperties, "rdmarpc.rdma.",
+                List.copyOf(groups.keySet()), 5);
+        for (Map.Entry<String, Object> g : groups.entrySet()) {
+            String shown = g.getValue().toString();
+            assertTrue(rdma.toString().contains(g.getKey() + "=" + shown), "RdmaConfig.toString() lacks " + g.getKey()
+                    + ": " + rdma);
+            expected += assertEveryone(g.getValue().getClass(), shown, rdmaProperties, "rdmarpc.rdma." + g.getKey() + ".",
+                    g.getKey().equals("bufferPool") ? List.of("slabListener") : List.of(), 2);
+        }
+        assertEquals(expected, rdmaProperties.size(), "no property without a setter: " + rdmaProperties);
+        assertEquals(expected, Set.copyOf(rdmaProperties).size(), "no property twice: " + rdmaProperties);
+
+        List<String> tcp = TcpTransport.Config.systemProperties();
+        assertEquals(assertEveryone(TcpTransport.Config.class, new TcpTransport.Config().toString(), tcp, "rdmarpc.tcp.",
+                List.of("bufferPool"), 5), tcp.size(), "no property without a setter: " + tcp);
+        List<String> pool = BufferPool.Config.systemProperties();
+        assertEquals(assertEveryone(BufferPool.Config.class, new BufferPool.Config().toString(), pool, "rdmarpc.pool.",
+                List.of("slabListener"), 5), pool.size(), "no property without a setter: " + pool);
     }
 
-    private static void assertEveryone(Class<?> type, String shown, List<String> properties, String prefix, List<String> notProperties) {
+    /** @return how many of {@code properties} the setters of {@code type} account for */
+    private static int assertEveryone(Class<?> type, String shown, List<String> properties, String prefix, List<String> notProperties,
+            int atLeast) {
         List<String> setters = setters(type);
-        assertTrue(setters.size() >= 5, type + " " + setters);
+        assertTrue(setters.size() >= atLeast, type + " " + setters);
         for (String s : setters) {
             assertTrue(shown.contains(s + "="), type.getSimpleName() + ".toString() lacks " + s + ": " + shown);
             if (!notProperties.contains(s)) {
                 assertTrue(properties.contains(prefix + s), prefix + s + " missing from " + properties);
             }
         }
-        assertEquals(setters.size() - notProperties.size(), properties.size(), "no property without a setter: " + properties);
+        return setters.size() - notProperties.size();
+    }
+
+    @Test
+    void rdmasGroupsReadTheirOwnProperties() {
+        assertTrue(RdmaConfig.systemProperties().containsAll(List.of("rdmarpc.rdma.device", "rdmarpc.rdma.ioThreads",
+                "rdmarpc.rdma.poolHighWaterMark", "rdmarpc.rdma.bufferPool.chunkSize", "rdmarpc.rdma.bufferPool.slabSize",
+                "rdmarpc.rdma.bufferPool.maxPooledBytes", "rdmarpc.rdma.bufferPool.maxLargeBytes",
+                "rdmarpc.rdma.bufferPool.idleRelease", "rdmarpc.rdma.receiveQueue.depth", "rdmarpc.rdma.receiveQueue.maxDepth",
+                "rdmarpc.rdma.sharedReceiveQueue.enabled", "rdmarpc.rdma.sharedReceiveQueue.depth",
+                "rdmarpc.rdma.sharedReceiveQueue.maxDepth", "rdmarpc.rdma.sharedReceiveQueue.credits", "rdmarpc.rdma.send.window",
+                "rdmarpc.rdma.send.inlineThreshold", "rdmarpc.rdma.send.writeHighWaterMark", "rdmarpc.rdma.polling.idleStrategy",
+                "rdmarpc.rdma.polling.completionQueueSize", "rdmarpc.rdma.polling.tickInterval", "rdmarpc.rdma.timeouts.handshake",
+                "rdmarpc.rdma.timeouts.ackTimeout")), RdmaConfig.systemProperties().toString());
+        RdmaConfig r = with(Map.of("rdmarpc.rdma.bufferPool.maxPooledBytes", "1G", "rdmarpc.rdma.bufferPool.idleRelease", "1s",
+                "rdmarpc.rdma.receiveQueue.maxDepth", "64", "rdmarpc.rdma.sharedReceiveQueue.credits", "3",
+                "rdmarpc.rdma.send.window", "16", "rdmarpc.rdma.send.writeHighWaterMark", "1M",
+                "rdmarpc.rdma.polling.completionQueueSize", "8192", "rdmarpc.rdma.polling.tickInterval", "2ms",
+                "rdmarpc.rdma.timeouts.ackTimeout", "18"), RdmaConfig::new);
+        assertEquals(1L << 30, r.bufferPool().maxPooledBytes());
+        assertEquals(Duration.ofSeconds(1), r.bufferPool().idleRelease());
+        assertEquals(256 << 10, r.bufferPool().chunkSize(), "RDMA's default where no property is set");
+        assertEquals(64, r.receiveQueue().maxDepth());
+        assertEquals(3, r.sharedReceiveQueue().credits());
+        assertEquals(16, r.send().window());
+        assertEquals(1L << 20, r.send().writeHighWaterMark());
+        assertEquals(8192, r.polling().completionQueueSize());
+        assertEquals(Duration.ofMillis(2), r.polling().tickInterval());
+        assertEquals(18, r.timeouts().ackTimeout());
+        assertEquals(r.toString(), r.copy().toString(), "a copy does not read the properties again");
+
+        // the RDMA pool reads rdmarpc.rdma.bufferPool.*, a pool made elsewhere rdmarpc.pool.*: neither reads the other's
+        Map<String, String> both = Map.of("rdmarpc.pool.chunkSize", "16K", "rdmarpc.pool.alignment", "64",
+                "rdmarpc.rdma.bufferPool.chunkSize", "32K");
+        assertEquals(32 << 10, with(both, RdmaConfig::new).bufferPool().chunkSize());
+        assertEquals(BufferPool.Config.DEFAULT_ALIGNMENT, with(both, RdmaConfig::new).bufferPool().alignment());
+        assertEquals(16 << 10, with(both, BufferPool.Config::new).chunkSize());
+        assertEquals(BufferPool.Config.DEFAULT_CHUNK_SIZE, with(both, BufferPool.Config::builtInDefaults).chunkSize());
     }
 
     @Test
     void propertiesAreDefaultsThatSettersOverride() {
-        RdmaConfig r = with(Map.of("rdmarpc.rdma.receiveQueueDepth", "16", "rdmarpc.rdma.chunkSize", "64K",
-                "rdmarpc.rdma.idleStrategy", "back-off:20us", "rdmarpc.rdma.handshakeTimeout", "30s",
-                "rdmarpc.rdma.sharedReceiveQueue", "true", "rdmarpc.rdma.device", "rxe0", "rdmarpc.rdma.poolHighWaterMark", "auto"),
-                RdmaConfig::new);
-        assertEquals(16, r.receiveQueueDepth());
-        assertEquals(64 << 10, r.chunkSize());
-        assertEquals(IdleStrategy.backOff(Duration.ofNanos(20_000)), r.idleStrategy());
-        assertEquals(Duration.ofSeconds(30), r.handshakeTimeout());
-        assertTrue(r.sharedReceiveQueue());
+        RdmaConfig r = with(Map.of("rdmarpc.rdma.receiveQueue.depth", "16", "rdmarpc.rdma.bufferPool.chunkSize", "64K",
+                "rdmarpc.rdma.polling.idleStrategy", "back-off:20us", "rdmarpc.rdma.timeouts.handshake", "30s",
+                "rdmarpc.rdma.sharedReceiveQueue.enabled", "true", "rdmarpc.rdma.device", "rxe0",
+                "rdmarpc.rdma.poolHighWaterMark", "auto"), RdmaConfig::new);
+        assertEquals(16, r.receiveQueue().depth());
+        assertEquals(64 << 10, r.bufferPool().chunkSize());
+        assertEquals(IdleStrategy.backOff(Duration.ofNanos(20_000)), r.polling().idleStrategy());
+        assertEquals(Duration.ofSeconds(30), r.timeouts().handshake());
+        assertTrue(r.sharedReceiveQueue().enabled());
         assertEquals("rxe0", r.device());
-        assertEquals(8, r.receiveQueueDepth(8).receiveQueueDepth(), "a setter still wins");
-        assertEquals(8, new RdmaConfig().receiveQueueDepth(), "cleared: the built-in default again");
+        assertEquals(RdmaConfig.AUTO_POOL_HIGH_WATER_MARK, r.poolHighWaterMark());
+        assertEquals(8, r.receiveQueue(q -> q.depth(8)).receiveQueue().depth(), "a setter still wins");
+        assertEquals(8, new RdmaConfig().receiveQueue().depth(), "cleared: the built-in default again");
         assertNull(new RdmaConfig().device());
 
         TcpTransport.Config t = with(Map.of("rdmarpc.tcp.ioThreads", "3", "rdmarpc.tcp.writeHighWaterMark", "16M",
@@ -93,8 +152,9 @@ class SystemPropertyDefaultsTest {
 
     @Test
     void anUnreadablePropertyIsAnErrorThatNamesIt() {
-        for (Map.Entry<String, String> bad : Map.of("rdmarpc.rdma.receiveQueueDepth", "many", "rdmarpc.rdma.sharedReceiveQueue", "yes",
-                "rdmarpc.tcp.tickInterval", "10", "rdmarpc.pool.chunkSize", "64X", "rdmarpc.rdma.idleStrategy", "spin").entrySet()) {
+        for (Map.Entry<String, String> bad : Map.of("rdmarpc.rdma.receiveQueue.depth", "many", "rdmarpc.rdma.sharedReceiveQueue.enabled", "yes",
+                "rdmarpc.tcp.tickInterval", "10", "rdmarpc.pool.chunkSize", "64X", "rdmarpc.rdma.polling.idleStrategy", "spin",
+                "rdmarpc.rdma.bufferPool.maxPooledBytes", "lots", "rdmarpc.rdma.timeouts.handshake", "5").entrySet()) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> with(Map.of(bad.getKey(), bad.getValue()), () -> List.of(new RdmaConfig(), new TcpTransport.Config(),
                             new BufferPool.Config())), bad.toString());
@@ -104,14 +164,21 @@ class SystemPropertyDefaultsTest {
 
     @Test
     void aCopyHasEverySettingOfItsOriginal() {
-        RdmaConfig a = new RdmaConfig().device("mlx5_1").port(2).gidIndex(3).chunkSize(64 << 10).receiveQueueDepth(4)
-                .maxReceiveQueueDepth(9).sharedReceiveQueue(true).sharedReceiveQueueDepth(7).maxSharedReceiveQueueDepth(70)
-                .sharedReceiveQueueCredits(5).sendWindow(6).inlineThreshold(64).writeHighWaterMark(3 << 20).poolBytes(64 << 20)
-                .slabBytes(1 << 20).poolHighWaterMark(32 << 20).ioThreads(2).completionQueueSize(512)
-                .idleStrategy(IdleStrategy.busyPoll()).threadNamePrefix("x").tickInterval(Duration.ofMillis(3))
-                .handshakeTimeout(Duration.ofSeconds(9)).ackTimeout(12);
+        RdmaConfig a = new RdmaConfig().device("mlx5_1").port(2).gidIndex(3).ioThreads(2).threadNamePrefix("x")
+                .bufferPool(p -> p.chunkSize(64 << 10).slabSize(1 << 20).maxPooledBytes(64 << 20).maxLargeBytes(32 << 20)
+                        .alignment(8192).idleRelease(Duration.ofSeconds(3)))
+                .poolHighWaterMark(32 << 20)
+                .receiveQueue(q -> q.depth(4).maxDepth(9))
+                .sharedReceiveQueue(s -> s.enabled(true).depth(7).maxDepth(70).credits(5))
+                .send(s -> s.window(6).inlineThreshold(64).writeHighWaterMark(3 << 20))
+                .polling(p -> p.completionQueueSize(512).idleStrategy(IdleStrategy.busyPoll()).tickInterval(Duration.ofMillis(3)))
+                .timeouts(t -> t.handshake(Duration.ofSeconds(9)).ackTimeout(12));
         assertEquals(a.toString(), a.copy().toString());
         assertTrue(!a.toString().equals(new RdmaConfig().toString()));
+        for (String changed : List.of("device=mlx5_1", "alignment=8192", "idleRelease=PT3S", "maxDepth=9", "credits=5",
+                "writeHighWaterMark=3145728", "tickInterval=PT0.003S", "ackTimeout=12")) {
+            assertTrue(a.copy().toString().contains(changed), changed + " not copied: " + a.copy());
+        }
         TcpTransport.Config t = new TcpTransport.Config().ioThreads(5).threadNamePrefix("y").socketSendBuffer(1 << 20)
                 .socketReceiveBuffer(1 << 19).loopbackSocketSendBuffer(1 << 18).writeHighWaterMark(1 << 22)
                 .tickInterval(Duration.ofMillis(7)).idleStrategy(IdleStrategy.busyPoll());

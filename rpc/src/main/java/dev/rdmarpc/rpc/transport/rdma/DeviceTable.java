@@ -350,7 +350,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
             for (UserRegion u : userRegions) {
                 registerUser(u, d);
             }
-            if (config.sharedReceiveQueue()) {
+            if (config.sharedReceiveQueue().enabled()) {
                 d.events = ctx.startAsyncEvents(ev -> {
                     var h = srqLimitHandler;
                     if (ev.type() == AsyncEventType.SRQ_LIMIT_REACHED && h != null

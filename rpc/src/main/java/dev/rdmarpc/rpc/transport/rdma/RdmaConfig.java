@@ -1,144 +1,145 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
+import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.settings.SettingsTable;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * Settings of the RDMA transport, with fluent setters and documented defaults, validated once by
  * {@link #conclude()} before use (the transport calls it). Plain data: creating, setting and
  * validating one loads nothing native, so a builder may hold one without touching libibverbs.
  *
+ * <p>Besides the device, its port and GID, the I/O threads and the pool's admission mark, the
+ * settings come in groups, each edited in place through a lambda:
+ * {@snippet :
+ * RdmaConfig config = new RdmaConfig().device("mlx5_0").ioThreads(2)
+ *         .bufferPool(p -> p.chunkSize(64 * 1024).maxPooledBytes(1L << 30))       // BufferPool.Config
+ *         .receiveQueue(q -> q.depth(16).maxDepth(64))
+ *         .sharedReceiveQueue(s -> s.enabled(true).depth(128).credits(8))
+ *         .send(s -> s.window(8).inlineThreshold(128))
+ *         .polling(p -> p.idleStrategy(IdleStrategy.busyPoll()).completionQueueSize(8192))
+ *         .timeouts(t -> t.handshake(Duration.ofSeconds(30)).ackTimeout(18));
+ * }
+ * The pool is configured with {@link BufferPool.Config} itself ({@link #bufferPool(Consumer)}), with
+ * RDMA's defaults: 256 KiB chunks, 8 MiB slabs (one memory registration each), 512 MiB of chunks and
+ * 512 MiB of large buffers.
+ *
  * <p>Memory per connection with the defaults (all of it registered, that is pinned, memory from the
- * transport's buffer pool): receive buffers ({@link #receiveQueueDepth} + {@value #RESERVED_RECEIVES}
- * reserved for credit messages) x {@link #chunkSize} = (8 + 3) x 256 KiB = 2.75 MiB, growing to
+ * transport's buffer pool): receive buffers ({@link ReceiveQueue#depth} + {@value #RESERVED_RECEIVES}
+ * reserved for credit messages) x chunk size = (8 + 3) x 256 KiB = 2.75 MiB, growing to
  * (32 + 3) x 256 KiB = 8.75 MiB when the peer keeps running out of credits; send buffers: at most
- * {@link #sendWindow} chunks in flight (4 x 256 KiB = 1 MiB) plus whatever the application has queued
- * behind them (bounded by {@link #writeHighWaterMark}, 8 MiB). Small messages share chunks, so a
+ * {@link Send#window} chunks in flight (4 x 256 KiB = 1 MiB) plus whatever the application has queued
+ * behind them (bounded by {@link Send#writeHighWaterMark}, 8 MiB). Small messages share chunks, so a
  * connection with little traffic holds one send chunk at most. Per I/O thread: two completion queues
- * of {@link #completionQueueSize} entries (about 2 x 4096 x 64 B = 512 KiB of device memory).
+ * of {@link Polling#completionQueueSize} entries (about 2 x 4096 x 64 B = 512 KiB of device memory).
  *
- * <p>With {@link #sharedReceiveQueue(boolean)} a connection holds no receive buffers: each I/O thread
- * has one shared receive queue per device of {@link #sharedReceiveQueueDepth} chunks (64 x 256 KiB =
- * 16 MiB, growing to {@link #maxSharedReceiveQueueDepth}, 64 MiB), whatever the number of connections.
+ * <p>With {@link SharedReceiveQueue#enabled(boolean)} a connection holds no receive buffers: each I/O
+ * thread has one shared receive queue per device of {@link SharedReceiveQueue#depth} chunks (64 x
+ * 256 KiB = 16 MiB, growing to {@link SharedReceiveQueue#maxDepth}, 64 MiB), whatever the number of
+ * connections.
  *
- * <p>Every setting takes its default from the system property {@code rdmarpc.rdma.<setting>} when
- * that is set ({@code -Drdmarpc.rdma.receiveQueueDepth=16}, {@code -Drdmarpc.rdma.chunkSize=64K},
- * {@code -Drdmarpc.rdma.idleStrategy=busy-poll}, {@code -Drdmarpc.rdma.handshakeTimeout=30s}; byte
- * counts take K, M, G; durations ns, us, ms, s; {@link #systemProperties()} lists them): defaults a
- * deployment can change without code, which setters still override.
+ * <p>Every setting takes its default from a system property when that is set:
+ * {@code rdmarpc.rdma.<setting>} for the top-level ones ({@code -Drdmarpc.rdma.ioThreads=2}) and
+ * {@code rdmarpc.rdma.<group>.<setting>} for a group's ({@code -Drdmarpc.rdma.receiveQueue.depth=16},
+ * {@code -Drdmarpc.rdma.bufferPool.chunkSize=64K}, {@code -Drdmarpc.rdma.polling.idleStrategy=busy-poll},
+ * {@code -Drdmarpc.rdma.timeouts.handshake=30s}; byte counts take K, M, G; durations ns, us, ms, s;
+ * {@link #systemProperties()} lists them): defaults a deployment can change without code, which
+ * setters still override. The pool's group reads {@code rdmarpc.rdma.bufferPool.*}, not the
+ * {@code rdmarpc.pool.*} of pools made elsewhere.
  *
  * <p>Not thread-safe; configure on one thread, then hand it to a builder (which copies it).
  */
 public final class RdmaConfig {
     private static final SettingsTable<RdmaConfig> SETTINGS = new SettingsTable<RdmaConfig>("RdmaConfig", "rdmarpc.rdma.")
-            // device and port
             .add("device", t -> t.equals("auto") ? null : t, RdmaConfig::device, RdmaConfig::device)
             .add("port", SettingsTable::parseInt, RdmaConfig::port, RdmaConfig::port)
             .add("gidIndex", t -> t.equals("auto") ? RdmaConfig.AUTO_GID_INDEX : Integer.parseInt(t), RdmaConfig::gidIndex,
                     RdmaConfig::gidIndex)
-            // receive queues
-            .add("chunkSize", SettingsTable::parseIntBytes, RdmaConfig::chunkSize, RdmaConfig::chunkSize)
-            .add("receiveQueueDepth", SettingsTable::parseInt, RdmaConfig::receiveQueueDepth, RdmaConfig::receiveQueueDepth)
-            .add("maxReceiveQueueDepth", SettingsTable::parseInt, RdmaConfig::maxReceiveQueueDepth,
-                    RdmaConfig::maxReceiveQueueDepth)
-            // shared receive queue
-            .add("sharedReceiveQueue", SettingsTable::parseBoolean, RdmaConfig::sharedReceiveQueue,
-                    RdmaConfig::sharedReceiveQueue)
-            .add("sharedReceiveQueueDepth", SettingsTable::parseInt, RdmaConfig::sharedReceiveQueueDepth,
-                    RdmaConfig::sharedReceiveQueueDepth)
-            .add("maxSharedReceiveQueueDepth", SettingsTable::parseInt, RdmaConfig::maxSharedReceiveQueueDepth,
-                    RdmaConfig::maxSharedReceiveQueueDepth)
-            .add("sharedReceiveQueueCredits", SettingsTable::parseInt, RdmaConfig::sharedReceiveQueueCredits,
-                    RdmaConfig::sharedReceiveQueueCredits)
-            // sending
-            .add("sendWindow", SettingsTable::parseInt, RdmaConfig::sendWindow, RdmaConfig::sendWindow)
-            .add("inlineThreshold", SettingsTable::parseIntBytes, RdmaConfig::inlineThreshold, RdmaConfig::inlineThreshold)
-            .add("writeHighWaterMark", SettingsTable::parseBytes, RdmaConfig::writeHighWaterMark,
-                    RdmaConfig::writeHighWaterMark)
-            // pool
-            .add("poolBytes", SettingsTable::parseBytes, RdmaConfig::poolBytes, RdmaConfig::poolBytes)
-            .add("slabBytes", SettingsTable::parseBytes, RdmaConfig::slabBytes, RdmaConfig::slabBytes)
-            .add("poolHighWaterMark", t -> t.equals("auto") ? -1L : SettingsTable.parseBytes(t),
-                    RdmaConfig::poolHighWaterMark, RdmaConfig::poolHighWaterMark)
-            // polling
             .add("ioThreads", SettingsTable::parseInt, RdmaConfig::ioThreads, RdmaConfig::ioThreads)
-            .add("completionQueueSize", SettingsTable::parseInt, RdmaConfig::completionQueueSize,
-                    RdmaConfig::completionQueueSize)
-            .add("idleStrategy", SettingsTable::parseIdleStrategy, RdmaConfig::idleStrategy, RdmaConfig::idleStrategy)
             .add("threadNamePrefix", t -> t, RdmaConfig::threadNamePrefix, RdmaConfig::threadNamePrefix)
-            // timeouts
-            .add("tickInterval", SettingsTable::parseDuration, RdmaConfig::tickInterval, RdmaConfig::tickInterval)
-            .add("handshakeTimeout", SettingsTable::parseDuration, RdmaConfig::handshakeTimeout,
-                    RdmaConfig::handshakeTimeout)
-            .add("ackTimeout", SettingsTable::parseInt, RdmaConfig::ackTimeout, RdmaConfig::ackTimeout);
+            .group("bufferPool", BufferPool.Config.settingsTable(), RdmaConfig::bufferPool)
+            .add("poolHighWaterMark", t -> t.equals("auto") ? RdmaConfig.AUTO_POOL_HIGH_WATER_MARK : SettingsTable.parseBytes(t),
+                    RdmaConfig::poolHighWaterMark, RdmaConfig::poolHighWaterMark)
+            .group("receiveQueue", ReceiveQueue.SETTINGS, RdmaConfig::receiveQueue)
+            .group("sharedReceiveQueue", SharedReceiveQueue.SETTINGS, RdmaConfig::sharedReceiveQueue)
+            .group("send", Send.SETTINGS, RdmaConfig::send)
+            .group("polling", Polling.SETTINGS, RdmaConfig::polling)
+            .group("timeouts", Timeouts.SETTINGS, RdmaConfig::timeouts);
 
     /** Receive buffers posted beyond the credited depth, for credit-only messages (see docs/rdma.md). */
     public static final int RESERVED_RECEIVES = 3;
 
-    /** Default receive buffer (and largest single SEND) size: 256 KiB. */
+    /** Default chunk size of the pool (receive buffer and largest single SEND): 256 KiB. */
     public static final int DEFAULT_CHUNK_SIZE = 256 * 1024;
+    /** Default slab size of the pool (one memory registration each): 8 MiB. */
+    public static final long DEFAULT_SLAB_SIZE = 8L * 1024 * 1024;
+    /** Default bound on the pool's chunk slabs: 512 MiB. */
+    public static final long DEFAULT_MAX_POOLED_BYTES = 512L * 1024 * 1024;
+    /** Default bound on the pool's large buffers: 512 MiB. */
+    public static final long DEFAULT_MAX_LARGE_BYTES = 512L * 1024 * 1024;
+    /** Value of {@link #poolHighWaterMark} meaning: three quarters of the pool's chunk bytes. */
+    public static final long AUTO_POOL_HIGH_WATER_MARK = -1;
     /** Default receive buffers credited to the peer per connection: 8. */
     public static final int DEFAULT_RECEIVE_QUEUE_DEPTH = 8;
     /** Default bound the receive depth may grow to: 32. */
     public static final int DEFAULT_MAX_RECEIVE_QUEUE_DEPTH = 32;
-    /** Default number of SENDs in flight per connection: 4. */
-    public static final int DEFAULT_SEND_WINDOW = 4;
-    /** Default inline threshold: messages up to 256 bytes are copied into the work request. */
-    public static final int DEFAULT_INLINE_THRESHOLD = 256;
-    /** Default completion queue size (entries, per queue, per I/O thread): 4096. */
-    public static final int DEFAULT_COMPLETION_QUEUE_SIZE = 4096;
-    /** Default registered buffer pool size: 512 MiB. */
-    public static final long DEFAULT_POOL_BYTES = 512L * 1024 * 1024;
-    /** Default slab size (one memory registration each): 8 MiB. */
-    public static final long DEFAULT_SLAB_BYTES = 8L * 1024 * 1024;
-    /** Default bound on queued unsent bytes per connection: 8 MiB. */
-    public static final long DEFAULT_WRITE_HIGH_WATER_MARK = 8L * 1024 * 1024;
-    /** Default tick period (call timeouts are swept on it): 10 ms. */
-    public static final Duration DEFAULT_TICK_INTERVAL = Duration.ofMillis(10);
-    /** Default local ACK timeout code: 14, that is 4.096 us x 2^14 = 67 ms before a packet is sent again. */
-    public static final int DEFAULT_ACK_TIMEOUT = 14;
     /** Default receives first posted to each shared receive queue (per I/O thread and device): 64. */
     public static final int DEFAULT_SHARED_RECEIVE_QUEUE_DEPTH = 64;
     /** Default bound a shared receive queue may grow to: 256. */
     public static final int DEFAULT_MAX_SHARED_RECEIVE_QUEUE_DEPTH = 256;
     /** Default credits granted to each connection's peer when receiving through a shared receive queue: 8. */
     public static final int DEFAULT_SHARED_RECEIVE_QUEUE_CREDITS = 8;
+    /** Default number of SENDs in flight per connection: 4. */
+    public static final int DEFAULT_SEND_WINDOW = 4;
+    /** Default inline threshold: messages up to 256 bytes are copied into the work request. */
+    public static final int DEFAULT_INLINE_THRESHOLD = 256;
+    /** Default bound on queued unsent bytes per connection: 8 MiB. */
+    public static final long DEFAULT_WRITE_HIGH_WATER_MARK = 8L * 1024 * 1024;
+    /** Default completion queue size (entries, per queue, per I/O thread): 4096. */
+    public static final int DEFAULT_COMPLETION_QUEUE_SIZE = 4096;
+    /** Default tick period (call timeouts are swept on it): 10 ms. */
+    public static final Duration DEFAULT_TICK_INTERVAL = Duration.ofMillis(10);
+    /** Default handshake timeout: 5 s. */
+    public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(5);
+    /** Default local ACK timeout code: 14, that is 4.096 us x 2^14 = 67 ms before a packet is sent again. */
+    public static final int DEFAULT_ACK_TIMEOUT = 14;
     /** Value of {@link #gidIndex} meaning: choose the RoCE v2 GID of the address in use. */
     public static final int AUTO_GID_INDEX = -1;
 
     private String device;
     private int port = 1;
     private int gidIndex = AUTO_GID_INDEX;
-    private int chunkSize = DEFAULT_CHUNK_SIZE;
-    private int receiveQueueDepth = DEFAULT_RECEIVE_QUEUE_DEPTH;
-    private int maxReceiveQueueDepth = DEFAULT_MAX_RECEIVE_QUEUE_DEPTH;
-    private int sendWindow = DEFAULT_SEND_WINDOW;
-    private int inlineThreshold = DEFAULT_INLINE_THRESHOLD;
-    private int completionQueueSize = DEFAULT_COMPLETION_QUEUE_SIZE;
-    private IdleStrategy idleStrategy = IdleStrategy.event();
-    private long poolBytes = DEFAULT_POOL_BYTES;
-    private long slabBytes = DEFAULT_SLAB_BYTES;
-    private long poolHighWaterMark = -1;
-    private boolean sharedReceiveQueue;
-    private int sharedReceiveQueueDepth = DEFAULT_SHARED_RECEIVE_QUEUE_DEPTH;
-    private int maxSharedReceiveQueueDepth = DEFAULT_MAX_SHARED_RECEIVE_QUEUE_DEPTH;
-    private int sharedReceiveQueueCredits = DEFAULT_SHARED_RECEIVE_QUEUE_CREDITS;
     private int ioThreads = 1;
-    private long writeHighWaterMark = DEFAULT_WRITE_HIGH_WATER_MARK;
-    private Duration tickInterval = DEFAULT_TICK_INTERVAL;
-    private Duration handshakeTimeout = Duration.ofSeconds(5);
-    private int ackTimeout = DEFAULT_ACK_TIMEOUT;
     private String threadNamePrefix = "rdmarpc-rdma";
+    private final BufferPool.Config bufferPool = BufferPool.Config.builtInDefaults().chunkSize(DEFAULT_CHUNK_SIZE)
+            .slabSize(DEFAULT_SLAB_SIZE).maxPooledBytes(DEFAULT_MAX_POOLED_BYTES).maxLargeBytes(DEFAULT_MAX_LARGE_BYTES);
+    private long poolHighWaterMark = AUTO_POOL_HIGH_WATER_MARK;
+    private final ReceiveQueue receiveQueue = new ReceiveQueue();
+    private final SharedReceiveQueue sharedReceiveQueue = new SharedReceiveQueue();
+    private final Send send = new Send();
+    private final Polling polling = new Polling();
+    private final Timeouts timeouts = new Timeouts();
 
     /** Creates a configuration with the defaults (the system properties' where set). */
     public RdmaConfig() {
         SETTINGS.applySystemProperties(this);
     }
 
-    /** @return the system properties that give this class its defaults, {@code rdmarpc.rdma.<setting>} */
-    public static java.util.List<String> systemProperties() {
+    private RdmaConfig(boolean systemProperties) {
+        if (systemProperties) {
+            SETTINGS.applySystemProperties(this);
+        }
+    }
+
+    /**
+     * @return the system properties that give this class its defaults, {@code rdmarpc.rdma.<setting>}
+     *         and {@code rdmarpc.rdma.<group>.<setting>}
+     */
+    public static List<String> systemProperties() {
         return SETTINGS.properties();
     }
 
@@ -173,166 +174,6 @@ public final class RdmaConfig {
     }
 
     /**
-     * @param bytes size of one receive buffer and of the largest single SEND, a power of two in
-     *              [4 KiB, 16 MiB]; default 256 KiB. Frames up to this size travel in one message and
-     *              are handed to handlers in place; larger ones are split into chunks of this size.
-     *              Each connection holds {@code (receiveQueueDepth + 3)} of them.
-     * @return this
-     */
-    public RdmaConfig chunkSize(int bytes) {
-        this.chunkSize = bytes;
-        return this;
-    }
-
-    /**
-     * @param n receive buffers posted per connection and credited to the peer, in [1, 4096];
-     *          default 8 (2 MiB at the default chunk size, plus 3 reserved)
-     * @return this
-     */
-    public RdmaConfig receiveQueueDepth(int n) {
-        this.receiveQueueDepth = n;
-        return this;
-    }
-
-    /**
-     * @param n the most receive buffers a connection may grow to when its peer keeps running out of
-     *          credits, at least {@link #receiveQueueDepth}, at most 16384; default 32 (8 MiB at the
-     *          default chunk size). Equal to the depth: no growth.
-     * @return this
-     */
-    public RdmaConfig maxReceiveQueueDepth(int n) {
-        this.maxReceiveQueueDepth = n;
-        return this;
-    }
-
-    /**
-     * @param n SENDs in flight per connection, in [1, 1024]; default 4 (up to 1 MiB at the default
-     *          chunk size). While all are in flight, small messages are coalesced into one chunk.
-     * @return this
-     */
-    public RdmaConfig sendWindow(int n) {
-        this.sendWindow = n;
-        return this;
-    }
-
-    /**
-     * @param bytes messages up to this size are sent inline (copied into the work request, no DMA
-     *              read of the buffer), in [0, 1024]; default 256. The device's own limit applies
-     *              on top; 0 disables inline sends.
-     * @return this
-     */
-    public RdmaConfig inlineThreshold(int bytes) {
-        this.inlineThreshold = bytes;
-        return this;
-    }
-
-    /**
-     * @param entries size of each of the two completion queues (send, receive) of an I/O thread, in
-     *                [64, 1048576]; default 4096. It bounds how many connections one thread can
-     *                carry: each reserves {@code maxReceiveQueueDepth + 3} receive entries and
-     *                {@code sendWindow + 2} send entries.
-     * @return this
-     */
-    public RdmaConfig completionQueueSize(int entries) {
-        this.completionQueueSize = entries;
-        return this;
-    }
-
-    /**
-     * @param idle how I/O threads wait for completions: {@link IdleStrategy#event()} (the default)
-     *             sleeps on the completion channel until the device signals, with one wake-up per
-     *             burst because only the last message of a burst asks for an event (solicited
-     *             events); {@link IdleStrategy#busyPoll()} polls the completion queues without ever
-     *             sleeping (lowest latency, one core per I/O thread); {@link IdleStrategy#backOff}
-     *             polls for a while after the last completion, then sleeps as event does
-     * @return this
-     */
-    public RdmaConfig idleStrategy(IdleStrategy idle) {
-        this.idleStrategy = Objects.requireNonNull(idle, "idle");
-        return this;
-    }
-
-    /**
-     * @param bytes the most registered memory the transport's buffer pool may hold (chunks for
-     *              receive and send buffers), at least one slab; default 512 MiB
-     * @return this
-     */
-    public RdmaConfig poolBytes(long bytes) {
-        this.poolBytes = bytes;
-        return this;
-    }
-
-    /**
-     * @param bytes size of one slab of the pool, registered with each device once, a multiple of
-     *              {@link #chunkSize}; default 8 MiB
-     * @return this
-     */
-    public RdmaConfig slabBytes(long bytes) {
-        this.slabBytes = bytes;
-        return this;
-    }
-
-    /**
-     * @param bytes pool bytes in use above which new connections are refused (with a clear error on
-     *              both sides) while existing ones keep working; at most {@link #poolBytes}; default
-     *              -1, meaning three quarters of {@link #poolBytes} (384 MiB)
-     * @return this
-     */
-    public RdmaConfig poolHighWaterMark(long bytes) {
-        this.poolHighWaterMark = bytes;
-        return this;
-    }
-
-    /**
-     * @param enabled true to receive through one shared receive queue per I/O thread and device
-     *                instead of one receive queue per connection, so receive memory does not grow
-     *                with the number of connections; default false (see docs/rdma.md for the
-     *                trade-off). Either side may enable it on its own: the peer sees only credits.
-     * @return this
-     */
-    public RdmaConfig sharedReceiveQueue(boolean enabled) {
-        this.sharedReceiveQueue = enabled;
-        return this;
-    }
-
-    /**
-     * @param depth chunk-sized receives first posted to each shared receive queue (one per I/O thread
-     *              and device), whatever the number of connections, in [1, 65536]; default 64, that
-     *              is 64 x 256 KiB = 16 MiB. Used only with {@link #sharedReceiveQueue(boolean)}
-     * @return this
-     */
-    public RdmaConfig sharedReceiveQueueDepth(int depth) {
-        this.sharedReceiveQueueDepth = depth;
-        return this;
-    }
-
-    /**
-     * @param depth the most receives a shared receive queue grows to when fewer than a quarter of
-     *              its receives remain posted, in [{@link #sharedReceiveQueueDepth}, 65536] and at
-     *              most {@link #completionQueueSize}; default 256 (64 MiB with 256 KiB chunks). Used
-     *              only with {@link #sharedReceiveQueue(boolean)}
-     * @return this
-     */
-    public RdmaConfig maxSharedReceiveQueueDepth(int depth) {
-        this.maxSharedReceiveQueueDepth = depth;
-        return this;
-    }
-
-    /**
-     * @param credits data messages each peer may send before this side returns credits, when this
-     *                side receives through a shared receive queue, in [1, 4096]; default 8. The
-     *                queue is shared, not reserved: connections x credits may exceed its depth, and
-     *                then a burst from every peer at once can find it empty (the peer's device
-     *                retries after an RNR NAK; see docs/rdma.md). Used only with
-     *                {@link #sharedReceiveQueue(boolean)}
-     * @return this
-     */
-    public RdmaConfig sharedReceiveQueueCredits(int credits) {
-        this.sharedReceiveQueueCredits = credits;
-        return this;
-    }
-
-    /**
      * @param n RDMA I/O threads (each with its completion queues and its connections), in [1, 256];
      *          default 1
      * @return this
@@ -343,54 +184,111 @@ public final class RdmaConfig {
     }
 
     /**
-     * @param bytes bytes of responses committed but not yet sent on one accepted (server) connection
-     *              above which it stops handling requests (their receives are not posted again, so
-     *              the client runs out of credits) until they drain to half the mark; default 8 MiB.
-     *              Client connections never stop handling responses: their requests are bounded by
-     *              the RPC client before they are queued.
-     * @return this
-     */
-    public RdmaConfig writeHighWaterMark(long bytes) {
-        this.writeHighWaterMark = bytes;
-        return this;
-    }
-
-    /**
-     * @param interval period of the connections' ticks (call timeouts), in [1 ms, 60 s]; default 10 ms
-     * @return this
-     */
-    public RdmaConfig tickInterval(Duration interval) {
-        this.tickInterval = Objects.requireNonNull(interval, "interval");
-        return this;
-    }
-
-    /**
-     * @param timeout how long the RDMA hello exchange may take after the TCP connection is up;
-     *                default 5 s
-     * @return this
-     */
-    public RdmaConfig handshakeTimeout(Duration timeout) {
-        this.handshakeTimeout = Objects.requireNonNull(timeout, "timeout");
-        return this;
-    }
-
-    /**
-     * @param code the queue pairs' local ACK timeout, 4.096 us x 2^code before unacknowledged packets
-     *             are sent again (7 times, then the connection fails), in [1, 31]; default 14 (67 ms).
-     *             Raise it where acknowledgements are slow (software RDMA on a loaded or emulated CPU).
-     * @return this
-     */
-    public RdmaConfig ackTimeout(int code) {
-        this.ackTimeout = code;
-        return this;
-    }
-
-    /**
      * @param prefix name prefix of the RDMA I/O threads; default "rdmarpc-rdma"
      * @return this
      */
     public RdmaConfig threadNamePrefix(String prefix) {
         this.threadNamePrefix = Objects.requireNonNull(prefix, "prefix");
+        return this;
+    }
+
+    /**
+     * Edits the settings of the transport's registered buffer pool in place. RDMA's defaults:
+     * {@link BufferPool.Config#chunkSize} 256 KiB (the size of one receive buffer and of the largest
+     * single SEND, a power of two in [4 KiB, 16 MiB] here: frames up to this size travel in one
+     * message and are handed to handlers in place, larger ones are split into chunks of this size;
+     * each connection holds {@code receiveQueue.depth + 3} of them), {@link BufferPool.Config#slabSize}
+     * 8 MiB (registered with each device once, at most 1 GiB here),
+     * {@link BufferPool.Config#maxPooledBytes} 512 MiB (all registered chunk memory, receive and send
+     * buffers) and {@link BufferPool.Config#maxLargeBytes} 512 MiB (buffers of frames larger than a
+     * chunk). A {@link BufferPool.Config#slabListener} given here is kept: the transport registers
+     * each new slab with its devices, then calls it; it calls it before deregistering a slab.
+     *
+     * @param settings what to change, e.g. {@code p -> p.chunkSize(64 * 1024)}
+     * @return this
+     */
+    public RdmaConfig bufferPool(Consumer<BufferPool.Config> settings) {
+        settings.accept(bufferPool);
+        return this;
+    }
+
+    /**
+     * Replaces every setting of the pool, RDMA's defaults included, by those of {@code config}
+     * (copied: later changes to it do not reach this configuration). To change a few settings and
+     * keep RDMA's defaults for the others, use {@link #bufferPool(Consumer)}.
+     *
+     * @param config the pool's settings
+     * @return this
+     */
+    public RdmaConfig bufferPool(BufferPool.Config config) {
+        BufferPool.Config.settingsTable().copy(Objects.requireNonNull(config, "config"), bufferPool);
+        return this;
+    }
+
+    /**
+     * @param bytes pool bytes in use above which new connections are refused (with a clear error on
+     *              both sides) while existing ones keep working; at most the pool's
+     *              {@link BufferPool.Config#maxPooledBytes}; default {@link #AUTO_POOL_HIGH_WATER_MARK}
+     *              (-1, property value "auto"), meaning three quarters of it (384 MiB)
+     * @return this
+     */
+    public RdmaConfig poolHighWaterMark(long bytes) {
+        this.poolHighWaterMark = bytes;
+        return this;
+    }
+
+    /**
+     * Edits the per-connection receive queue's settings in place.
+     *
+     * @param settings what to change, e.g. {@code q -> q.depth(16).maxDepth(64)}
+     * @return this
+     */
+    public RdmaConfig receiveQueue(Consumer<ReceiveQueue> settings) {
+        settings.accept(receiveQueue);
+        return this;
+    }
+
+    /**
+     * Edits the shared receive queue's settings in place.
+     *
+     * @param settings what to change, e.g. {@code s -> s.enabled(true).depth(128)}
+     * @return this
+     */
+    public RdmaConfig sharedReceiveQueue(Consumer<SharedReceiveQueue> settings) {
+        settings.accept(sharedReceiveQueue);
+        return this;
+    }
+
+    /**
+     * Edits the send side's settings in place.
+     *
+     * @param settings what to change, e.g. {@code s -> s.window(8)}
+     * @return this
+     */
+    public RdmaConfig send(Consumer<Send> settings) {
+        settings.accept(send);
+        return this;
+    }
+
+    /**
+     * Edits how the I/O threads poll, in place.
+     *
+     * @param settings what to change, e.g. {@code p -> p.idleStrategy(IdleStrategy.busyPoll())}
+     * @return this
+     */
+    public RdmaConfig polling(Consumer<Polling> settings) {
+        settings.accept(polling);
+        return this;
+    }
+
+    /**
+     * Edits the timeouts in place.
+     *
+     * @param settings what to change, e.g. {@code t -> t.handshake(Duration.ofSeconds(30))}
+     * @return this
+     */
+    public RdmaConfig timeouts(Consumer<Timeouts> settings) {
+        settings.accept(timeouts);
         return this;
     }
 
@@ -409,99 +307,9 @@ public final class RdmaConfig {
         return gidIndex;
     }
 
-    /** @return the chunk size */
-    public int chunkSize() {
-        return chunkSize;
-    }
-
-    /** @return the initial receive depth */
-    public int receiveQueueDepth() {
-        return receiveQueueDepth;
-    }
-
-    /** @return the receive depth bound */
-    public int maxReceiveQueueDepth() {
-        return maxReceiveQueueDepth;
-    }
-
-    /** @return the send window */
-    public int sendWindow() {
-        return sendWindow;
-    }
-
-    /** @return the inline threshold */
-    public int inlineThreshold() {
-        return inlineThreshold;
-    }
-
-    /** @return the completion queue size */
-    public int completionQueueSize() {
-        return completionQueueSize;
-    }
-
-    /** @return how I/O threads wait for completions */
-    public IdleStrategy idleStrategy() {
-        return idleStrategy;
-    }
-
-    /** @return the pool size */
-    public long poolBytes() {
-        return poolBytes;
-    }
-
-    /** @return the slab size */
-    public long slabBytes() {
-        return slabBytes;
-    }
-
-    /** @return the pool high-water mark in bytes (resolved by {@link #conclude()}) */
-    public long poolHighWaterMark() {
-        return poolHighWaterMark;
-    }
-
-    /** @return true when receiving through shared receive queues */
-    public boolean sharedReceiveQueue() {
-        return sharedReceiveQueue;
-    }
-
-    /** @return receives first posted to each shared receive queue */
-    public int sharedReceiveQueueDepth() {
-        return sharedReceiveQueueDepth;
-    }
-
-    /** @return the most receives a shared receive queue grows to */
-    public int maxSharedReceiveQueueDepth() {
-        return maxSharedReceiveQueueDepth;
-    }
-
-    /** @return credits granted to each peer when receiving through a shared receive queue */
-    public int sharedReceiveQueueCredits() {
-        return sharedReceiveQueueCredits;
-    }
-
     /** @return the number of I/O threads */
     public int ioThreads() {
         return ioThreads;
-    }
-
-    /** @return the write high-water mark */
-    public long writeHighWaterMark() {
-        return writeHighWaterMark;
-    }
-
-    /** @return the tick interval */
-    public Duration tickInterval() {
-        return tickInterval;
-    }
-
-    /** @return the handshake timeout */
-    public Duration handshakeTimeout() {
-        return handshakeTimeout;
-    }
-
-    /** @return the local ACK timeout code */
-    public int ackTimeout() {
-        return ackTimeout;
     }
 
     /** @return the thread name prefix */
@@ -509,9 +317,44 @@ public final class RdmaConfig {
         return threadNamePrefix;
     }
 
+    /** @return the pool's settings: this configuration's own, so changes to them apply to it */
+    public BufferPool.Config bufferPool() {
+        return bufferPool;
+    }
+
+    /** @return the pool high-water mark in bytes (resolved by {@link #conclude()}) */
+    public long poolHighWaterMark() {
+        return poolHighWaterMark;
+    }
+
+    /** @return the receive queue's settings: this configuration's own */
+    public ReceiveQueue receiveQueue() {
+        return receiveQueue;
+    }
+
+    /** @return the shared receive queue's settings: this configuration's own */
+    public SharedReceiveQueue sharedReceiveQueue() {
+        return sharedReceiveQueue;
+    }
+
+    /** @return the send side's settings: this configuration's own */
+    public Send send() {
+        return send;
+    }
+
+    /** @return the polling settings: this configuration's own */
+    public Polling polling() {
+        return polling;
+    }
+
+    /** @return the timeouts: this configuration's own */
+    public Timeouts timeouts() {
+        return timeouts;
+    }
+
     /**
      * Validates the settings and resolves the automatic ones that need no device (the pool
-     * high-water mark).
+     * high-water mark). A group's setting is named {@code group.setting}, as its property is.
      *
      * @return this
      * @throws IllegalArgumentException naming the first bad setting and its allowed range
@@ -527,96 +370,503 @@ public final class RdmaConfig {
         if (gidIndex != AUTO_GID_INDEX && (gidIndex < 0 || gidIndex > 255)) {
             throw new IllegalArgumentException("gidIndex must be in [0, 255] or AUTO_GID_INDEX (-1): " + gidIndex);
         }
-        if (chunkSize < 4096 || chunkSize > (16 << 20) || Integer.bitCount(chunkSize) != 1) {
-            throw new IllegalArgumentException("chunkSize must be a power of two in [4 KiB, 16 MiB]: " + chunkSize);
-        }
-        if (receiveQueueDepth < 1 || receiveQueueDepth > 4096) {
-            throw new IllegalArgumentException("receiveQueueDepth must be in [1, 4096]: " + receiveQueueDepth);
-        }
-        if (maxReceiveQueueDepth < receiveQueueDepth || maxReceiveQueueDepth > 16384) {
-            throw new IllegalArgumentException("maxReceiveQueueDepth must be in [receiveQueueDepth (" + receiveQueueDepth
-                    + "), 16384]: " + maxReceiveQueueDepth);
-        }
-        if (sendWindow < 1 || sendWindow > 1024) {
-            throw new IllegalArgumentException("sendWindow must be in [1, 1024]: " + sendWindow);
-        }
-        if (inlineThreshold < 0 || inlineThreshold > 1024) {
-            throw new IllegalArgumentException("inlineThreshold must be in [0, 1024]: " + inlineThreshold);
-        }
-        if (completionQueueSize < 64 || completionQueueSize > (1 << 20)) {
-            throw new IllegalArgumentException("completionQueueSize must be in [64, 1048576]: " + completionQueueSize);
-        }
-        int perConnection = maxReceiveQueueDepth + RESERVED_RECEIVES;
-        if (!sharedReceiveQueue && perConnection > completionQueueSize) {
-            throw new IllegalArgumentException("completionQueueSize (" + completionQueueSize
-                    + ") cannot hold one connection's receives (maxReceiveQueueDepth + 3 = " + perConnection + ")");
-        }
-        if (sharedReceiveQueueDepth < 1 || sharedReceiveQueueDepth > 65536) {
-            throw new IllegalArgumentException("sharedReceiveQueueDepth must be in [1, 65536]: " + sharedReceiveQueueDepth);
-        }
-        if (maxSharedReceiveQueueDepth < sharedReceiveQueueDepth || maxSharedReceiveQueueDepth > 65536) {
-            throw new IllegalArgumentException("maxSharedReceiveQueueDepth must be in [sharedReceiveQueueDepth ("
-                    + sharedReceiveQueueDepth + "), 65536]: " + maxSharedReceiveQueueDepth);
-        }
-        if (sharedReceiveQueueCredits < 1 || sharedReceiveQueueCredits > 4096) {
-            throw new IllegalArgumentException("sharedReceiveQueueCredits must be in [1, 4096]: " + sharedReceiveQueueCredits);
-        }
-        if (sharedReceiveQueue && maxSharedReceiveQueueDepth > completionQueueSize) {
-            throw new IllegalArgumentException("completionQueueSize (" + completionQueueSize
-                    + ") cannot hold the completions of a full shared receive queue (maxSharedReceiveQueueDepth = "
-                    + maxSharedReceiveQueueDepth + ")");
-        }
-        if (slabBytes < chunkSize || slabBytes % chunkSize != 0 || slabBytes > (1L << 30)) {
-            throw new IllegalArgumentException("slabBytes must be a multiple of chunkSize (" + chunkSize
-                    + ") and at most 1 GiB: " + slabBytes);
-        }
-        if (poolBytes < slabBytes) {
-            throw new IllegalArgumentException("poolBytes must hold at least one slab (" + slabBytes + " bytes): " + poolBytes);
-        }
-        long minimum = (long) (receiveQueueDepth + RESERVED_RECEIVES + 1) * chunkSize;
-        if (poolBytes < minimum) {
-            throw new IllegalArgumentException("poolBytes (" + poolBytes + ") cannot hold one connection: it needs "
-                    + minimum + " bytes ((receiveQueueDepth + 3 + 1) x chunkSize)");
-        }
-        long srqMinimum = (long) (sharedReceiveQueueDepth + 1) * chunkSize;
-        if (sharedReceiveQueue && poolBytes < srqMinimum) {
-            throw new IllegalArgumentException("poolBytes (" + poolBytes + ") cannot hold one shared receive queue: it needs "
-                    + srqMinimum + " bytes ((sharedReceiveQueueDepth + 1) x chunkSize)");
-        }
-        if (poolHighWaterMark == -1) {
-            poolHighWaterMark = poolBytes / 4 * 3;
-        } else if (poolHighWaterMark < 0 || poolHighWaterMark > poolBytes) {
-            throw new IllegalArgumentException("poolHighWaterMark must be in [0, poolBytes (" + poolBytes
-                    + ")] or -1 for three quarters of it: " + poolHighWaterMark);
-        }
         if (ioThreads < 1 || ioThreads > 256) {
             throw new IllegalArgumentException("ioThreads must be in [1, 256]: " + ioThreads);
         }
-        if (writeHighWaterMark < 1) {
-            throw new IllegalArgumentException("writeHighWaterMark must be positive: " + writeHighWaterMark);
+        int chunkSize = bufferPool.chunkSize();
+        if (chunkSize < 4096 || chunkSize > (16 << 20) || Integer.bitCount(chunkSize) != 1) {
+            throw new IllegalArgumentException("bufferPool.chunkSize must be a power of two in [4 KiB, 16 MiB]: " + chunkSize);
         }
-        if (tickInterval.toMillis() < 1 || tickInterval.toSeconds() > 60) {
-            throw new IllegalArgumentException("tickInterval must be in [1 ms, 60 s]: " + tickInterval);
+        if (bufferPool.slabSize() > (1L << 30)) {
+            throw new IllegalArgumentException("bufferPool.slabSize must be at most 1 GiB: " + bufferPool.slabSize());
         }
-        if (ackTimeout < 1 || ackTimeout > 31) {
-            throw new IllegalArgumentException("ackTimeout must be in [1, 31]: " + ackTimeout);
+        try {
+            bufferPool.conclude();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("bufferPool." + e.getMessage(), e);
         }
-        if (handshakeTimeout.isNegative() || handshakeTimeout.isZero()) {
-            throw new IllegalArgumentException("handshakeTimeout must be positive: " + handshakeTimeout);
+        long pooled = bufferPool.maxPooledBytes();
+        receiveQueue.check();
+        sharedReceiveQueue.check();
+        send.check();
+        polling.check();
+        timeouts.check();
+        int perConnection = receiveQueue.maxDepth + RESERVED_RECEIVES;
+        if (!sharedReceiveQueue.enabled && perConnection > polling.completionQueueSize) {
+            throw new IllegalArgumentException("polling.completionQueueSize (" + polling.completionQueueSize
+                    + ") cannot hold one connection's receives (receiveQueue.maxDepth + 3 = " + perConnection + ")");
+        }
+        if (sharedReceiveQueue.enabled && sharedReceiveQueue.maxDepth > polling.completionQueueSize) {
+            throw new IllegalArgumentException("polling.completionQueueSize (" + polling.completionQueueSize
+                    + ") cannot hold the completions of a full shared receive queue (sharedReceiveQueue.maxDepth = "
+                    + sharedReceiveQueue.maxDepth + ")");
+        }
+        long minimum = (long) (receiveQueue.depth + RESERVED_RECEIVES + 1) * chunkSize;
+        if (pooled < minimum) {
+            throw new IllegalArgumentException("bufferPool.maxPooledBytes (" + pooled + ") cannot hold one connection: it needs "
+                    + minimum + " bytes ((receiveQueue.depth + 3 + 1) x bufferPool.chunkSize)");
+        }
+        long srqMinimum = (long) (sharedReceiveQueue.depth + 1) * chunkSize;
+        if (sharedReceiveQueue.enabled && pooled < srqMinimum) {
+            throw new IllegalArgumentException("bufferPool.maxPooledBytes (" + pooled
+                    + ") cannot hold one shared receive queue: it needs " + srqMinimum
+                    + " bytes ((sharedReceiveQueue.depth + 1) x bufferPool.chunkSize)");
+        }
+        if (poolHighWaterMark == AUTO_POOL_HIGH_WATER_MARK) {
+            poolHighWaterMark = pooled / 4 * 3;
+        } else if (poolHighWaterMark < 0 || poolHighWaterMark > pooled) {
+            throw new IllegalArgumentException("poolHighWaterMark must be in [0, bufferPool.maxPooledBytes (" + pooled
+                    + ")] or -1 for three quarters of it: " + poolHighWaterMark);
         }
         return this;
     }
 
-    /** @return an independent copy */
+    /** @return an independent copy: its groups are its own */
     public RdmaConfig copy() {
-        RdmaConfig c = new RdmaConfig();
+        RdmaConfig c = new RdmaConfig(false);
         SETTINGS.copy(this, c);
         return c;
     }
 
-    /** @return every setting, {@code name=value}, in the order of the settings table */
+    /** @return every setting, {@code name=value}, in the order of the settings table, groups' nested */
     @Override
     public String toString() {
         return SETTINGS.toString(this);
+    }
+
+    /**
+     * The receive queue of each connection ({@code rdmarpc.rdma.receiveQueue.*}): receive buffers
+     * posted and credited to the peer, growing while the peer keeps running out of credits. Not used
+     * when the {@link SharedReceiveQueue} is enabled. Held by an {@link RdmaConfig}, edited through
+     * {@link RdmaConfig#receiveQueue(Consumer)}.
+     */
+    public static final class ReceiveQueue {
+        private static final SettingsTable<ReceiveQueue> SETTINGS =
+                new SettingsTable<ReceiveQueue>("ReceiveQueue", "rdmarpc.rdma.receiveQueue.")
+                        .add("depth", SettingsTable::parseInt, ReceiveQueue::depth, ReceiveQueue::depth)
+                        .add("maxDepth", SettingsTable::parseInt, ReceiveQueue::maxDepth, ReceiveQueue::maxDepth);
+
+        private int depth = DEFAULT_RECEIVE_QUEUE_DEPTH;
+        private int maxDepth = DEFAULT_MAX_RECEIVE_QUEUE_DEPTH;
+
+        private ReceiveQueue() {
+        }
+
+        /**
+         * @param n receive buffers posted per connection and credited to the peer, in [1, 4096];
+         *          default 8 (2 MiB at the default chunk size, plus 3 reserved)
+         * @return this
+         */
+        public ReceiveQueue depth(int n) {
+            this.depth = n;
+            return this;
+        }
+
+        /**
+         * @param n the most receive buffers a connection may grow to when its peer keeps running out
+         *          of credits, at least {@link #depth}, at most 16384; default 32 (8 MiB at the default
+         *          chunk size). Equal to the depth: no growth.
+         * @return this
+         */
+        public ReceiveQueue maxDepth(int n) {
+            this.maxDepth = n;
+            return this;
+        }
+
+        /** @return the initial receive depth */
+        public int depth() {
+            return depth;
+        }
+
+        /** @return the receive depth bound */
+        public int maxDepth() {
+            return maxDepth;
+        }
+
+        private void check() {
+            if (depth < 1 || depth > 4096) {
+                throw new IllegalArgumentException("receiveQueue.depth must be in [1, 4096]: " + depth);
+            }
+            if (maxDepth < depth || maxDepth > 16384) {
+                throw new IllegalArgumentException("receiveQueue.maxDepth must be in [receiveQueue.depth (" + depth
+                        + "), 16384]: " + maxDepth);
+            }
+        }
+
+        /** @return an independent copy */
+        public ReceiveQueue copy() {
+            ReceiveQueue c = new ReceiveQueue();
+            SETTINGS.copy(this, c);
+            return c;
+        }
+
+        @Override
+        public String toString() {
+            return SETTINGS.toString(this);
+        }
+    }
+
+    /**
+     * The shared receive queue ({@code rdmarpc.rdma.sharedReceiveQueue.*}): when enabled, each I/O
+     * thread receives through one queue per device instead of one queue per connection, so receive
+     * memory does not grow with the number of connections (see docs/rdma.md for the trade-off).
+     * Held by an {@link RdmaConfig}, edited through {@link RdmaConfig#sharedReceiveQueue(Consumer)}.
+     */
+    public static final class SharedReceiveQueue {
+        private static final SettingsTable<SharedReceiveQueue> SETTINGS =
+                new SettingsTable<SharedReceiveQueue>("SharedReceiveQueue", "rdmarpc.rdma.sharedReceiveQueue.")
+                        .add("enabled", SettingsTable::parseBoolean, SharedReceiveQueue::enabled, SharedReceiveQueue::enabled)
+                        .add("depth", SettingsTable::parseInt, SharedReceiveQueue::depth, SharedReceiveQueue::depth)
+                        .add("maxDepth", SettingsTable::parseInt, SharedReceiveQueue::maxDepth, SharedReceiveQueue::maxDepth)
+                        .add("credits", SettingsTable::parseInt, SharedReceiveQueue::credits, SharedReceiveQueue::credits);
+
+        private boolean enabled;
+        private int depth = DEFAULT_SHARED_RECEIVE_QUEUE_DEPTH;
+        private int maxDepth = DEFAULT_MAX_SHARED_RECEIVE_QUEUE_DEPTH;
+        private int credits = DEFAULT_SHARED_RECEIVE_QUEUE_CREDITS;
+
+        private SharedReceiveQueue() {
+        }
+
+        /**
+         * @param enabled true to receive through one shared receive queue per I/O thread and device
+         *                instead of one receive queue per connection; default false. Either side may
+         *                enable it on its own: the peer sees only credits.
+         * @return this
+         */
+        public SharedReceiveQueue enabled(boolean enabled) {
+            this.enabled = enabled;
+            return this;
+        }
+
+        /**
+         * @param n chunk-sized receives first posted to each shared receive queue (one per I/O thread
+         *          and device), whatever the number of connections, in [1, 65536]; default 64, that is
+         *          64 x 256 KiB = 16 MiB
+         * @return this
+         */
+        public SharedReceiveQueue depth(int n) {
+            this.depth = n;
+            return this;
+        }
+
+        /**
+         * @param n the most receives a shared receive queue grows to when fewer than a quarter of its
+         *          receives remain posted, in [{@link #depth}, 65536] and at most
+         *          {@link Polling#completionQueueSize}; default 256 (64 MiB with 256 KiB chunks)
+         * @return this
+         */
+        public SharedReceiveQueue maxDepth(int n) {
+            this.maxDepth = n;
+            return this;
+        }
+
+        /**
+         * @param n data messages each peer may send before this side returns credits, in [1, 4096];
+         *          default 8. The queue is shared, not reserved: connections x credits may exceed its
+         *          depth, and then a burst from every peer at once can find it empty (the peer's
+         *          device retries after an RNR NAK; see docs/rdma.md).
+         * @return this
+         */
+        public SharedReceiveQueue credits(int n) {
+            this.credits = n;
+            return this;
+        }
+
+        /** @return true when receiving through shared receive queues */
+        public boolean enabled() {
+            return enabled;
+        }
+
+        /** @return receives first posted to each shared receive queue */
+        public int depth() {
+            return depth;
+        }
+
+        /** @return the most receives a shared receive queue grows to */
+        public int maxDepth() {
+            return maxDepth;
+        }
+
+        /** @return credits granted to each peer */
+        public int credits() {
+            return credits;
+        }
+
+        private void check() {
+            if (depth < 1 || depth > 65536) {
+                throw new IllegalArgumentException("sharedReceiveQueue.depth must be in [1, 65536]: " + depth);
+            }
+            if (maxDepth < depth || maxDepth > 65536) {
+                throw new IllegalArgumentException("sharedReceiveQueue.maxDepth must be in [sharedReceiveQueue.depth ("
+                        + depth + "), 65536]: " + maxDepth);
+            }
+            if (credits < 1 || credits > 4096) {
+                throw new IllegalArgumentException("sharedReceiveQueue.credits must be in [1, 4096]: " + credits);
+            }
+        }
+
+        /** @return an independent copy */
+        public SharedReceiveQueue copy() {
+            SharedReceiveQueue c = new SharedReceiveQueue();
+            SETTINGS.copy(this, c);
+            return c;
+        }
+
+        @Override
+        public String toString() {
+            return SETTINGS.toString(this);
+        }
+    }
+
+    /**
+     * The send side of each connection ({@code rdmarpc.rdma.send.*}). Held by an {@link RdmaConfig},
+     * edited through {@link RdmaConfig#send(Consumer)}.
+     */
+    public static final class Send {
+        private static final SettingsTable<Send> SETTINGS = new SettingsTable<Send>("Send", "rdmarpc.rdma.send.")
+                .add("window", SettingsTable::parseInt, Send::window, Send::window)
+                .add("inlineThreshold", SettingsTable::parseIntBytes, Send::inlineThreshold, Send::inlineThreshold)
+                .add("writeHighWaterMark", SettingsTable::parseBytes, Send::writeHighWaterMark, Send::writeHighWaterMark);
+
+        private int window = DEFAULT_SEND_WINDOW;
+        private int inlineThreshold = DEFAULT_INLINE_THRESHOLD;
+        private long writeHighWaterMark = DEFAULT_WRITE_HIGH_WATER_MARK;
+
+        private Send() {
+        }
+
+        /**
+         * @param n SENDs in flight per connection, in [1, 1024]; default 4 (up to 1 MiB at the default
+         *          chunk size). While all are in flight, small messages are coalesced into one chunk.
+         * @return this
+         */
+        public Send window(int n) {
+            this.window = n;
+            return this;
+        }
+
+        /**
+         * @param bytes messages up to this size are sent inline (copied into the work request, no DMA
+         *              read of the buffer), in [0, 1024]; default 256. The device's own limit applies
+         *              on top; 0 disables inline sends.
+         * @return this
+         */
+        public Send inlineThreshold(int bytes) {
+            this.inlineThreshold = bytes;
+            return this;
+        }
+
+        /**
+         * @param bytes bytes of responses committed but not yet sent on one accepted (server)
+         *              connection above which it stops handling requests (their receives are not
+         *              posted again, so the client runs out of credits) until they drain to half the
+         *              mark; default 8 MiB. Client connections never stop handling responses: their
+         *              requests are bounded by the RPC client before they are queued.
+         * @return this
+         */
+        public Send writeHighWaterMark(long bytes) {
+            this.writeHighWaterMark = bytes;
+            return this;
+        }
+
+        /** @return the send window */
+        public int window() {
+            return window;
+        }
+
+        /** @return the inline threshold */
+        public int inlineThreshold() {
+            return inlineThreshold;
+        }
+
+        /** @return the write high-water mark */
+        public long writeHighWaterMark() {
+            return writeHighWaterMark;
+        }
+
+        private void check() {
+            if (window < 1 || window > 1024) {
+                throw new IllegalArgumentException("send.window must be in [1, 1024]: " + window);
+            }
+            if (inlineThreshold < 0 || inlineThreshold > 1024) {
+                throw new IllegalArgumentException("send.inlineThreshold must be in [0, 1024]: " + inlineThreshold);
+            }
+            if (writeHighWaterMark < 1) {
+                throw new IllegalArgumentException("send.writeHighWaterMark must be positive: " + writeHighWaterMark);
+            }
+        }
+
+        /** @return an independent copy */
+        public Send copy() {
+            Send c = new Send();
+            SETTINGS.copy(this, c);
+            return c;
+        }
+
+        @Override
+        public String toString() {
+            return SETTINGS.toString(this);
+        }
+    }
+
+    /**
+     * How the I/O threads wait for completions and how often they tick ({@code rdmarpc.rdma.polling.*}).
+     * Held by an {@link RdmaConfig}, edited through {@link RdmaConfig#polling(Consumer)}.
+     */
+    public static final class Polling {
+        private static final SettingsTable<Polling> SETTINGS = new SettingsTable<Polling>("Polling", "rdmarpc.rdma.polling.")
+                .add("idleStrategy", SettingsTable::parseIdleStrategy, Polling::idleStrategy, Polling::idleStrategy)
+                .add("completionQueueSize", SettingsTable::parseInt, Polling::completionQueueSize, Polling::completionQueueSize)
+                .add("tickInterval", SettingsTable::parseDuration, Polling::tickInterval, Polling::tickInterval);
+
+        private IdleStrategy idleStrategy = IdleStrategy.event();
+        private int completionQueueSize = DEFAULT_COMPLETION_QUEUE_SIZE;
+        private Duration tickInterval = DEFAULT_TICK_INTERVAL;
+
+        private Polling() {
+        }
+
+        /**
+         * @param idle how I/O threads wait for completions: {@link IdleStrategy#event()} (the default)
+         *             sleeps on the completion channel until the device signals, with one wake-up per
+         *             burst because only the last message of a burst asks for an event (solicited
+         *             events); {@link IdleStrategy#busyPoll()} polls the completion queues without
+         *             ever sleeping (lowest latency, one core per I/O thread);
+         *             {@link IdleStrategy#backOff} polls for a while after the last completion, then
+         *             sleeps as event does
+         * @return this
+         */
+        public Polling idleStrategy(IdleStrategy idle) {
+            this.idleStrategy = Objects.requireNonNull(idle, "idle");
+            return this;
+        }
+
+        /**
+         * @param entries size of each of the two completion queues (send, receive) of an I/O thread,
+         *                in [64, 1048576]; default 4096. It bounds how many connections one thread can
+         *                carry: each reserves {@code receiveQueue.maxDepth + 3} receive entries and
+         *                {@code send.window + 2} send entries.
+         * @return this
+         */
+        public Polling completionQueueSize(int entries) {
+            this.completionQueueSize = entries;
+            return this;
+        }
+
+        /**
+         * @param interval period of the connections' ticks (call timeouts), in [1 ms, 60 s];
+         *                 default 10 ms
+         * @return this
+         */
+        public Polling tickInterval(Duration interval) {
+            this.tickInterval = Objects.requireNonNull(interval, "interval");
+            return this;
+        }
+
+        /** @return how I/O threads wait for completions */
+        public IdleStrategy idleStrategy() {
+            return idleStrategy;
+        }
+
+        /** @return the completion queue size */
+        public int completionQueueSize() {
+            return completionQueueSize;
+        }
+
+        /** @return the tick interval */
+        public Duration tickInterval() {
+            return tickInterval;
+        }
+
+        private void check() {
+            if (completionQueueSize < 64 || completionQueueSize > (1 << 20)) {
+                throw new IllegalArgumentException("polling.completionQueueSize must be in [64, 1048576]: " + completionQueueSize);
+            }
+            if (tickInterval.toMillis() < 1 || tickInterval.toSeconds() > 60) {
+                throw new IllegalArgumentException("polling.tickInterval must be in [1 ms, 60 s]: " + tickInterval);
+            }
+        }
+
+        /** @return an independent copy */
+        public Polling copy() {
+            Polling c = new Polling();
+            SETTINGS.copy(this, c);
+            return c;
+        }
+
+        @Override
+        public String toString() {
+            return SETTINGS.toString(this);
+        }
+    }
+
+    /**
+     * Connection set-up and retransmission timeouts ({@code rdmarpc.rdma.timeouts.*}). Held by an
+     * {@link RdmaConfig}, edited through {@link RdmaConfig#timeouts(Consumer)}.
+     */
+    public static final class Timeouts {
+        private static final SettingsTable<Timeouts> SETTINGS = new SettingsTable<Timeouts>("Timeouts", "rdmarpc.rdma.timeouts.")
+                .add("handshake", SettingsTable::parseDuration, Timeouts::handshake, Timeouts::handshake)
+                .add("ackTimeout", SettingsTable::parseInt, Timeouts::ackTimeout, Timeouts::ackTimeout);
+
+        private Duration handshake = DEFAULT_HANDSHAKE_TIMEOUT;
+        private int ackTimeout = DEFAULT_ACK_TIMEOUT;
+
+        private Timeouts() {
+        }
+
+        /**
+         * @param timeout how long the RDMA hello exchange may take after the TCP connection is up;
+         *                default 5 s
+         * @return this
+         */
+        public Timeouts handshake(Duration timeout) {
+            this.handshake = Objects.requireNonNull(timeout, "timeout");
+            return this;
+        }
+
+        /**
+         * @param code the queue pairs' local ACK timeout, 4.096 us x 2^code before unacknowledged
+         *             packets are sent again (7 times, then the connection fails), in [1, 31]; default
+         *             14 (67 ms). Raise it where acknowledgements are slow (software RDMA on a loaded
+         *             or emulated CPU).
+         * @return this
+         */
+        public Timeouts ackTimeout(int code) {
+            this.ackTimeout = code;
+            return this;
+        }
+
+        /** @return the handshake timeout */
+        public Duration handshake() {
+            return handshake;
+        }
+
+        /** @return the local ACK timeout code */
+        public int ackTimeout() {
+            return ackTimeout;
+        }
+
+        private void check() {
+            if (handshake.isNegative() || handshake.isZero()) {
+                throw new IllegalArgumentException("timeouts.handshake must be positive: " + handshake);
+            }
+            if (ackTimeout < 1 || ackTimeout > 31) {
+                throw new IllegalArgumentException("timeouts.ackTimeout must be in [1, 31]: " + ackTimeout);
+            }
+        }
+
+        /** @return an independent copy */
+        public Timeouts copy() {
+            Timeouts c = new Timeouts();
+            SETTINGS.copy(this, c);
+            return c;
+        }
+
+        @Override
+        public String toString() {
+            return SETTINGS.toString(this);
+        }
     }
 }

@@ -97,17 +97,17 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         this.sendCqEntries = sendCqEntries;
         this.tableIndex = loop.reserveIndex();
         this.wrIdBits = WorkRequestId.connectionBits(tableIndex, loop.generation(tableIndex));
-        int sendWrs = RdmaSender.workRequests(config.sendWindow());
+        int sendWrs = RdmaSender.workRequests(config.send().window());
         ReceiveBuffers b = null;
         QueuePair q = null;
         SendWorkRequests s = null;
         try {
             b = loopDevice.shared == null
-                    ? new PrivateReceiveBuffers(loop.pool, device.index, config.receiveQueueDepth(), config.maxReceiveQueueDepth())
-                    : new SharedReceiveBuffers(loopDevice.shared, config.sharedReceiveQueueCredits());
+                    ? new PrivateReceiveBuffers(loop.pool, device.index, config.receiveQueue().depth(), config.receiveQueue().maxDepth())
+                    : new SharedReceiveBuffers(loopDevice.shared, config.sharedReceiveQueue().credits());
             QueuePairInit init = new QueuePairInit().sendCompletionQueue(loopDevice.sendCq)
                     .receiveCompletionQueue(loopDevice.recvCq).maxSendWr(sendWrs).maxSendSge(2)
-                    .maxInlineData(config.inlineThreshold());
+                    .maxInlineData(config.send().inlineThreshold());
             b.configure(init);
             q = device.pd.createQueuePair(init);
             s = new SendWorkRequests(sendWrs, 2);
@@ -161,13 +161,13 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     void connect(Hello peer) throws IOException {
         Mtu mtu = device.portAttributes.activeMtu().min(Mtu.of(peer.mtu));
         int peerReceive = Math.min(peer.receiveSize, loop.pool.chunkSize());
-        sender.start(new SendQueue(loop.pool, config.sendWindow(), peerReceive),
+        sender.start(new SendQueue(loop.pool, config.send().window(), peerReceive),
                 new Credits(peer.receiveCount, buffers.initialCredits(), buffers.maxCredits()));
         try {
             ConnectionAttributes a = new ConnectionAttributes().port(device.port).sgidIndex(gidIndex)
                     .remote(new QpEndpoint(peer.qpn, peer.psn, Gid.of(peer.gid), peer.lid)).pathMtu(mtu)
                     .localPsn(psn).accessFlags(0).maxDestReadAtomic(0)
-                    .maxReadAtomic(0).timeout(config.ackTimeout()).retryCount(7).rnrRetry(7);
+                    .maxReadAtomic(0).timeout(config.timeouts().ackTimeout()).retryCount(7).rnrRetry(7);
             qp.toRtr(a);
             qp.toRts(a);
         } catch (RuntimeException e) {
@@ -299,7 +299,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     /** Reports that the pool had no buffer for {@code what} (a JFR event). */
     void poolPressure(String what) {
         RdmaEvents.poolPressure(what, String.valueOf(remote), loop.transport.bytesInUse(), config.poolHighWaterMark(),
-                config.poolBytes());
+                config.bufferPool().maxPooledBytes());
     }
 
     // ================================================================== send side (any thread)
@@ -448,7 +448,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
 
     @Override
     public long tickIntervalNanos() {
-        return config.tickInterval().toNanos();
+        return config.polling().tickInterval().toNanos();
     }
 
     @Override

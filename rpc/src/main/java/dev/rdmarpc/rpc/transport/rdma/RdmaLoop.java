@@ -61,7 +61,7 @@ final class RdmaLoop implements IoLoop.Poller {
         this.pool = transport.bufferPool();
         this.wakeup = new Wakeup();
         this.wc = new WorkCompletions(POLL_BATCH);
-        this.io = new IoLoop(name, config.idleStrategy(), config.tickInterval().toNanos(), pool);
+        this.io = new IoLoop(name, config.polling().idleStrategy(), config.polling().tickInterval().toNanos(), pool);
     }
 
     void start() {
@@ -87,8 +87,8 @@ final class RdmaLoop implements IoLoop.Poller {
                 CompletionChannel ch = device.context.createCompletionChannel();
                 CompletionQueue send = null;
                 try {
-                    send = device.context.createCompletionQueue(config.completionQueueSize(), ch, 0);
-                    CompletionQueue recv = device.context.createCompletionQueue(config.completionQueueSize(), ch, 0);
+                    send = device.context.createCompletionQueue(config.polling().completionQueueSize(), ch, 0);
+                    CompletionQueue recv = device.context.createCompletionQueue(config.polling().completionQueueSize(), ch, 0);
                     ld = new LoopDevice(device, ch, send, recv);
                 } catch (RuntimeException e) {
                     if (send != null) {
@@ -99,14 +99,14 @@ final class RdmaLoop implements IoLoop.Poller {
                 }
                 devices[device.index] = ld;
             }
-            if (config.sharedReceiveQueue() && ld.shared == null) {
+            if (config.sharedReceiveQueue().enabled() && ld.shared == null) {
                 // the queue's completions all land in the receive CQ: reserve them once, for its maximum
-                if (ld.recvCqReserved + config.maxSharedReceiveQueueDepth() > ld.recvCq.capacity()) {
+                if (ld.recvCqReserved + config.sharedReceiveQueue().maxDepth() > ld.recvCq.capacity()) {
                     return null;
                 }
-                ld.shared = new SharedReceives(device, pool, metrics, config.sharedReceiveQueueDepth(),
-                        config.maxSharedReceiveQueueDepth());
-                ld.recvCqReserved += config.maxSharedReceiveQueueDepth();
+                ld.shared = new SharedReceives(device, pool, metrics, config.sharedReceiveQueue().depth(),
+                        config.sharedReceiveQueue().maxDepth());
+                ld.recvCqReserved += config.sharedReceiveQueue().maxDepth();
             }
             if (ld.recvCqReserved + recvCqEntries > ld.recvCq.capacity() || ld.sendCqReserved + sendCqEntries > ld.sendCq.capacity()) {
                 return null;

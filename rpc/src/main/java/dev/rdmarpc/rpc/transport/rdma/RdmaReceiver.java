@@ -47,7 +47,7 @@ final class RdmaReceiver {
         this.maxFrameLength = maxFrameLength;
         this.receiveSize = loop.pool.chunkSize();
         this.serverSide = serverSide;
-        this.writeHighWaterMark = loop.config.writeHighWaterMark();
+        this.writeHighWaterMark = loop.config.send().writeHighWaterMark();
         int capacity = buffers.waitingCapacity();
         this.waitingSlot = new int[capacity];
         this.waitingLength = new int[capacity];

@@ -72,9 +72,9 @@ final class RdmaSender {
         this.wrs = wrs;
         this.wrIdBits = wrIdBits;
         this.devIndex = devIndex;
-        this.window = loop.config.sendWindow();
-        this.solicit = loop.config.idleStrategy().mode() != IdleStrategy.Mode.BUSY_POLL;
-        this.inlineCap = Math.min(loop.config.inlineThreshold(), qp.capabilities().maxInlineData());
+        this.window = loop.config.send().window();
+        this.solicit = loop.config.polling().idleStrategy().mode() != IdleStrategy.Mode.BUSY_POLL;
+        this.inlineCap = Math.min(loop.config.send().inlineThreshold(), qp.capabilities().maxInlineData());
     }
 
     /** @return the send work requests a queue pair needs for {@code window} messages in flight */

@@ -55,12 +55,13 @@ public final class RdmaTransport implements Transport {
         this.config = config;
         Ibverbs.ensureAvailability();
         this.devices = new DeviceTable(config);
-        this.pool = BufferPool.create(new BufferPool.Config().chunkSize(config.chunkSize()).slabSize(config.slabBytes())
-                .maxPooledBytes(config.poolBytes()).maxLargeBytes(config.poolBytes()).slabListener(devices));
+        // The devices register each slab first; a listener the user set is told after them (kept, not replaced).
+        BufferPool.Config poolConfig = config.bufferPool().copy();
+        this.pool = BufferPool.create(poolConfig.slabListener(devices.andThen(poolConfig.slabListener())));
         TcpTransport t = null;
         RdmaLoop[] l = new RdmaLoop[config.ioThreads()];
         try {
-            t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tickInterval(config.tickInterval())
+            t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tickInterval(config.polling().tickInterval())
                     .threadNamePrefix(config.threadNamePrefix() + "-tcp")
                     .bufferPool(new BufferPool.Config().chunkSize(16 * 1024).slabSize(256 * 1024)));
             for (int i = 0; i < l.length; i++) {
@@ -168,10 +169,10 @@ public final class RdmaTransport implements Transport {
      *         receive queue only a send chunk (the queue's buffers are the I/O thread's)
      */
     private long bytesPerConnection() {
-        if (config.sharedReceiveQueue()) {
+        if (config.sharedReceiveQueue().enabled()) {
             return pool.chunkSize();
         }
-        return (long) (config.receiveQueueDepth() + RdmaConfig.RESERVED_RECEIVES) * pool.chunkSize();
+        return (long) (config.receiveQueue().depth() + RdmaConfig.RESERVED_RECEIVES) * pool.chunkSize();
     }
 
     private void ensureOpen() throws IOException {
@@ -195,8 +196,8 @@ public final class RdmaTransport implements Transport {
             return null;
         }
         return "RDMA buffer pool high-water mark reached on the " + side + ": " + inUse + " bytes in use, a connection needs "
-                + need + ", the mark is " + config.poolHighWaterMark() + " of " + config.poolBytes()
-                + " (existing connections keep working; raise RdmaConfig.poolHighWaterMark or poolBytes)";
+                + need + ", the mark is " + config.poolHighWaterMark() + " of " + config.bufferPool().maxPooledBytes()
+                + " (existing connections keep working; raise RdmaConfig poolHighWaterMark or bufferPool.maxPooledBytes)";
     }
 
     private RdmaLoop pickLoop() {
@@ -214,11 +215,11 @@ public final class RdmaTransport implements Transport {
 
     private int recvCqEntries() {
         // with a shared receive queue, its loop reserved room for all its completions once
-        return config.sharedReceiveQueue() ? 0 : config.maxReceiveQueueDepth() + RdmaConfig.RESERVED_RECEIVES;
+        return config.sharedReceiveQueue().enabled() ? 0 : config.receiveQueue().maxDepth() + RdmaConfig.RESERVED_RECEIVES;
     }
 
     private int sendCqEntries() {
-        return RdmaSender.workRequests(config.sendWindow()); // each send work request completes once
+        return RdmaSender.workRequests(config.send().window()); // each send work request completes once
     }
 
     /** A connection for {@code tcpConnection}: device chosen, completion queue room reserved, QP in INIT. */
@@ -235,7 +236,7 @@ public final class RdmaTransport implements Transport {
         }
         if (ld == null) {
             throw new ResourceExhaustedException("the completion queues of the RDMA I/O thread are full ("
-                    + config.completionQueueSize() + " entries; raise RdmaConfig.completionQueueSize or ioThreads)");
+                    + config.polling().completionQueueSize() + " entries; raise RdmaConfig polling.completionQueueSize or ioThreads)");
         }
         return new RdmaConnection(loop, ld, choice.gidIndex(), tcpConnection, maxFrameLength, recvCqEntries(), sendCqEntries(),
                 serverSide);
@@ -300,7 +301,7 @@ public final class RdmaTransport implements Transport {
             String full = poolRefusal("server");
             if (full != null) {
                 RdmaEvents.poolPressure("connection refused", String.valueOf(c.remoteAddress()), bytesInUse(),
-                        config.poolHighWaterMark(), config.poolBytes());
+                        config.poolHighWaterMark(), config.bufferPool().maxPooledBytes());
                 refuse(Hello.REFUSED_EXHAUSTED, full);
                 return;
             }
@@ -400,7 +401,7 @@ public final class RdmaTransport implements Transport {
         if (full != null) {
             metrics.connectionsRefused.increment();
             RdmaEvents.poolPressure("connection refused", String.valueOf(address), bytesInUse(), config.poolHighWaterMark(),
-                    config.poolBytes());
+                    config.bufferPool().maxPooledBytes());
             throw new ResourceExhaustedException(full);
         }
         ClientHandshake side = new ClientHandshake();
@@ -415,7 +416,7 @@ public final class RdmaTransport implements Transport {
             if (!sendHello(c, mine)) {
                 throw new IOException("could not send the RDMA hello to " + address);
             }
-            long deadline = System.nanoTime() + config.handshakeTimeout().toNanos();
+            long deadline = System.nanoTime() + config.timeouts().handshake().toNanos();
             Hello peer;
             try {
                 peer = side.reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -431,7 +432,7 @@ public final class RdmaTransport implements Transport {
                 }
                 throw new IOException("RDMA handshake with " + address + " failed: " + cause, cause);
             } catch (TimeoutException e) {
-                throw new IOException("no RDMA hello from " + address + " within " + config.handshakeTimeout()
+                throw new IOException("no RDMA hello from " + address + " within " + config.timeouts().handshake()
                         + " (is rdma() enabled on the server?)");
             }
             conn.connect(peer);

@@ -95,8 +95,9 @@ public final class AllocationMain {
     public static void main(String[] args) throws Exception {
         long warmup = Long.parseLong(args[1]);
         long calls = Long.parseLong(args[2]);
-        RdmaConfig config = new RdmaConfig().poolBytes(64L << 20).slabBytes(4L << 20)
-                .handshakeTimeout(java.time.Duration.ofMinutes(2));
+        RdmaConfig config = new RdmaConfig()
+                .bufferPool(p -> p.slabSize(4L << 20).maxPooledBytes(64L << 20).maxLargeBytes(64L << 20))
+                .timeouts(t -> t.handshake(java.time.Duration.ofMinutes(2)));
         try (RdmaTransport serverT = RdmaTransport.create(config.copy().threadNamePrefix("alloc-server"));
              RdmaTransport clientT = RdmaTransport.create(config.copy().threadNamePrefix("alloc-client"));
              RpcServer server = RpcServer.builder().bind(new InetSocketAddress(args[0], 0)).transport(serverT)

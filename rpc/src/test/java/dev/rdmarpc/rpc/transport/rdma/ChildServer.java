@@ -19,7 +19,8 @@ public final class ChildServer {
 
     public static void main(String[] args) throws Exception {
         RpcServer server = RpcServer.builder().bind(new InetSocketAddress(args[0], 0))
-                .rdma(new RdmaConfig().poolBytes(64L << 20).slabBytes(4L << 20).handshakeTimeout(java.time.Duration.ofMinutes(2)))
+                .rdma(new RdmaConfig().bufferPool(p -> p.slabSize(4L << 20).maxPooledBytes(64L << 20).maxLargeBytes(64L << 20))
+                        .timeouts(t -> t.handshake(java.time.Duration.ofMinutes(2))))
                 .registerBlocking(ECHO, (ctx, req) -> req)
                 .registerBlocking(HANG, (ctx, req) -> {
                     System.out.println("HANG");

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(900)
 class LargeCallsRdmaTest extends LargeCallsContract {
     private static RdmaConfig config() {
-        return RdmaTestEnv.smallConfig().poolBytes(256L << 20);
+        return RdmaTestEnv.smallConfig().bufferPool(p -> p.maxPooledBytes(256L << 20).maxLargeBytes(256L << 20));
     }
 
     @Override

@@ -16,7 +16,7 @@ class RdmaIdleStrategiesContractTest {
     class BusyPoll extends TransportContractTest {
         @Override
         protected Transport createTransport() {
-            return RdmaTransport.create(RdmaTestEnv.smallConfig().idleStrategy(IdleStrategy.busyPoll()));
+            return RdmaTransport.create(RdmaTestEnv.smallConfig().polling(p -> p.idleStrategy(IdleStrategy.busyPoll())));
         }
 
         @Override
@@ -30,7 +30,8 @@ class RdmaIdleStrategiesContractTest {
     class BackOff extends TransportContractTest {
         @Override
         protected Transport createTransport() {
-            return RdmaTransport.create(RdmaTestEnv.smallConfig().idleStrategy(IdleStrategy.backOff(Duration.ofNanos(50_000))));
+            return RdmaTransport.create(RdmaTestEnv.smallConfig()
+                    .polling(p -> p.idleStrategy(IdleStrategy.backOff(Duration.ofNanos(50_000)))));
         }
 
         @Override

@@ -16,6 +16,8 @@ import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.RpcServer;
 import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.buffer.Slab;
+import dev.rdmarpc.rpc.buffer.SlabListener;
 import dev.rdmarpc.rpc.codec.Codecs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -143,7 +145,8 @@ class RdmaRpcTest {
     }
 
     private void largeFrames(int ackTimeout) throws Exception {
-        RdmaConfig config = RdmaTestEnv.smallConfig().poolBytes(256L << 20).ackTimeout(ackTimeout);
+        RdmaConfig config = RdmaTestEnv.smallConfig().bufferPool(p -> p.maxPooledBytes(256L << 20).maxLargeBytes(256L << 20))
+                .timeouts(t -> t.ackTimeout(ackTimeout));
         try (RdmaTransport serverT = RdmaTransport.create(config);
              RdmaTransport clientT = RdmaTransport.create(config);
              RpcServer server = echoServer().transport(serverT).start();
@@ -181,7 +184,7 @@ class RdmaRpcTest {
         int connections = 8;
         int perConnection = 2;
         int calls = 8;
-        RdmaConfig config = RdmaTestEnv.smallConfig().poolBytes(256L << 20);
+        RdmaConfig config = RdmaTestEnv.smallConfig().bufferPool(p -> p.maxPooledBytes(256L << 20).maxLargeBytes(256L << 20));
         List<RpcClient> clients = new ArrayList<>();
         try (RdmaTransport serverT = RdmaTransport.create(config);
              RdmaTransport clientT = RdmaTransport.create(config);
@@ -271,8 +274,8 @@ class RdmaRpcTest {
     void echoFromOneByteToEightMebibytesAtConcurrencyOneToSixtyFour() throws Exception {
         long rnrBefore = RdmaTestEnv.hwCounter("rcvd_rnr_err");
         long rnrSentBefore = RdmaTestEnv.hwCounter("send_rnr_err");
-        try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig().poolBytes(256L << 20));
-             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig().poolBytes(256L << 20));
+        try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig().bufferPool(p -> p.maxPooledBytes(256L << 20).maxLargeBytes(256L << 20)));
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig().bufferPool(p -> p.maxPooledBytes(256L << 20).maxLargeBytes(256L << 20)));
              RpcServer server = echoServer().transport(serverT).start();
              RpcClient client = RpcClient.builder().address(server.address()).transport(clientT).connect();
              Arena arena = Arena.ofShared()) {
@@ -338,8 +341,8 @@ class RdmaRpcTest {
     void aBurstAgainstTinyReceiveQueuesNeverMeetsAnRnr() throws Exception {
         long rnrBefore = RdmaTestEnv.hwCounter("rcvd_rnr_err");
         long rnrSentBefore = RdmaTestEnv.hwCounter("send_rnr_err");
-        RdmaConfig tiny = RdmaTestEnv.smallConfig().receiveQueueDepth(2).maxReceiveQueueDepth(4).sendWindow(2)
-                .chunkSize(4096).slabBytes(1 << 20);
+        RdmaConfig tiny = RdmaTestEnv.smallConfig().receiveQueue(q -> q.depth(2).maxDepth(4)).send(s -> s.window(2))
+                .bufferPool(p -> p.chunkSize(4096).slabSize(1 << 20));
         java.nio.file.Path jfr = java.nio.file.Files.createTempFile("rdma-stalls", ".jfr");
         try (jdk.jfr.Recording recording = new jdk.jfr.Recording();
              RdmaTransport serverT = RdmaTransport.create(tiny);
@@ -421,11 +424,43 @@ class RdmaRpcTest {
         assertEquals(before, VerbsResources.snapshot(), "live verbs resources after 10,000 calls and close");
     }
 
+    /** A slab listener set in RdmaConfig.bufferPool is kept: told after the transport has registered each slab. */
+    @Test
+    void aUsersSlabListenerIsToldAfterTheTransportsRegistration() throws Exception {
+        List<Slab> created = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Slab> freed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        AtomicInteger unregistered = new AtomicInteger();
+        SlabListener user = new SlabListener() {
+            @Override
+            public void slabCreated(Slab slab) {
+                if (!(slab.registration() instanceof DeviceTable.Registration)) {
+                    unregistered.incrementAndGet();
+                }
+                created.add(slab);
+            }
+
+            @Override
+            public void slabFreed(Slab slab) {
+                freed.add(slab);
+            }
+        };
+        RdmaConfig config = RdmaTestEnv.smallConfig().bufferPool(p -> p.slabListener(user));
+        try (RpcServer server = echoServer().rdma(config).start();
+             RpcClient client = RpcClient.builder().address(server.address()).rdma(RdmaTestEnv.smallConfig()).connect()) {
+            byte[] msg = "registered".getBytes();
+            assertArrayEquals(msg, client.call(ECHO_BYTES, msg));
+            assertTrue(!created.isEmpty(), "the server's pool made slabs and told the user's listener");
+        }
+        assertEquals(0, unregistered.get(), "every slab was registered before the user's listener saw it");
+        assertEquals(created.size(), freed.size(), "every slab it saw made it saw freed");
+    }
+
     @Test
     void poolHighWaterMarkRefusesNewConnectionsAndKeepsOldOnes() throws Exception {
         // 16 receive chunks of 64 KiB per connection (14 + 2) = 1 MiB; the mark admits two connections.
-        RdmaConfig serverConfig = RdmaTestEnv.smallConfig().chunkSize(64 * 1024).slabBytes(1 << 20).receiveQueueDepth(14)
-                .maxReceiveQueueDepth(14).poolBytes(8L << 20).poolHighWaterMark((2L << 20) + (512 << 10));
+        RdmaConfig serverConfig = RdmaTestEnv.smallConfig()
+                .bufferPool(p -> p.chunkSize(64 * 1024).slabSize(1 << 20).maxPooledBytes(8L << 20).maxLargeBytes(8L << 20))
+                .receiveQueue(q -> q.depth(14).maxDepth(14)).poolHighWaterMark((2L << 20) + (512 << 10));
         java.nio.file.Path jfr = java.nio.file.Files.createTempFile("rdma-events", ".jfr");
         try (jdk.jfr.Recording recording = new jdk.jfr.Recording();
              RdmaTransport serverT = RdmaTransport.create(serverConfig);

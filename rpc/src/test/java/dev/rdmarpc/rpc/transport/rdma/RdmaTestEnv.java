@@ -87,6 +87,7 @@ final class RdmaTestEnv {
      * first-time FFM linkage and verbs setup).
      */
     static RdmaConfig smallConfig() {
-        return new RdmaConfig().poolBytes(64L << 20).slabBytes(4L << 20).handshakeTimeout(java.time.Duration.ofMinutes(2));
+        return new RdmaConfig().bufferPool(p -> p.slabSize(4L << 20).maxPooledBytes(64L << 20).maxLargeBytes(64L << 20))
+                .timeouts(t -> t.handshake(java.time.Duration.ofMinutes(2)));
     }
 }

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The shared receive queue ({@link RdmaConfig#sharedReceiveQueue}) for real, in the Soft-RoCE VM:
+ * The shared receive queue ({@link RdmaConfig.SharedReceiveQueue}) for real, in the Soft-RoCE VM:
  * echo across sizes and concurrency, mixed pairs, many connections on one queue with receive memory
  * that does not grow with them, the RNR-free burst, and native resources back to their start.
  */
@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Timeout;
 class SharedReceiveQueueTest {
 
     static RdmaConfig srq() {
-        return RdmaTestEnv.smallConfig().sharedReceiveQueue(true);
+        return RdmaTestEnv.smallConfig().sharedReceiveQueue(s -> s.enabled(true));
     }
 
     private static void assertUsesSharedQueue(RdmaTransport t) {
@@ -48,7 +48,7 @@ class SharedReceiveQueueTest {
     void echoAcrossSizesAndConcurrencyWithSharedReceiveQueuesOnBothSides() throws Exception {
         long rnrBefore = RdmaTestEnv.hwCounter("rcvd_rnr_err");
         long rnrSentBefore = RdmaTestEnv.hwCounter("send_rnr_err");
-        RdmaConfig config = srq().poolBytes(128L << 20);
+        RdmaConfig config = srq().bufferPool(p -> p.maxPooledBytes(128L << 20).maxLargeBytes(128L << 20));
         try (RdmaTransport serverT = RdmaTransport.create(config);
              RdmaTransport clientT = RdmaTransport.create(config);
              RpcServer server = echoServer().transport(serverT).start();
@@ -93,13 +93,13 @@ class SharedReceiveQueueTest {
 
     @Test
     void sixteenConnectionsShareOneQueueAndReceiveMemoryDoesNotGrowWithThem() throws Exception {
-        RdmaConfig config = srq().chunkSize(64 * 1024).slabBytes(1 << 20);
+        RdmaConfig config = srq().bufferPool(p -> p.chunkSize(64 * 1024).slabSize(1 << 20));
         try (RdmaTransport serverT = RdmaTransport.create(config);
              RdmaTransport clientT = RdmaTransport.create(config);
              RpcServer server = echoServer().transport(serverT).start();
              Arena arena = Arena.ofShared()) {
             int chunk = serverT.bufferPool().chunkSize();
-            long queueBytes = (long) config.sharedReceiveQueueDepth() * chunk;
+            long queueBytes = (long) config.sharedReceiveQueue().depth() * chunk;
             MemorySegment[] p = payloads(arena, 100_000, 4); // two messages per frame
             List<RpcClient> clients = new ArrayList<>();
             try {
@@ -117,7 +117,7 @@ class SharedReceiveQueueTest {
                 }
                 long srqSixteen = serverT.sharedReceiveBytes();
                 long inUseSixteen = serverT.bytesInUse();
-                long privateQueues = 16L * (config.receiveQueueDepth() + RdmaConfig.RESERVED_RECEIVES) * chunk;
+                long privateQueues = 16L * (config.receiveQueue().depth() + RdmaConfig.RESERVED_RECEIVES) * chunk;
                 System.out.printf("server registered bytes in use: 1 connection %d, 16 connections %d (shared queue %d;"
                         + " private queues would hold %d)%n", inUseOne, inUseSixteen, srqSixteen, privateQueues);
                 assertEquals(srqOne, srqSixteen, "receive memory is the same for 1 and 16 connections");
@@ -153,7 +153,7 @@ class SharedReceiveQueueTest {
                 System.out.println("all at once: server " + serverT.metrics() + "\n  client " + clientT.metrics()
                         + "\n  rxe rcvd_rnr_err " + rnrBefore + " -> " + RdmaTestEnv.hwCounter("rcvd_rnr_err")
                         + ", server shared queue bytes " + serverT.sharedReceiveBytes());
-                assertTrue(serverT.sharedReceiveBytes() <= (long) config.maxSharedReceiveQueueDepth() * chunk);
+                assertTrue(serverT.sharedReceiveBytes() <= (long) config.sharedReceiveQueue().maxDepth() * chunk);
                 assertEquals(0, clientT.metrics().completionErrors() + serverT.metrics().completionErrors());
             } catch (AssertionError | java.util.concurrent.ExecutionException e) {
                 System.out.println("client " + clientT.diagnostics());
@@ -172,8 +172,8 @@ class SharedReceiveQueueTest {
         long rnrBefore = RdmaTestEnv.hwCounter("rcvd_rnr_err");
         long rnrSentBefore = RdmaTestEnv.hwCounter("send_rnr_err");
         // 2 credits + 3 credit-only messages per connection fit 8 receives: no RNR by design
-        RdmaConfig tiny = srq().sharedReceiveQueueDepth(8).maxSharedReceiveQueueDepth(8).sharedReceiveQueueCredits(2)
-                .sendWindow(2).chunkSize(4096).slabBytes(1 << 20);
+        RdmaConfig tiny = srq().sharedReceiveQueue(s -> s.depth(8).maxDepth(8).credits(2))
+                .send(s -> s.window(2)).bufferPool(p -> p.chunkSize(4096).slabSize(1 << 20));
         try (RdmaTransport serverT = RdmaTransport.create(tiny);
              RdmaTransport clientT = RdmaTransport.create(tiny);
              RpcServer server = echoServer().transport(serverT).start();
