@@ -182,6 +182,8 @@ class CodecTest {
         assertEquals(40, FrameHeader.payloadLength(buf, 64));
         assertEquals(12, FrameHeader.attachmentLength(buf, 64));
         assertEquals(0x5A, buf.get(ValueLayout.JAVA_BYTE, 63), "nothing before the frame is touched");
+        assertEquals(0x5A, buf.get(ValueLayout.JAVA_BYTE, 64 + FrameDescriptor.HEADER_LENGTH),
+                "nothing after the header is touched");
         // A blank header: a request with status OK, no flags, nothing after it; the reserved fields are 0.
         h.wrap(buf, 64).type(FrameDescriptor.TYPE_REQUEST);
         assertEquals(FrameDescriptor.HEADER_LENGTH, FrameDescriptor.check(buf, 64, 192, 4096));

@@ -17,6 +17,9 @@ import java.lang.foreign.MemorySegment;
  * per connection, or per use off the hot path).
  */
 public final class FrameHeaderEncoder {
+    /** Bytes 0 to 7 of a blank header, read as a little-endian long: magic, version, type 0, flags 0. */
+    private static final long BLANK_FIRST_WORD = (MAGIC & 0xFFFF_FFFFL) | ((long) VERSION << 32);
+
     private MemorySegment buffer;
     private long offset;
 
@@ -32,16 +35,15 @@ public final class FrameHeaderEncoder {
     public FrameHeaderEncoder wrap(MemorySegment buffer, long offset) {
         this.buffer = buffer;
         this.offset = offset;
-        buffer.set(INT, offset + MAGIC_OFFSET, MAGIC);
-        buffer.set(BYTE, offset + VERSION_OFFSET, (byte) VERSION);
-        buffer.set(BYTE, offset + TYPE_OFFSET, (byte) 0);
-        buffer.set(SHORT, offset + FLAGS_OFFSET, (short) 0);
+        // Four 8-byte stores, not ten field stores: each store through the field re-checks the
+        // segment's bounds and liveness. CodecBench.encodeHeader, medians of 3 interleaved runs:
+        // 13.2 ns with ten stores, 2.7 ns with four (the old positional FrameHeader.write: 2.3 ns).
+        // Little-endian, as FrameDescriptor lays the fields out: the first word is the magic
+        // (bytes 0-3), the version (byte 4), type and flags 0.
+        buffer.set(LONG, offset + MAGIC_OFFSET, BLANK_FIRST_WORD);
         buffer.set(LONG, offset + REQUEST_ID_OFFSET, 0L);
-        buffer.set(INT, offset + METHOD_ID_OFFSET, 0);
-        buffer.set(SHORT, offset + STATUS_OFFSET, (short) 0);
-        buffer.set(SHORT, offset + RESERVED_OFFSET, (short) 0);
-        buffer.set(INT, offset + PAYLOAD_LENGTH_OFFSET, 0);
-        buffer.set(INT, offset + ATTACHMENT_LENGTH_OFFSET, 0);
+        buffer.set(LONG, offset + METHOD_ID_OFFSET, 0L); // method id, status, reserved
+        buffer.set(LONG, offset + PAYLOAD_LENGTH_OFFSET, 0L); // payload and attachment lengths
         return this;
     }
 
