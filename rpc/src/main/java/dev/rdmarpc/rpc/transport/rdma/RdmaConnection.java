@@ -179,18 +179,9 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
 
     /** Releases everything of a connection that never reached the loop (failed handshake): SETUP to CLOSED. */
     void abandon() {
-        if (state == State.CLOSED) {
-            return;
+        if (toClosed()) {
+            loop.releaseIndex(tableIndex);
         }
-        state = State.CLOSED;
-        try {
-            qp.close();
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "could not destroy " + qp, e);
-        }
-        releaseBuffers();
-        loop.release(loopDevice, recvCqEntries, sendCqEntries);
-        loop.releaseIndex(tableIndex);
     }
 
     /**
@@ -411,8 +402,22 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
 
     /** After the drain (or its timeout), DRAINING to CLOSED: destroys the queue pair, then gives every buffer back. */
     void destroy() {
+        if (toClosed()) {
+            RdmaEvents.qpState(device.context.name(), qp.qpNum(), String.valueOf(remote), "DESTROYED", "");
+            loop.detach(this);
+        }
+    }
+
+    /**
+     * To CLOSED, once: destroys the queue pair, then gives every buffer and the completion-queue
+     * entries back. The caller then frees the connection's table slot ({@link #abandon}) or
+     * detaches it from the loop ({@link #destroy}).
+     *
+     * @return false if the connection was closed already, and nothing was done
+     */
+    private boolean toClosed() {
         if (state == State.CLOSED) {
-            return;
+            return false;
         }
         state = State.CLOSED;
         try {
@@ -420,10 +425,9 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "could not destroy " + qp, e);
         }
-        RdmaEvents.qpState(device.context.name(), qp.qpNum(), String.valueOf(remote), "DESTROYED", "");
         releaseBuffers();
         loop.release(loopDevice, recvCqEntries, sendCqEntries);
-        loop.detach(this);
+        return true;
     }
 
     /** The TCP liveness connection closed: the peer is gone. */
