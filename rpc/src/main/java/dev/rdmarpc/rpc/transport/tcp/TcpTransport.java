@@ -96,7 +96,7 @@ public final class TcpTransport implements Transport {
     void configure(SocketChannel ch) throws IOException {
         ch.configureBlocking(false);
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+        config.keepalive().apply(ch);
         if (config.socketSendBuffer() > 0) {
             ch.setOption(StandardSocketOptions.SO_SNDBUF, config.socketSendBuffer());
         } else if (config.loopbackSocketSendBuffer() > 0 && ch.getRemoteAddress() instanceof InetSocketAddress peer
@@ -265,7 +265,8 @@ public final class TcpTransport implements Transport {
                         Config::loopbackSocketSendBuffer)
                 .add("writeHighWaterMark", SettingsTable::parseBytes, Config::writeHighWaterMark, Config::writeHighWaterMark)
                 .add("tickInterval", SettingsTable::parseDuration, Config::tickInterval, Config::tickInterval)
-                .add("idleStrategy", SettingsTable::parseIdleStrategy, Config::idleStrategy, Config::idleStrategy);
+                .add("idleStrategy", SettingsTable::parseIdleStrategy, Config::idleStrategy, Config::idleStrategy)
+                .group("keepalive", TcpKeepalive.SETTINGS, Config::keepalive);
 
         /** Default SO_SNDBUF of connections to a loopback address: 256 KiB. */
         public static final int DEFAULT_LOOPBACK_SOCKET_SEND_BUFFER = 256 * 1024;
@@ -278,6 +279,7 @@ public final class TcpTransport implements Transport {
         private long writeHighWaterMark = 8L << 20;
         private Duration tickInterval = Duration.ofMillis(10);
         private IdleStrategy idleStrategy = IdleStrategy.event();
+        private final TcpKeepalive keepalive = new TcpKeepalive();
 
         /** Creates a configuration with the defaults (the system properties' where set). */
         public Config() {
@@ -396,6 +398,22 @@ public final class TcpTransport implements Transport {
             return this;
         }
 
+        /**
+         * Edits the TCP keepalive settings in place.
+         *
+         * @param settings what to change, e.g. {@code k -> k.idle(Duration.ofSeconds(30))}
+         * @return this
+         */
+        public Config keepalive(java.util.function.Consumer<TcpKeepalive> settings) {
+            settings.accept(keepalive);
+            return this;
+        }
+
+        /** @return the keepalive settings: this configuration's own */
+        public TcpKeepalive keepalive() {
+            return keepalive;
+        }
+
         /** @return what an event loop does when idle */
         public IdleStrategy idleStrategy() {
             return idleStrategy;
@@ -455,6 +473,7 @@ public final class TcpTransport implements Transport {
             if (tickInterval.toMillis() < 1 || tickInterval.toSeconds() > 60) {
                 throw new IllegalArgumentException("tickInterval must be in [1 ms, 60 s]: " + tickInterval);
             }
+            keepalive.check();
             bufferPool.conclude();
             return this;
         }
