@@ -142,10 +142,12 @@ class SystemPropertyDefaultsTest {
         assertNull(new RdmaConfig().device());
 
         TcpTransport.Config t = with(Map.of("rdmarpc.tcp.ioThreads", "3", "rdmarpc.tcp.writeHighWaterMark", "16M",
-                "rdmarpc.tcp.idleStrategy", "busy-poll", "rdmarpc.tcp.tickInterval", "5ms",
-                "rdmarpc.tcp.keepalive.idle", "30s", "rdmarpc.tcp.keepalive.count", "5"),
+                "rdmarpc.tcp.idleStrategy", "busy-poll", "rdmarpc.tcp.tickInterval", "5ms", "rdmarpc.tcp.frameReadTimeout", "2s",
+                "rdmarpc.tcp.idleTimeout", "0s", "rdmarpc.tcp.keepalive.idle", "30s", "rdmarpc.tcp.keepalive.count", "5"),
                 TcpTransport.Config::new);
         assertEquals(3, t.ioThreads());
+        assertEquals(Duration.ofSeconds(2), t.frameReadTimeout());
+        assertEquals(Duration.ZERO, t.idleTimeout());
         assertEquals(Duration.ofSeconds(30), t.keepalive().idle());
         assertEquals(5, t.keepalive().count());
         assertEquals(Duration.ofSeconds(5), t.keepalive().interval(), "unset: the built-in default");
@@ -193,9 +195,10 @@ class SystemPropertyDefaultsTest {
         TcpTransport.Config t = new TcpTransport.Config().ioThreads(5).threadNamePrefix("y").socketSendBuffer(1 << 20)
                 .socketReceiveBuffer(1 << 19).loopbackSocketSendBuffer(1 << 18).writeHighWaterMark(1 << 22)
                 .tickInterval(Duration.ofMillis(7)).idleStrategy(IdleStrategy.busyPoll())
+                .frameReadTimeout(Duration.ofSeconds(3)).idleTimeout(Duration.ofMinutes(1))
                 .keepalive(k -> k.idle(Duration.ofSeconds(20)).interval(Duration.ofSeconds(4)).count(6));
         assertTrue(t.toString().contains("ioThreads=5") && t.toString().contains("idleStrategy=busy-poll"), t.toString());
-        for (String changed : List.of("keepalive=TcpKeepalive[idle=PT20S, interval=PT4S, count=6]")) {
+        for (String changed : List.of("frameReadTimeout=PT3S", "idleTimeout=PT1M", "keepalive=TcpKeepalive[idle=PT20S, interval=PT4S, count=6]")) {
             assertTrue(t.toString().contains(changed), changed + " not shown: " + t);
         }
     }
