@@ -5,6 +5,7 @@ import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.IdleTimeoutException;
 import dev.rdmarpc.rpc.transport.ProtocolException;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.frame.FrameReassembler;
@@ -277,7 +278,9 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
 
     /** Refuses the peer: the handler explains and closes ({@link #closeAfter}), or closes at once. */
     private void refuse(IOException cause) {
-        LOG.log(System.Logger.Level.WARNING, "refusing connection " + this + ": " + cause.getMessage());
+        // an idle connection closed is routine; the rest is a peer (or this pool) in trouble
+        LOG.log(cause instanceof IdleTimeoutException ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
+                "refusing connection " + this + ": " + cause.getMessage());
         try {
             handler.onRefused(this, cause);
         } catch (RuntimeException e) {
