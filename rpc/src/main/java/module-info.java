@@ -2,7 +2,8 @@
  * The rdmarpc RPC layer: buffer pool, wire protocol and codecs, the TCP and RDMA transports, client
  * and server, and GPU attachments.
  *
- * <p>TCP needs nothing but this module ({@code jdk.jfr} comes with the JDK). The RDMA transport needs
+ * <p>TCP needs nothing but this module ({@code jdk.jfr} and {@code jdk.net}, for per-socket keepalive
+ * timers, come with the JDK). The RDMA transport needs
  * {@code dev.rdmarpc.ibverbs}, GPU attachments {@code dev.rdmarpc.cuda} (and GPU-direct registration
  * both): they are {@code requires static}, so a TCP-only application's module graph holds neither.
  * An application that uses them puts them on the module path and resolves them, with
@@ -14,6 +15,7 @@ module dev.rdmarpc.rpc {
     requires static dev.rdmarpc.ibverbs;
     requires static dev.rdmarpc.cuda;
     requires jdk.jfr;
+    requires jdk.net;
 
     exports dev.rdmarpc.rpc;
     exports dev.rdmarpc.rpc.buffer;

@@ -297,8 +297,12 @@ class FaultTest {
         try (RpcServer small = RpcServer.builder().tcp(cfg -> cfg.ioThreads(1).bufferPool(tiny)).register(ECHO, (ctx, s) -> s).start();
              RpcClient a = RpcClient.connect(small.address())) {
             assertEquals("a", a.call(ECHO, "a")); // uses both chunks: receive + send
-            // A frame bigger than a chunk needs a large buffer the pool does not have: that connection closes.
-            expect(Status.CONNECTION_CLOSED, () -> a.call(ECHO, "z".repeat(6000)));
+            // A frame bigger than a chunk needs a large buffer the pool does not have: that connection
+            // closes, and the client hears why.
+            RpcException e = expect(Status.RESOURCE_EXHAUSTED, () -> a.call(ECHO, "z".repeat(6000)));
+            assertTrue(e.getMessage().contains("no buffer for a frame of"), e.getMessage());
+            TestSupport.await("a closed", Duration.ofSeconds(5), () -> !a.isOpen());
+            expect(Status.CONNECTION_CLOSED, () -> a.call(ECHO, "after"));
             try (RpcClient b = RpcClient.connect(small.address())) {
                 assertEquals("b", b.call(ECHO, "b"));
             }

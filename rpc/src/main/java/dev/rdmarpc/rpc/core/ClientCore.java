@@ -558,6 +558,10 @@ public final class ClientCore implements FrameHandler {
         }
         metrics.bytesReceived.add(length);
         long id = FrameHeader.requestId(buf, offset);
+        if (id == FrameDescriptor.CONNECTION_REQUEST_ID) {
+            connectionError(c, buf, offset);
+            return;
+        }
         Object sink;
         long tag;
         long start;
@@ -610,6 +614,15 @@ public final class ClientCore implements FrameHandler {
         if (Events.clientCallEnabled()) {
             Events.clientCall(method.name(), method.id(), c.remoteAddress(), Status.OK.name(), now - start, reqBytes, length);
         }
+    }
+
+    /** The server says why it closes the connection: close it now, failing the calls outstanding with its status. */
+    private void connectionError(Connection c, MemorySegment buf, long offset) {
+        int statusCode = FrameHeader.status(buf, offset);
+        RpcException error = statusCode == FrameDescriptor.STATUS_OK
+                ? new RpcException(Status.PROTOCOL_ERROR, "server sent a successful response to request id 0")
+                : errorFrom(buf, offset, statusCode);
+        c.close(error);
     }
 
     private static RpcException errorFrom(MemorySegment buf, long offset, int statusCode) {
@@ -693,8 +706,12 @@ public final class ClientCore implements FrameHandler {
     @Override
     public void onClose(Connection c, Throwable cause) {
         String reason;
+        Status status = Status.CONNECTION_CLOSED;
         if (cause == null) {
             reason = "client closed the connection";
+        } else if (cause instanceof RpcException serverSaid) {
+            reason = "server closed the connection: " + serverSaid.getMessage();
+            status = serverSaid.status();
         } else if (cause instanceof EOFException) {
             reason = "server closed the connection";
         } else {
@@ -729,7 +746,7 @@ public final class ClientCore implements FrameHandler {
         metrics.connectionsClosed.increment();
         for (int i = 0; i < n; i++) {
             metrics.errors.increment();
-            fail(pendingSinks[i], pendingTags[i], new RpcException(Status.CONNECTION_CLOSED, reason));
+            fail(pendingSinks[i], pendingTags[i], new RpcException(status, reason));
         }
         Events.closed(transportName, "client", c.localAddress(), c.remoteAddress(), reason);
         LOG.log(cause == null || cause instanceof EOFException ? System.Logger.Level.DEBUG : System.Logger.Level.INFO,

@@ -6,6 +6,7 @@ import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.codec.Codecs;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import dev.rdmarpc.rpc.transport.Connection;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -102,6 +103,23 @@ final class ResponseWriter {
         w.commit();
         m.bytesSent.add(FrameDescriptor.HEADER_LENGTH + len);
         return status;
+    }
+
+    /**
+     * Encodes a connection-level error ({@link FrameDescriptor#CONNECTION_REQUEST_ID}) into memory of
+     * its own, for {@link Connection#closeAfter}: not the hot path, and it needs nothing from the pool.
+     */
+    static MemorySegment connectionError(Status status, String message) {
+        String msg = message == null ? status.name() : message;
+        if (msg.length() > MAX_ERROR_MESSAGE_CHARS) {
+            msg = msg.substring(0, MAX_ERROR_MESSAGE_CHARS) + "...";
+        }
+        int len = Codecs.STRING.encodedSize(msg);
+        MemorySegment frame = MemorySegment.ofArray(new byte[FrameDescriptor.HEADER_LENGTH + len]);
+        new FrameHeaderEncoder().wrap(frame, 0).type(FrameDescriptor.TYPE_RESPONSE)
+                .requestId(FrameDescriptor.CONNECTION_REQUEST_ID).status(status.code()).payloadLength(len);
+        Codecs.STRING.encode(msg, frame, FrameDescriptor.HEADER_LENGTH);
+        return frame;
     }
 
     private static Status tooLarge(FrameWriter c, Counters m, long requestId, int methodId, long frame, int maxFrame) {

@@ -11,11 +11,15 @@ import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.IdleTimeoutException;
 import dev.rdmarpc.rpc.transport.ProtocolException;
+import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
+import java.io.IOException;
 import java.io.EOFException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The server side of one connection: dispatches each request frame. It is also the reusable
@@ -29,6 +33,8 @@ final class ServerConnection implements FrameHandler, RawCall {
     /** Writes this connection's responses. */
     final FrameWriter writer;
     private final InetSocketAddress peer;
+    /** Blocking calls of this connection still running (the transport's {@link #callsInFlight}). */
+    private final AtomicInteger blockingCalls = new AtomicInteger();
 
     // current inline call (I/O thread)
     private MemorySegment buf;
@@ -155,11 +161,13 @@ final class ServerConnection implements FrameHandler, RawCall {
         }
         MemorySegment.copy(frame, offset, copy.segment(), 0, length);
         m.inFlight.increment();
+        blockingCalls.incrementAndGet();
         try {
             core.blockingExecutor.execute(new BlockingCall(e, copy, length));
         } catch (RuntimeException ex) { // executor shut down
             copy.release();
             m.inFlight.decrement();
+            blockingCalls.decrementAndGet();
             core.blockingInFlight.decrementAndGet();
             ResponseWriter.writeError(writer, m, id, mid, Status.SHUTTING_DOWN, "server is shutting down");
         }
@@ -167,7 +175,25 @@ final class ServerConnection implements FrameHandler, RawCall {
 
     @Override
     public void onTick(Connection c, long nowNanos) {
-        // nothing time-driven on the server side
+        // nothing time-driven here: the transport times frames and idleness
+    }
+
+    /**
+     * Tells the client why before the connection closes: a connection-level error (status
+     * RESOURCE_EXHAUSTED when no buffer was free for its frame, SHUTTING_DOWN when it was idle too
+     * long, PROTOCOL_ERROR for a bad header or a frame not finished in time, the message saying
+     * which), after the responses to every frame received before.
+     */
+    @Override
+    public void onRefused(Connection c, IOException cause) {
+        Status status = cause instanceof ResourceExhaustedException ? Status.RESOURCE_EXHAUSTED
+                : cause instanceof IdleTimeoutException ? Status.SHUTTING_DOWN : Status.PROTOCOL_ERROR;
+        c.closeAfter(ResponseWriter.connectionError(status, cause.getMessage()), cause);
+    }
+
+    @Override
+    public int callsInFlight() {
+        return blockingCalls.get();
     }
 
     @Override
@@ -339,6 +365,7 @@ final class ServerConnection implements FrameHandler, RawCall {
             } finally {
                 frame.release();
                 m.inFlight.decrement();
+                blockingCalls.decrementAndGet();
                 core.blockingInFlight.decrementAndGet();
             }
             if (timed) {

@@ -87,6 +87,14 @@ public final class FrameDescriptor {
     /** Status of a request and of a successful response. */
     public static final int STATUS_OK = 0;
 
+    /**
+     * The request id no call uses: a response frame with it and a nonzero status is a
+     * <em>connection-level error</em>, the server's reason for closing the connection (its payload the
+     * message in UTF-8), sent after every response it still owes and right before it closes. The
+     * client fails every call still outstanding with that status and message.
+     */
+    public static final long CONNECTION_REQUEST_ID = 0;
+
     /** The largest maximum frame size an endpoint may configure: 1 GiB. */
     public static final int MAX_FRAME_LENGTH_LIMIT = 1 << 30;
     /** Default maximum frame size: 16 MiB. */

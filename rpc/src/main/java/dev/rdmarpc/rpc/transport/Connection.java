@@ -193,6 +193,21 @@ public interface Connection {
     void close(Throwable cause);
 
     /**
+     * Closes the connection with a last word: reading stops now; the frames committed so far, and
+     * those that the calls still in flight commit ({@link FrameHandler#callsInFlight}), are written;
+     * then {@code lastFrame} (copied here, so it takes nothing from the buffer pool), and then the
+     * connection closes with {@code cause}. Bounded: a peer that does not take the bytes, or calls that
+     * do not finish, get a few seconds, then the connection closes anyway. Transports that cannot
+     * do this (the default) close at once.
+     *
+     * @param lastFrame the whole last frame to send
+     * @param cause     why, handed to the handler's {@link FrameHandler#onClose}
+     */
+    default void closeAfter(MemorySegment lastFrame, Throwable cause) {
+        close(cause);
+    }
+
+    /**
      * Stops or resumes reading from the peer (backpressure on a server whose handlers lag).
      *
      * @param enabled false to stop reading

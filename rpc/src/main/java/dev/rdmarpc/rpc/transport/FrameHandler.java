@@ -38,6 +38,33 @@ public interface FrameHandler {
     }
 
     /**
+     * The transport refuses this connection and will close it: the peer sent a header that breaks
+     * the protocol ({@link ProtocolException}), started a frame and did not finish it in time (also a
+     * {@link ProtocolException}), stayed idle too long ({@link IdleTimeoutException}), or no receive
+     * buffer is free for it ({@link ResourceExhaustedException}). Reading has stopped; every frame
+     * received before was handed to {@link #onFrame}. The handler may explain itself with
+     * {@link Connection#closeAfter} (a server sends the reason as a connection-level error after the
+     * responses it still owes); it must close the connection one way or the other. Default: close
+     * at once with {@code cause}.
+     *
+     * @param connection the connection
+     * @param cause      why, with a message fit for the peer
+     */
+    default void onRefused(Connection connection, java.io.IOException cause) {
+        connection.close(cause);
+    }
+
+    /**
+     * @return calls taken from this connection's frames whose responses are not committed yet (a
+     *         server's blocking handlers still running). The transport does not count a connection
+     *         with calls in flight as idle, and lets them answer before a {@link Connection#closeAfter}
+     *         close. Any thread reads it; default 0.
+     */
+    default int callsInFlight() {
+        return 0;
+    }
+
+    /**
      * The connection closed; called once. No frame follows.
      *
      * @param connection the connection

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
+import dev.rdmarpc.rpc.transport.tcp.TcpKeepalive;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -60,8 +61,13 @@ class SystemPropertyDefaultsTest {
         assertEquals(expected, Set.copyOf(rdmaProperties).size(), "no property twice: " + rdmaProperties);
 
         List<String> tcp = TcpTransport.Config.systemProperties();
-        assertEquals(assertEveryone(TcpTransport.Config.class, new TcpTransport.Config().toString(), tcp, "rdmarpc.tcp.",
-                List.of("bufferPool"), 5), tcp.size(), "no property without a setter: " + tcp);
+        TcpTransport.Config tcpConfig = new TcpTransport.Config();
+        String keepalive = tcpConfig.keepalive().toString();
+        assertTrue(tcpConfig.toString().contains("keepalive=" + keepalive), tcpConfig.toString());
+        assertEquals(assertEveryone(TcpTransport.Config.class, tcpConfig.toString(), tcp, "rdmarpc.tcp.",
+                List.of("bufferPool", "keepalive"), 5)
+                + assertEveryone(TcpKeepalive.class, keepalive, tcp, "rdmarpc.tcp.keepalive.", List.of(), 3),
+                tcp.size(), "no property without a setter: " + tcp);
         List<String> pool = BufferPool.Config.systemProperties();
         assertEquals(assertEveryone(BufferPool.Config.class, new BufferPool.Config().toString(), pool, "rdmarpc.pool.",
                 List.of("slabListener"), 5), pool.size(), "no property without a setter: " + pool);
@@ -136,8 +142,15 @@ class SystemPropertyDefaultsTest {
         assertNull(new RdmaConfig().device());
 
         TcpTransport.Config t = with(Map.of("rdmarpc.tcp.ioThreads", "3", "rdmarpc.tcp.writeHighWaterMark", "16M",
-                "rdmarpc.tcp.idleStrategy", "busy-poll", "rdmarpc.tcp.tickInterval", "5ms"), TcpTransport.Config::new);
+                "rdmarpc.tcp.idleStrategy", "busy-poll", "rdmarpc.tcp.tickInterval", "5ms", "rdmarpc.tcp.frameReadTimeout", "2s",
+                "rdmarpc.tcp.idleTimeout", "0s", "rdmarpc.tcp.keepalive.idle", "30s", "rdmarpc.tcp.keepalive.count", "5"),
+                TcpTransport.Config::new);
         assertEquals(3, t.ioThreads());
+        assertEquals(Duration.ofSeconds(2), t.frameReadTimeout());
+        assertEquals(Duration.ZERO, t.idleTimeout());
+        assertEquals(Duration.ofSeconds(30), t.keepalive().idle());
+        assertEquals(5, t.keepalive().count());
+        assertEquals(Duration.ofSeconds(5), t.keepalive().interval(), "unset: the built-in default");
         assertEquals(16L << 20, t.writeHighWaterMark());
         assertEquals(IdleStrategy.busyPoll(), t.idleStrategy());
         assertEquals(Duration.ofMillis(5), t.tickInterval());
@@ -181,7 +194,12 @@ class SystemPropertyDefaultsTest {
         }
         TcpTransport.Config t = new TcpTransport.Config().ioThreads(5).threadNamePrefix("y").socketSendBuffer(1 << 20)
                 .socketReceiveBuffer(1 << 19).loopbackSocketSendBuffer(1 << 18).writeHighWaterMark(1 << 22)
-                .tickInterval(Duration.ofMillis(7)).idleStrategy(IdleStrategy.busyPoll());
+                .tickInterval(Duration.ofMillis(7)).idleStrategy(IdleStrategy.busyPoll())
+                .frameReadTimeout(Duration.ofSeconds(3)).idleTimeout(Duration.ofMinutes(1))
+                .keepalive(k -> k.idle(Duration.ofSeconds(20)).interval(Duration.ofSeconds(4)).count(6));
         assertTrue(t.toString().contains("ioThreads=5") && t.toString().contains("idleStrategy=busy-poll"), t.toString());
+        for (String changed : List.of("frameReadTimeout=PT3S", "idleTimeout=PT1M", "keepalive=TcpKeepalive[idle=PT20S, interval=PT4S, count=6]")) {
+            assertTrue(t.toString().contains(changed), changed + " not shown: " + t);
+        }
     }
 }

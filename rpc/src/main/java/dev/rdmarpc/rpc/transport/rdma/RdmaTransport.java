@@ -367,6 +367,28 @@ public final class RdmaTransport implements Transport {
         }
 
         @Override
+        public void onRefused(Connection c, IOException cause) {
+            if (tcpHandler != null) {
+                tcpHandler.onRefused(c, cause); // a plain TCP client: the server explains
+            } else {
+                c.close(cause);
+            }
+        }
+
+        /**
+         * A plain TCP connection's calls; the TCP side of an RDMA connection carries nothing after the
+         * hello, so it counts as busy: the TCP idle timeout must not close it (and the RDMA connection
+         * with it). The RDMA connection's own idleness is not watched.
+         */
+        @Override
+        public int callsInFlight() {
+            if (tcpHandler != null) {
+                return tcpHandler.callsInFlight();
+            }
+            return helloSeen ? 1 : 0;
+        }
+
+        @Override
         public void onClose(Connection c, Throwable cause) {
             if (tcpHandler != null) {
                 tcpHandler.onClose(c, cause);

@@ -5,12 +5,15 @@ import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.IdleTimeoutException;
 import dev.rdmarpc.rpc.transport.ProtocolException;
+import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.frame.FrameReassembler;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
@@ -28,6 +31,11 @@ import java.nio.channels.SocketChannel;
  * place from the caller's memory or from the receive buffer being dispatched included; frames that
  * fit a receive chunk are copied: holding chunks and reading on in fresh ones measured slower at
  * 16 to 64 KiB).
+ *
+ * <p>Hostile and careless peers: a frame must arrive whole within the frame-read timeout once it has
+ * started, an accepted connection is closed after the idle timeout ({@link ReceiveTimers}, checked on
+ * the tick); a peer whose frame is refused (bad header, no buffer for it, a timeout) is told through
+ * {@link FrameHandler#onRefused}, and a server answers with {@link #closeAfter} ({@link LastWord}).
  */
 final class TcpConnection implements Connection, IoLoop.Flushable {
     private static final System.Logger LOG = System.getLogger(TcpConnection.class.getName());
@@ -56,6 +64,9 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     private PooledBuffer dispatching;
     private boolean readEnabled = true;
     private boolean readPausedForWrites;
+    private final ReceiveTimers timers;
+    /** Non-null while closing with a last word: reading has stopped for good. */
+    private LastWord lastWord;
 
     // ---- loop thread only
     private boolean writeInterest;
@@ -78,6 +89,9 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         this.local = (InetSocketAddress) channel.getLocalAddress();
         this.ring = new TcpSendRing(this, loop, pool);
         this.reassembler = new FrameReassembler(pool);
+        TcpTransport.Config settings = loop.transport().settings();
+        this.timers = new ReceiveTimers(settings.frameReadTimeout().toNanos(),
+                serverSide ? settings.idleTimeout().toNanos() : 0, System.nanoTime());
     }
 
     /** Registers with the loop's selector; on the loop thread. */
@@ -112,9 +126,15 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     }
 
     private void read() {
+        if (lastWord != null) {
+            if (lastWord.drained(channel, loop.discard())) {
+                closeNow(lastWord.cause()); // the peer closed too (or failed)
+            }
+            return;
+        }
         try {
             // writesBackedUp() is the live form of readPausedForWrites (set by flush, the only place pending falls)
-            for (int i = 0; i < MAX_READS_PER_EVENT && open && readEnabled && !writesBackedUp(); i++) {
+            for (int i = 0; i < MAX_READS_PER_EVENT && open && readEnabled && lastWord == null && !writesBackedUp(); i++) {
                 if (reassembler.active()) {
                     if (!readLarge()) {
                         return;
@@ -124,7 +144,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
                 if (readBuf == null) {
                     readBuf = pool.acquire();
                     if (readBuf == null) {
-                        closeNow(new IOException("buffer pool exhausted: no receive buffer"));
+                        refuse(new ResourceExhaustedException("server buffer pool exhausted: no receive buffer for this connection"));
                         return;
                     }
                     readPos = 0;
@@ -142,6 +162,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
                 if (n == 0) {
                     return;
                 }
+                timers.received();
                 readPos += n;
                 parse();
                 if (n < space) {
@@ -170,7 +191,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
                 break;
             }
             if (len < 0) {
-                protocolError(FrameDescriptor.describe(len));
+                protocolError(len);
                 return;
             }
             if (len > avail) {
@@ -181,9 +202,10 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
                 need = len;
                 break;
             }
+            timers.frameDone();
             handler.onFrame(this, seg, parsePos, (int) len);
             parsePos += len;
-            if (!open) {
+            if (!open || lastWord != null) {
                 return;
             }
         }
@@ -200,7 +222,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
 
     private void startLarge(MemorySegment seg, long avail, long len) {
         if (!reassembler.start(seg, parsePos, (int) avail, (int) len)) {
-            closeNow(new IOException("buffer pool exhausted: no buffer for a frame of " + len + " bytes"));
+            refuse(new ResourceExhaustedException("server buffer pool exhausted: no buffer for a frame of " + len + " bytes"));
             return;
         }
         parsePos = 0;
@@ -214,9 +236,13 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             closeNow(new EOFException("peer closed the connection inside a frame"));
             return false;
         }
+        if (n > 0) {
+            timers.received();
+        }
         if (!reassembler.advance(n)) {
             return false;
         }
+        timers.frameDone();
         int frameLength = reassembler.frameLength();
         PooledBuffer b = reassembler.take();
         dispatching = b;
@@ -226,7 +252,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             dispatching = null;
             b.release(); // responses sending from it hold it until they are written
         }
-        return open;
+        return open && lastWord == null;
     }
 
     /**
@@ -239,11 +265,67 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         return serverSide && (ring.unsentBytes() > writeHighWaterMark || ring.overHalfFull());
     }
 
-    private void protocolError(String reason) {
-        String msg = "protocol error from " + remote + ": " + reason;
-        LOG.log(System.Logger.Level.WARNING, "closing connection: " + msg);
-        closeNow(new ProtocolException(msg));
+    private void protocolError(long code) {
+        String msg = "protocol error from " + remote + ": " + FrameDescriptor.describe(code);
+        if (code == FrameDescriptor.BAD_MAGIC) {
+            // not this protocol at all (a TLS hello, HTTP, a port scanner): nothing it could read is sent
+            LOG.log(System.Logger.Level.WARNING, "closing connection: " + msg);
+            closeNow(new ProtocolException(msg));
+            return;
+        }
+        refuse(new ProtocolException(msg));
     }
+
+    /** Refuses the peer: the handler explains and closes ({@link #closeAfter}), or closes at once. */
+    private void refuse(IOException cause) {
+        // an idle connection closed is routine; the rest is a peer (or this pool) in trouble
+        LOG.log(cause instanceof IdleTimeoutException ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
+                "refusing connection " + this + ": " + cause.getMessage());
+        try {
+            handler.onRefused(this, cause);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "refusal handler failed; closing " + this, e);
+            closeNow(cause);
+        }
+    }
+
+    @Override
+    public void closeAfter(MemorySegment lastFrame, Throwable cause) {
+        byte[] frame = lastFrame.toArray(ValueLayout.JAVA_BYTE);
+        execute(() -> beginLastWord(frame, cause));
+    }
+
+    /** Stops reading for good, gives the receive buffers back, and says the last word once the responses owed are out. */
+    private void beginLastWord(byte[] frame, Throwable cause) {
+        if (!open || closing || lastWord != null) {
+            return;
+        }
+        lastWord = new LastWord(frame, cause, System.nanoTime());
+        if (readBuf != null) {
+            readBuf.release();
+            readBuf = null;
+        }
+        reassembler.release();
+        updateOps();
+        flush();
+    }
+
+    /** Writes the last word once nothing else is owed; on the loop thread. */
+    private void sayLastWord() {
+        if (!open || closing || lastWord.said()) {
+            return;
+        }
+        if (ring.unsentBytes() > 0 || handler.callsInFlight() > 0) {
+            return; // a flush or the tick comes back
+        }
+        try {
+            writeInterest = !lastWord.write(channel); // once written: read (and drop) until the peer closes
+            updateOps();
+        } catch (IOException e) {
+            closeNow(lastWord.cause());
+        }
+    }
+
 
     // =========================================================== send: the ring
 
@@ -311,12 +393,14 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             closeNow(e);
             return;
         }
-        if (written < 0) {
-            return;
+        if (written >= 0) { // -1: nothing was queued
+            updateWriteInterest(ring.socketFull());
+            if (written > 0) {
+                handler.onSendProgress(this);
+            }
         }
-        updateWriteInterest(ring.socketFull());
-        if (written > 0) {
-            handler.onSendProgress(this);
+        if (lastWord != null) {
+            sayLastWord();
         }
     }
 
@@ -357,7 +441,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             return;
         }
         int ops = 0;
-        if (readEnabled && !readPausedForWrites) {
+        if (lastWord != null ? lastWord.said() : readEnabled && !readPausedForWrites) {
             ops |= SelectionKey.OP_READ;
         }
         if (writeInterest) {
@@ -369,8 +453,27 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     // =========================================================== lifecycle and the rest
 
     void tick(long now) {
-        if (open) {
-            handler.onTick(this, now);
+        if (!open) {
+            return;
+        }
+        if (lastWord != null) {
+            if (lastWord.expired(now)) {
+                LOG.log(System.Logger.Level.DEBUG, "{0}: last word not taken in time, closing", this);
+                closeNow(lastWord.cause());
+            } else {
+                sayLastWord();
+            }
+            return;
+        }
+        handler.onTick(this, now);
+        if (!open || lastWord != null) {
+            return;
+        }
+        long partial = reassembler.active() ? reassembler.frameLength() - reassembler.missing() : readBuf == null ? 0 : readPos - parsePos;
+        IOException refused = timers.check(now, partial, readPausedForWrites || !readEnabled,
+                ring.unsentBytes() > 0 || handler.callsInFlight() > 0);
+        if (refused != null) {
+            refuse(refused);
         }
     }
 

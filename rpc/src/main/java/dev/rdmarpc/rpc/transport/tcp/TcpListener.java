@@ -52,7 +52,7 @@ final class TcpListener implements ServerEndpoint {
             TcpLoop target = transport.nextLoop();
             try {
                 transport.configure(ch);
-                TcpConnection c = new TcpConnection(target, ch, maxFrameLength, transport.config().writeHighWaterMark(), true);
+                TcpConnection c = new TcpConnection(target, ch, maxFrameLength, transport.settings().writeHighWaterMark(), true);
                 target.execute(() -> {
                     try {
                         FrameHandler h = acceptor.accept(c);

@@ -3,6 +3,7 @@ package dev.rdmarpc.rpc.transport.tcp;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.ArrayList;
@@ -22,6 +23,8 @@ final class TcpLoop implements IoLoop.Poller {
     private final Selector selector;
     private final Consumer<SelectionKey> onSelected = this::processKey;
     private final List<TcpConnection> connections = new ArrayList<>();
+    /** Where connections closing with a last word drop what their peers still send. */
+    private final ByteBuffer discard = ByteBuffer.allocateDirect(4096);
 
     TcpLoop(TcpTransport transport, String name, TcpTransport.Config config) throws IOException {
         this.transport = transport;
@@ -47,6 +50,11 @@ final class TcpLoop implements IoLoop.Poller {
 
     TcpTransport transport() {
         return transport;
+    }
+
+    /** @return scratch space for bytes read only to be dropped; loop thread only */
+    ByteBuffer discard() {
+        return discard;
     }
 
     /** Runs {@code task} on the loop (now, when called on it). */

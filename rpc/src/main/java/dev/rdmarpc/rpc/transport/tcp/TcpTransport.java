@@ -96,7 +96,7 @@ public final class TcpTransport implements Transport {
     void configure(SocketChannel ch) throws IOException {
         ch.configureBlocking(false);
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        ch.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+        config.keepalive().apply(ch);
         if (config.socketSendBuffer() > 0) {
             ch.setOption(StandardSocketOptions.SO_SNDBUF, config.socketSendBuffer());
         } else if (config.loopbackSocketSendBuffer() > 0 && ch.getRemoteAddress() instanceof InetSocketAddress peer
@@ -245,6 +245,11 @@ public final class TcpTransport implements Transport {
         return config.copy();
     }
 
+    /** @return the settings themselves, not a copy: read only */
+    Config settings() {
+        return config;
+    }
+
     /**
      * Settings of a {@link TcpTransport}, fluent, with documented defaults; validated once by
      * {@link #conclude()}.
@@ -265,7 +270,10 @@ public final class TcpTransport implements Transport {
                         Config::loopbackSocketSendBuffer)
                 .add("writeHighWaterMark", SettingsTable::parseBytes, Config::writeHighWaterMark, Config::writeHighWaterMark)
                 .add("tickInterval", SettingsTable::parseDuration, Config::tickInterval, Config::tickInterval)
-                .add("idleStrategy", SettingsTable::parseIdleStrategy, Config::idleStrategy, Config::idleStrategy);
+                .add("idleStrategy", SettingsTable::parseIdleStrategy, Config::idleStrategy, Config::idleStrategy)
+                .add("frameReadTimeout", SettingsTable::parseDuration, Config::frameReadTimeout, Config::frameReadTimeout)
+                .add("idleTimeout", SettingsTable::parseDuration, Config::idleTimeout, Config::idleTimeout)
+                .group("keepalive", TcpKeepalive.SETTINGS, Config::keepalive);
 
         /** Default SO_SNDBUF of connections to a loopback address: 256 KiB. */
         public static final int DEFAULT_LOOPBACK_SOCKET_SEND_BUFFER = 256 * 1024;
@@ -278,6 +286,9 @@ public final class TcpTransport implements Transport {
         private long writeHighWaterMark = 8L << 20;
         private Duration tickInterval = Duration.ofMillis(10);
         private IdleStrategy idleStrategy = IdleStrategy.event();
+        private Duration frameReadTimeout = Duration.ofSeconds(30);
+        private Duration idleTimeout = Duration.ofMinutes(5);
+        private final TcpKeepalive keepalive = new TcpKeepalive();
 
         /** Creates a configuration with the defaults (the system properties' where set). */
         public Config() {
@@ -396,6 +407,71 @@ public final class TcpTransport implements Transport {
             return this;
         }
 
+        /**
+         * @param timeout how long a frame may take to arrive once its first byte has: a peer that
+         *                starts a frame and stalls (16 header bytes, then nothing) is refused (see
+         *                {@link FrameHandler#onRefused}; a server says why before it closes) and its
+         *                receive buffers go back to the pool. Default 30 s; {@link Duration#ZERO}
+         *                turns it off. Measured on the I/O thread's tick, so it fires up to one
+         *                {@link #tickInterval} late, and costs nothing per frame. Time the connection
+         *                itself does not read (a server whose responses back up) does not count. Raise
+         *                it for very large frames over slow links: a 16 MiB frame at 1 MB/s takes 16 s.
+         *                Client and server connections alike.
+         * @return this
+         */
+        public Config frameReadTimeout(Duration timeout) {
+            this.frameReadTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
+        }
+
+        /**
+         * @param timeout how long an accepted (server) connection may sit with no call in flight (no
+         *                request being handled, no response waiting to be written, no frame half
+         *                received) and no byte received before the server closes it, telling the client
+         *                why ({@code SHUTTING_DOWN}, "idle for ..."). Default 5 minutes: it returns
+         *                the connection's socket and receive chunk of a client that went away
+         *                politely or leaked its connection, and keeps those of any client that calls
+         *                at least that often. {@link Duration#ZERO} turns it off. Checked on the
+         *                tick. Client connections are never closed for idleness (a user who keeps an
+         *                {@code RpcClient} open expects it to work whenever called; a vanished server
+         *                is keepalive's to notice, {@link #keepalive}), but an idle {@code RpcClient}
+         *                is closed by its server after the server's idle timeout: its next call fails
+         *                with {@code CONNECTION_CLOSED} and the server's reason, while an
+         *                {@code RpcClientPool}'s channel reconnects. Raise it (or turn it off) on a
+         *                server whose single-connection clients stay quiet longer.
+         * @return this
+         */
+        public Config idleTimeout(Duration timeout) {
+            this.idleTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
+        }
+
+        /**
+         * Edits the TCP keepalive settings in place.
+         *
+         * @param settings what to change, e.g. {@code k -> k.idle(Duration.ofSeconds(30))}
+         * @return this
+         */
+        public Config keepalive(java.util.function.Consumer<TcpKeepalive> settings) {
+            settings.accept(keepalive);
+            return this;
+        }
+
+        /** @return the keepalive settings: this configuration's own */
+        public TcpKeepalive keepalive() {
+            return keepalive;
+        }
+
+        /** @return the frame-read timeout, zero when off */
+        public Duration frameReadTimeout() {
+            return frameReadTimeout;
+        }
+
+        /** @return the idle timeout of server connections, zero when off */
+        public Duration idleTimeout() {
+            return idleTimeout;
+        }
+
         /** @return what an event loop does when idle */
         public IdleStrategy idleStrategy() {
             return idleStrategy;
@@ -455,6 +531,11 @@ public final class TcpTransport implements Transport {
             if (tickInterval.toMillis() < 1 || tickInterval.toSeconds() > 60) {
                 throw new IllegalArgumentException("tickInterval must be in [1 ms, 60 s]: " + tickInterval);
             }
+            if (frameReadTimeout.isNegative() || idleTimeout.isNegative()) {
+                throw new IllegalArgumentException("frameReadTimeout and idleTimeout must not be negative: "
+                        + frameReadTimeout + ", " + idleTimeout);
+            }
+            keepalive.check();
             bufferPool.conclude();
             return this;
         }

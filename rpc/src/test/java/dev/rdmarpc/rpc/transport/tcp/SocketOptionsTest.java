@@ -1,18 +1,23 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
+import java.net.SocketOption;
 import java.net.StandardSocketOptions;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import jdk.net.ExtendedSocketOptions;
 import org.junit.jupiter.api.Test;
 
-/** The loopback send buffer: set on both ends of a loopback connection, left to the kernel when 0. */
+/** Socket options: the loopback send buffer (left to the kernel when 0), keepalive timers, on both ends. */
 class SocketOptionsTest {
     static final FrameHandler IGNORE = new FrameHandler() {
         @Override
@@ -28,8 +33,8 @@ class SocketOptionsTest {
         }
     };
 
-    /** @return SO_SNDBUF of the client's and the accepted connection */
-    private static int[] sendBuffers(TcpTransport.Config config) throws Exception {
+    /** @return {@code option} of the client's and the accepted connection */
+    private static <T> List<T> options(TcpTransport.Config config, SocketOption<T> option) throws Exception {
         try (TcpTransport t = TcpTransport.create(config.ioThreads(1))) {
             CompletableFuture<Connection> accepted = new CompletableFuture<>();
             var endpoint = t.listen(new InetSocketAddress("127.0.0.1", 0), 1 << 20, c -> {
@@ -38,10 +43,30 @@ class SocketOptionsTest {
             });
             Connection client = t.connect(endpoint.address(), 1 << 20, IGNORE, Duration.ofSeconds(5));
             Connection server = accepted.get(5, TimeUnit.SECONDS);
-            return new int[] {
-                ((TcpConnection) client).channel().getOption(StandardSocketOptions.SO_SNDBUF),
-                ((TcpConnection) server).channel().getOption(StandardSocketOptions.SO_SNDBUF)};
+            return List.of(((TcpConnection) client).channel().getOption(option),
+                    ((TcpConnection) server).channel().getOption(option));
         }
+    }
+
+    private static int[] sendBuffers(TcpTransport.Config config) throws Exception {
+        return options(config, StandardSocketOptions.SO_SNDBUF).stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** Keepalive timers are set on both ends: a vanished peer is noticed in seconds, not Linux's 2 hours. */
+    @Test
+    void keepaliveTimersAreSetOnBothEnds() throws Exception {
+        assertEquals(List.of(true, true), options(new TcpTransport.Config(), StandardSocketOptions.SO_KEEPALIVE));
+        assertEquals(List.of(10, 10), options(new TcpTransport.Config(), ExtendedSocketOptions.TCP_KEEPIDLE));
+        assertEquals(List.of(5, 5), options(new TcpTransport.Config(), ExtendedSocketOptions.TCP_KEEPINTERVAL));
+        assertEquals(List.of(3, 3), options(new TcpTransport.Config(), ExtendedSocketOptions.TCP_KEEPCOUNT));
+        TcpTransport.Config custom = new TcpTransport.Config()
+                .keepalive(k -> k.idle(Duration.ofSeconds(7)).interval(Duration.ofSeconds(2)).count(4));
+        assertEquals(List.of(7, 7), options(custom, ExtendedSocketOptions.TCP_KEEPIDLE));
+        assertEquals(List.of(2, 2), options(custom, ExtendedSocketOptions.TCP_KEEPINTERVAL));
+        assertEquals(List.of(4, 4), options(custom, ExtendedSocketOptions.TCP_KEEPCOUNT));
+        assertThrows(IllegalArgumentException.class,
+                () -> new TcpTransport.Config().keepalive(k -> k.idle(Duration.ofMillis(1500))).conclude());
+        assertThrows(IllegalArgumentException.class, () -> new TcpTransport.Config().keepalive(k -> k.count(200)).conclude());
     }
 
     @Test
