@@ -1,5 +1,9 @@
 package dev.rdmarpc.rpc;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import java.io.IOException;
@@ -8,6 +12,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 
@@ -96,5 +101,17 @@ final class TestSupport {
                 throw new AssertionError("interrupted waiting for " + what);
             }
         }
+    }
+
+    /** Reads the connection-level error the server sends before it closes, and checks the close. */
+    static String lastWord(SocketChannel ch, Status status) throws Exception {
+        ByteBuffer f = TestSupport.readFrame(ch);
+        assertNotNull(f, "the server says why before it closes");
+        assertEquals(FrameDescriptor.TYPE_RESPONSE, f.get(FrameDescriptor.TYPE_OFFSET));
+        assertEquals(FrameDescriptor.CONNECTION_REQUEST_ID, f.getLong(FrameDescriptor.REQUEST_ID_OFFSET));
+        assertEquals(status.code(), f.getShort(FrameDescriptor.STATUS_OFFSET));
+        String message = StandardCharsets.UTF_8.decode(f.position(FrameDescriptor.HEADER_LENGTH)).toString();
+        assertTrue(TestSupport.closedByPeer(ch), "closed after its last word");
+        return message;
     }
 }

@@ -277,7 +277,7 @@ public final class ClientCore implements FrameHandler {
                 : alen > 0 ? w.claimAttachmentInPlace((int) frame, attachment, sendHighWaterMark)
                 : w.claim((int) frame, sendHighWaterMark);
         if (off < 0) {
-            return claimFailed(id, off);
+            return claimFailed(w.connection(), id, off);
         }
         try {
             w.request(id, method.id()).payload(payload, 0, (int) plen).attachment(attachment);
@@ -353,7 +353,7 @@ public final class ClientCore implements FrameHandler {
                 refused = true;
                 continue;
             }
-            if (!claimFailed(id, off)) {
+            if (!claimFailed(c, id, off)) {
                 metrics.errors.increment();
                 call.completeExceptionally(sendQueueFull(c, 0));
             }
@@ -441,14 +441,14 @@ public final class ClientCore implements FrameHandler {
     }
 
     /** Undo a reservation after a failed claim; returns false for back-pressure, else throws. */
-    private boolean claimFailed(long id, long code) {
+    private boolean claimFailed(Connection connection, long id, long code) {
         boolean mine = release(id);
         if (code == Connection.CLOSED) {
             if (!mine) {
                 return true; // the close already failed this call through its sink
             }
             metrics.errors.increment();
-            throw new RpcException(Status.CONNECTION_CLOSED, closedReason());
+            throw new RpcException(Status.CONNECTION_CLOSED, reasonOnceClosed(connection));
         }
         if (code == Connection.NO_BUFFER) {
             metrics.errors.increment();
@@ -456,6 +456,23 @@ public final class ClientCore implements FrameHandler {
         }
         metrics.rejected.increment();
         return false;
+    }
+
+    /**
+     * The reason the connection closed, once {@link #onClose} has recorded it: the transport refuses
+     * claims a moment before it tells the handler (on its I/O thread), and a call that fails in
+     * between must still say why (a server's last word, say). Waits up to a second, never on the
+     * connection's I/O thread (which is the one to record it).
+     */
+    private String reasonOnceClosed(Connection c) {
+        if (c != null && !c.inEventLoop()) {
+            try {
+                closedLatch.await(1, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return closedReason();
     }
 
     private String closedReason() {

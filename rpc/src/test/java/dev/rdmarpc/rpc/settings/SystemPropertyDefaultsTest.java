@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
+import dev.rdmarpc.rpc.transport.tcp.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.tcp.TcpKeepalive;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.lang.reflect.Method;
@@ -63,10 +64,13 @@ class SystemPropertyDefaultsTest {
         List<String> tcp = TcpTransport.Config.systemProperties();
         TcpTransport.Config tcpConfig = new TcpTransport.Config();
         String keepalive = tcpConfig.keepalive().toString();
+        String limits = tcpConfig.limits().toString();
         assertTrue(tcpConfig.toString().contains("keepalive=" + keepalive), tcpConfig.toString());
+        assertTrue(tcpConfig.toString().contains("limits=" + limits), tcpConfig.toString());
         assertEquals(assertEveryone(TcpTransport.Config.class, tcpConfig.toString(), tcp, "rdmarpc.tcp.",
-                List.of("bufferPool", "keepalive"), 5)
-                + assertEveryone(TcpKeepalive.class, keepalive, tcp, "rdmarpc.tcp.keepalive.", List.of(), 3),
+                List.of("bufferPool", "keepalive", "limits"), 5)
+                + assertEveryone(TcpKeepalive.class, keepalive, tcp, "rdmarpc.tcp.keepalive.", List.of(), 3)
+                + assertEveryone(ConnectionLimits.class, limits, tcp, "rdmarpc.tcp.limits.", List.of(), 2),
                 tcp.size(), "no property without a setter: " + tcp);
         List<String> pool = BufferPool.Config.systemProperties();
         assertEquals(assertEveryone(BufferPool.Config.class, new BufferPool.Config().toString(), pool, "rdmarpc.pool.",
@@ -143,13 +147,16 @@ class SystemPropertyDefaultsTest {
 
         TcpTransport.Config t = with(Map.of("rdmarpc.tcp.ioThreads", "3", "rdmarpc.tcp.writeHighWaterMark", "16M",
                 "rdmarpc.tcp.idleStrategy", "busy-poll", "rdmarpc.tcp.tickInterval", "5ms", "rdmarpc.tcp.frameReadTimeout", "2s",
-                "rdmarpc.tcp.idleTimeout", "0s", "rdmarpc.tcp.keepalive.idle", "30s", "rdmarpc.tcp.keepalive.count", "5"),
+                "rdmarpc.tcp.idleTimeout", "0s", "rdmarpc.tcp.keepalive.idle", "30s", "rdmarpc.tcp.keepalive.count", "5",
+                "rdmarpc.tcp.limits.maxConnectionsPerAddress", "64"),
                 TcpTransport.Config::new);
         assertEquals(3, t.ioThreads());
         assertEquals(Duration.ofSeconds(2), t.frameReadTimeout());
         assertEquals(Duration.ZERO, t.idleTimeout());
         assertEquals(Duration.ofSeconds(30), t.keepalive().idle());
         assertEquals(5, t.keepalive().count());
+        assertEquals(64, t.limits().maxConnectionsPerAddress());
+        assertEquals(4096, t.limits().maxConnections(), "unset: the built-in default");
         assertEquals(Duration.ofSeconds(5), t.keepalive().interval(), "unset: the built-in default");
         assertEquals(16L << 20, t.writeHighWaterMark());
         assertEquals(IdleStrategy.busyPoll(), t.idleStrategy());

@@ -20,6 +20,8 @@ final class ReceiveTimers {
     private boolean timing;
     private long partialSince;
     private long lastActive;
+    /** Nothing arrived between the last two ticks. */
+    private boolean quiet;
 
     /**
      * @param frameReadNanos most time a frame may take once started, 0 for no limit
@@ -37,6 +39,11 @@ final class ReceiveTimers {
         received = true;
     }
 
+    /** @return true when nothing arrived between the last {@link #check} and the one before */
+    boolean quietSinceTick() {
+        return quiet;
+    }
+
     /** A whole frame arrived: the next one is timed from the tick that finds it half received. */
     void frameDone() {
         timing = false;
@@ -50,6 +57,7 @@ final class ReceiveTimers {
      * @return why the connection must be refused now, or null
      */
     IOException check(long now, long partialBytes, boolean paused, boolean busy) {
+        quiet = !received;
         if (received || busy || paused || partialBytes > 0) {
             received = false;
             lastActive = now;

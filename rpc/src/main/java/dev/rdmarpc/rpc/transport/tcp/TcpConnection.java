@@ -67,6 +67,8 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     private final ReceiveTimers timers;
     /** Non-null while closing with a last word: reading has stopped for good. */
     private LastWord lastWord;
+    /** An accepted connection's place in its transport's connection counts, given back on close; else null. */
+    private ConnectionCounts.Admission admission;
 
     // ---- loop thread only
     private boolean writeInterest;
@@ -99,6 +101,11 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         this.handler = frameHandler;
         this.key = channel.register(loop.selector(), SelectionKey.OP_READ, this);
         loop.added(this);
+    }
+
+    /** Counts this (accepted) connection until it closes; before {@link #register}. */
+    void admitted(ConnectionCounts.Admission a) {
+        this.admission = a;
     }
 
     /** @return the socket (tests read its options) */
@@ -195,11 +202,13 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
                 return;
             }
             if (len > avail) {
-                if (len > cap) {
+                if (len > cap && avail == cap) {
+                    // a chunk's worth of it arrived: only now take a buffer for the whole frame, so a
+                    // header that declares megabytes and stops holds no more than this chunk
                     startLarge(seg, avail, len);
                     return;
                 }
-                need = len;
+                need = Math.min(len, cap);
                 break;
             }
             timers.frameDone();
@@ -281,6 +290,11 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         // an idle connection closed is routine; the rest is a peer (or this pool) in trouble
         LOG.log(cause instanceof IdleTimeoutException ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
                 "refusing connection " + this + ": " + cause.getMessage());
+        refuseQuietly(cause);
+    }
+
+    /** {@link #refuse} without the log line (the caller logged, e.g. rate-limited); on the loop thread. */
+    void refuseQuietly(IOException cause) {
         try {
             handler.onRefused(this, cause);
         } catch (RuntimeException e) {
@@ -474,6 +488,13 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
                 ring.unsentBytes() > 0 || handler.callsInFlight() > 0);
         if (refused != null) {
             refuse(refused);
+        } else if (timers.quietSinceTick() && readBuf != null && readPos == 0) {
+            // nothing arrived for a whole tick and nothing is half received: the chunk goes back to
+            // the pool (a connection that sent one byte and stopped keeps it until frameReadTimeout),
+            // and so does the send side's kept one, so an idle connection holds no buffer
+            readBuf.release();
+            readBuf = null;
+            ring.releaseKeptChunk();
         }
     }
 
@@ -558,6 +579,9 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             readBuf = null;
         }
         reassembler.release();
+        if (admission != null) {
+            admission.release();
+        }
         loop.removed(this);
         if (handler != null) {
             try {

@@ -2,8 +2,10 @@ package dev.rdmarpc.rpc.transport.tcp;
 
 import dev.rdmarpc.rpc.transport.Acceptor;
 import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.channels.SelectionKey;
@@ -22,6 +24,10 @@ final class TcpListener implements ServerEndpoint {
     private final Acceptor acceptor;
     private SelectionKey key;
     private volatile boolean closed;
+    /** Refusals for a connection limit since the last log line, and when that was; loop thread only. */
+    private static final long REFUSAL_LOG_INTERVAL_NANOS = 10_000_000_000L;
+    private long refusedSinceLog;
+    private long lastRefusalLog = System.nanoTime() - REFUSAL_LOG_INTERVAL_NANOS;
 
     TcpListener(TcpTransport transport, TcpLoop loop, ServerSocketChannel channel, int maxFrameLength,
                 Acceptor acceptor) throws IOException {
@@ -49,14 +55,23 @@ final class TcpListener implements ServerEndpoint {
             if (ch == null) {
                 return;
             }
+            ConnectionCounts.Admission admission = admit(ch);
+            if (admission == null) {
+                closeQuietly(ch);
+                continue;
+            }
             TcpLoop target = transport.nextLoop();
             try {
                 transport.configure(ch);
                 TcpConnection c = new TcpConnection(target, ch, maxFrameLength, transport.settings().writeHighWaterMark(), true);
+                c.admitted(admission);
                 target.execute(() -> {
                     try {
                         FrameHandler h = acceptor.accept(c);
                         c.register(h);
+                        if (admission.refusal() != null) {
+                            c.refuseQuietly(new ResourceExhaustedException(admission.refusal()));
+                        }
                     } catch (IOException | RuntimeException e) {
                         LOG.log(System.Logger.Level.WARNING, "could not set up accepted connection " + c, e);
                         c.closeNow(e);
@@ -64,9 +79,45 @@ final class TcpListener implements ServerEndpoint {
                 });
             } catch (IOException e) {
                 LOG.log(System.Logger.Level.WARNING, "could not configure accepted connection", e);
+                admission.release();
                 closeQuietly(ch);
             }
         }
+    }
+
+    /**
+     * Counts {@code ch} against the transport's limits. Over a limit it is still set up, to be told
+     * why ({@link TcpConnection#refuseQuietly}); logged at WARNING at most every
+     * {@link #REFUSAL_LOG_INTERVAL_NANOS}, with how many were refused meanwhile.
+     *
+     * @return its admission, or null when it must be closed without a word (too many refused
+     *         connections are still being told why, or its address is unknown)
+     */
+    private ConnectionCounts.Admission admit(SocketChannel ch) {
+        InetAddress from;
+        try {
+            from = ((InetSocketAddress) ch.getRemoteAddress()).getAddress();
+        } catch (IOException | RuntimeException e) {
+            return null; // closed already
+        }
+        ConnectionCounts counts = transport.accepted();
+        ConnectionCounts.Admission admission = counts.admit(from);
+        if (admission.refusal() == null) {
+            return admission;
+        }
+        refusedSinceLog++;
+        long now = System.nanoTime();
+        if (now - lastRefusalLog >= REFUSAL_LOG_INTERVAL_NANOS) {
+            LOG.log(System.Logger.Level.WARNING, "refusing connections on " + address + ": " + admission.refusal()
+                    + " (" + refusedSinceLog + " refused since the last such message)");
+            lastRefusalLog = now;
+            refusedSinceLog = 0;
+        }
+        if (counts.tooManyRefusing()) {
+            admission.release();
+            return null;
+        }
+        return admission;
     }
 
     private static void closeQuietly(SocketChannel ch) {

@@ -485,6 +485,29 @@ final class TcpSendRing {
         return exhausted ? rest : -1;
     }
 
+    /**
+     * Gives back the chunk kept after the last write for the next frames (see {@link #write}), when
+     * that is all the ring holds: an idle connection keeps no send buffer. Loop thread.
+     */
+    void releaseKeptChunk() {
+        PooledBuffer kept = null;
+        sendLock.lock();
+        try {
+            if (!closed && ringCount == 1 && ring[ringHead] != null && ringLimit[ringHead] == 0 && !partial.active()) {
+                kept = ring[ringHead];
+                ring[ringHead] = null;
+                ringCount = 0;
+                ringFill = 0;
+                headFlushed = 0;
+            }
+        } finally {
+            sendLock.unlock();
+        }
+        if (kept != null) {
+            kept.release();
+        }
+    }
+
     /** The connection closes (loop thread): no more claims; every buffer goes back, but a partial frame's that is still being written. */
     void close() {
         sendLock.lock();

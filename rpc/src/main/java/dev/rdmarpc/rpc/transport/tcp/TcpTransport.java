@@ -41,9 +41,11 @@ public final class TcpTransport implements Transport {
     private final AtomicInteger next = new AtomicInteger();
     private final Set<TcpListener> listeners = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final ConnectionCounts accepted;
 
     private TcpTransport(Config config) {
         this.config = config;
+        this.accepted = new ConnectionCounts(config.limits());
         this.pool = BufferPool.create(config.bufferPool());
         this.loops = new TcpLoop[config.ioThreads()];
         int started = 0;
@@ -106,6 +108,16 @@ public final class TcpTransport implements Transport {
         if (config.socketReceiveBuffer() > 0) {
             ch.setOption(StandardSocketOptions.SO_RCVBUF, config.socketReceiveBuffer());
         }
+    }
+
+    /** @return the accepted connections, counted against {@link Config#limits()} */
+    ConnectionCounts accepted() {
+        return accepted;
+    }
+
+    /** @return accepted (server) connections open now that count against {@link Config#limits()} */
+    public int acceptedConnections() {
+        return accepted.total();
     }
 
     void removed(TcpListener l) {
@@ -273,7 +285,8 @@ public final class TcpTransport implements Transport {
                 .add("idleStrategy", SettingsTable::parseIdleStrategy, Config::idleStrategy, Config::idleStrategy)
                 .add("frameReadTimeout", SettingsTable::parseDuration, Config::frameReadTimeout, Config::frameReadTimeout)
                 .add("idleTimeout", SettingsTable::parseDuration, Config::idleTimeout, Config::idleTimeout)
-                .group("keepalive", TcpKeepalive.SETTINGS, Config::keepalive);
+                .group("keepalive", TcpKeepalive.SETTINGS, Config::keepalive)
+                .group("limits", ConnectionLimits.SETTINGS, Config::limits);
 
         /** Default SO_SNDBUF of connections to a loopback address: 256 KiB. */
         public static final int DEFAULT_LOOPBACK_SOCKET_SEND_BUFFER = 256 * 1024;
@@ -289,6 +302,7 @@ public final class TcpTransport implements Transport {
         private Duration frameReadTimeout = Duration.ofSeconds(30);
         private Duration idleTimeout = Duration.ofMinutes(5);
         private final TcpKeepalive keepalive = new TcpKeepalive();
+        private final ConnectionLimits limits = new ConnectionLimits();
 
         /** Creates a configuration with the defaults (the system properties' where set). */
         public Config() {
@@ -462,6 +476,22 @@ public final class TcpTransport implements Transport {
             return keepalive;
         }
 
+        /**
+         * Edits the limits on accepted connections in place.
+         *
+         * @param settings what to change, e.g. {@code l -> l.maxConnectionsPerAddress(64)}
+         * @return this
+         */
+        public Config limits(java.util.function.Consumer<ConnectionLimits> settings) {
+            settings.accept(limits);
+            return this;
+        }
+
+        /** @return the limits on accepted connections: this configuration's own */
+        public ConnectionLimits limits() {
+            return limits;
+        }
+
         /** @return the frame-read timeout, zero when off */
         public Duration frameReadTimeout() {
             return frameReadTimeout;
@@ -536,6 +566,7 @@ public final class TcpTransport implements Transport {
                         + frameReadTimeout + ", " + idleTimeout);
             }
             keepalive.check();
+            limits.check();
             bufferPool.conclude();
             return this;
         }

@@ -115,7 +115,9 @@ class IoLoopTest {
         loop.execute(ran::countDown);
         assertTrue(ran.await(5, TimeUnit.SECONDS));
         Thread.sleep(200);
-        assertTrue(poller.polls.get() - pollsBefore > 10, "spun after the task: " + (poller.polls.get() - pollsBefore));
+        // an event loop polls once or not at all after a task; a 10 ms spin polls thousands of times
+        // unloaded, and a few times even where the thread gets little of those 10 ms (a loaded CI machine: 7 seen)
+        assertTrue(poller.polls.get() - pollsBefore > 3, "spun after the task: " + (poller.polls.get() - pollsBefore));
         assertTrue(poller.awaits.get() > awaitsBefore, "and blocked again after the spin");
         int polls = poller.polls.get();
         Thread.sleep(100);

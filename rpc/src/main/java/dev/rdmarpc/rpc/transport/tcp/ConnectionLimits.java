@@ -1,0 +1,79 @@
+package dev.rdmarpc.rpc.transport.tcp;
+
+import dev.rdmarpc.rpc.settings.SettingsTable;
+
+/**
+ * How many connections a server accepts: in all, and from one remote address. A group of
+ * {@link TcpTransport.Config}, edited through {@link TcpTransport.Config#limits(java.util.function.Consumer)},
+ * with defaults from {@code rdmarpc.tcp.limits.<setting>} ({@code -Drdmarpc.tcp.limits.maxConnectionsPerAddress=64}).
+ *
+ * <p>A connection over a limit is accepted, told why and closed: the client's calls fail with
+ * {@code RESOURCE_EXHAUSTED} "connection limit: ...", and its socket and receive chunk go back at
+ * once. Only while more refused connections than {@link #maxConnectionsPerAddress} are still waiting
+ * to be told (a peer opening connections faster than it reads) are further ones closed without a word.
+ * Connections the transport opens itself (clients) are not counted.
+ *
+ * <p>What each limit protects: every accepted connection holds a socket (a file descriptor) and,
+ * while it has bytes half received, a receive chunk of the buffer pool (64 KiB by default); the
+ * per-address limit keeps one host from taking them all (issue 15: 8,200 connections that each sent
+ * one byte took every chunk of a default pool), the total keeps the server within its file
+ * descriptors. Peers behind one NAT share an address: raise the per-address limit for them.
+ */
+public final class ConnectionLimits {
+    static final SettingsTable<ConnectionLimits> SETTINGS = new SettingsTable<ConnectionLimits>("ConnectionLimits",
+            "rdmarpc.tcp.limits.")
+            .add("maxConnections", SettingsTable::parseInt, ConnectionLimits::maxConnections, ConnectionLimits::maxConnections)
+            .add("maxConnectionsPerAddress", SettingsTable::parseInt, ConnectionLimits::maxConnectionsPerAddress,
+                    ConnectionLimits::maxConnectionsPerAddress);
+
+    private int maxConnections = 4096;
+    private int maxConnectionsPerAddress = 512;
+
+    ConnectionLimits() {
+    }
+
+    /**
+     * @param n most accepted connections open at once, at least 1; default 4096 (a process's file
+     *          descriptor limit is often 1024 soft and 4096 or more hard: raise {@code ulimit -n} with it)
+     * @return this
+     */
+    public ConnectionLimits maxConnections(int n) {
+        this.maxConnections = n;
+        return this;
+    }
+
+    /**
+     * @param n most accepted connections open at once from one remote IP address, at least 1;
+     *          default 512 (an {@code RpcClientPool} opens a handful; 512 leaves room for many client
+     *          processes on one host, while one host alone can take at most an eighth of the default total)
+     * @return this
+     */
+    public ConnectionLimits maxConnectionsPerAddress(int n) {
+        this.maxConnectionsPerAddress = n;
+        return this;
+    }
+
+    /** @return the most accepted connections open at once */
+    public int maxConnections() {
+        return maxConnections;
+    }
+
+    /** @return the most accepted connections open at once from one address */
+    public int maxConnectionsPerAddress() {
+        return maxConnectionsPerAddress;
+    }
+
+    void check() {
+        if (maxConnections < 1) {
+            throw new IllegalArgumentException("limits.maxConnections must be at least 1: " + maxConnections);
+        }
+        if (maxConnectionsPerAddress < 1) {
+            throw new IllegalArgumentException("limits.maxConnectionsPerAddress must be at least 1: " + maxConnectionsPerAddress);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return SETTINGS.toString(this);
+    }
+}

@@ -1,0 +1,151 @@
+package dev.rdmarpc.rpc;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * What one peer can hold of a server over TCP (issue 15, points 2 and 3): connection limits in all
+ * and per address, told to the refused peer; a declared frame length that reserves nothing until
+ * its bytes come; idle connections that hold no buffer. Raw sockets on 127.0.0.0/8, each test bounded.
+ */
+@Timeout(60)
+class PeerLimitsTcpTest {
+    static final Method<String, String> ECHO = Method.of("echo", Codecs.STRING, Codecs.STRING);
+    static final Method<byte[], byte[]> BYTES = Method.of("bytes", Codecs.BYTES, Codecs.BYTES);
+
+    private static RpcServer server(UnaryOperator<TcpTransport.Config> tcp) {
+        return RpcServer.builder()
+                .bind(new InetSocketAddress("127.0.0.1", 0))
+                .tcp(cfg -> tcp.apply(cfg.ioThreads(1)))
+                .register(ECHO, (ctx, s) -> s)
+                .register(BYTES, (ctx, b) -> b)
+                .start();
+    }
+
+    /** A raw connection to {@code server} from {@code source} (any 127.x address works on Linux's loopback). */
+    private static SocketChannel from(String source, RpcServer server) throws Exception {
+        SocketChannel ch = SocketChannel.open();
+        ch.bind(new InetSocketAddress(source, 0));
+        ch.connect(server.address());
+        ch.socket().setSoTimeout(5000);
+        return ch;
+    }
+
+    /** One echo call on a raw connection: proves the server serves it. */
+    private static void echoOn(SocketChannel ch, long id) throws Exception {
+        TestSupport.write(ch, TestSupport.requestFrame(id, ECHO.id(), "x".getBytes(java.nio.charset.StandardCharsets.UTF_8), new byte[0]));
+        ByteBuffer r = TestSupport.readFrame(ch);
+        assertNotNull(r, "served");
+        assertEquals(id, r.getLong(FrameDescriptor.REQUEST_ID_OFFSET));
+        assertEquals(0, r.getShort(FrameDescriptor.STATUS_OFFSET));
+    }
+
+    @Test
+    void connectionsOverALimitAreToldWhyAndTheOthersAreServed() throws Exception {
+        List<SocketChannel> open = new ArrayList<>();
+        try (RpcServer server = server(cfg -> cfg.limits(l -> l.maxConnections(3).maxConnectionsPerAddress(2)))) {
+            open.add(from("127.0.0.1", server));
+            open.add(from("127.0.0.1", server));
+            try (SocketChannel third = from("127.0.0.1", server)) {
+                String why = TestSupport.lastWord(third, Status.RESOURCE_EXHAUSTED);
+                assertTrue(why.contains("connection limit") && why.contains("2 connections open from 127.0.0.1")
+                        && why.contains("maxConnectionsPerAddress"), why);
+            }
+            open.add(from("127.0.0.2", server)); // another address: the third and last of the total
+            try (SocketChannel fourth = from("127.0.0.3", server)) {
+                String why = TestSupport.lastWord(fourth, Status.RESOURCE_EXHAUSTED);
+                assertTrue(why.contains("connection limit") && why.contains("maxConnections"), why);
+            }
+            for (int i = 0; i < open.size(); i++) {
+                echoOn(open.get(i), i + 1); // the admitted ones are served meanwhile
+            }
+            // A client over the limit: its call fails with the server's reason.
+            try (RpcClient over = RpcClient.connect(server.address())) {
+                RpcException e = assertThrows(RpcException.class, () -> over.call(ECHO, "over"));
+                assertTrue(e.status() == Status.RESOURCE_EXHAUSTED || e.status() == Status.CONNECTION_CLOSED, e::toString);
+                assertTrue(e.getMessage().contains("connection limit"), e.getMessage());
+            }
+            open.remove(0).close();
+            TestSupport.await("a place free", Duration.ofSeconds(5), () -> server.metrics().connectionsActive() == 2);
+            try (RpcClient c = RpcClient.connect(server.address())) {
+                assertEquals("in", c.call(ECHO, "in"));
+            }
+        } finally {
+            for (SocketChannel ch : open) {
+                ch.close();
+            }
+        }
+    }
+
+    @Test
+    void aHeaderThatDeclaresMegabytesHoldsOneChunkNotTheFrame() throws Exception {
+        int peers = 20;
+        int declared = 8 << 20;
+        // 20 x 8 MiB declared against a 64 MiB budget for large frames: reserved as declared, they would take it all
+        BufferPool.Config pool = new BufferPool.Config().maxLargeBytes(64L << 20);
+        List<SocketChannel> peersOpen = new ArrayList<>();
+        try (RpcServer server = server(cfg -> cfg.bufferPool(pool).idleTimeout(Duration.ZERO))) {
+            int chunksBefore = server.bufferPool().chunksInUse();
+            byte[] frame = TestSupport.requestFrame(1, BYTES.id(), new byte[0], new byte[0]);
+            ByteBuffer.wrap(frame).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                    .putInt(FrameDescriptor.PAYLOAD_LENGTH_OFFSET, declared - FrameDescriptor.HEADER_LENGTH);
+            byte[] start = Arrays.copyOf(frame, FrameDescriptor.HEADER_LENGTH + 1000); // the header and a little
+            for (int i = 0; i < peers; i++) {
+                SocketChannel ch = TestSupport.open(server.address());
+                peersOpen.add(ch);
+                TestSupport.write(ch, start);
+            }
+            TestSupport.await("every peer's bytes received", Duration.ofSeconds(10),
+                    () -> server.bufferPool().chunksInUse() >= chunksBefore + peers || server.bufferPool().largeBuffersInUse() > 0);
+            assertEquals(0, server.bufferPool().largeBuffersInUse(), "nothing reserved for what has not arrived");
+            assertEquals(chunksBefore + peers, server.bufferPool().chunksInUse(), "a receive chunk each");
+            try (RpcClient good = RpcClient.builder().address(server.address()).maxFrameLength(16 << 20).connect()) {
+                byte[] mib = new byte[1 << 20];
+                mib[12345] = 7;
+                assertArrayEquals(mib, good.call(BYTES, mib), "a good client's 1 MiB call gets through");
+            }
+        } finally {
+            for (SocketChannel ch : peersOpen) {
+                ch.close();
+            }
+        }
+    }
+
+    @Test
+    void idleConnectionsGiveTheirChunksBack() throws Exception {
+        int n = 40;
+        List<SocketChannel> idle = new ArrayList<>();
+        try (RpcServer server = server(cfg -> cfg.idleTimeout(Duration.ZERO))) {
+            int chunksBefore = server.bufferPool().chunksInUse();
+            for (int i = 0; i < n; i++) {
+                SocketChannel ch = TestSupport.open(server.address());
+                idle.add(ch);
+                echoOn(ch, i + 1); // a receive chunk and a send chunk each, at least for a moment
+            }
+            TestSupport.await("chunks back while the connections stay open", Duration.ofSeconds(5),
+                    () -> server.bufferPool().chunksInUse() <= chunksBefore);
+            assertEquals(n, server.metrics().connectionsActive());
+            for (int i = 0; i < n; i++) {
+                echoOn(idle.get(i), 100 + i); // and each is served again, taking chunks anew
+            }
+        } finally {
+            for (SocketChannel ch : idle) {
+                ch.close();
+            }
+        }
+    }
+}
