@@ -186,6 +186,15 @@ public final class ClientCore implements FrameHandler {
         return capacity - freeTop;
     }
 
+    /**
+     * Calls sent (or being sent) whose responses have not arrived: the transport pings a server that
+     * stays silent while there are any ({@code TcpTransport.Config.pingInterval}).
+     */
+    @Override
+    public int callsInFlight() {
+        return outstandingHint();
+    }
+
     /** @return the table's capacity */
     public int capacity() {
         return capacity;

@@ -80,6 +80,15 @@ public final class FrameDescriptor {
      * {@code HelloDescriptor}. A server without RDMA closes a connection that sends one.
      */
     public static final int TYPE_RDMA_HELLO = 3;
+    /**
+     * Message type: a liveness probe, header only, that a client sends on a TCP connection when it
+     * waits for responses and has received nothing for a while; the transport, not the RPC layer,
+     * answers it at once with a {@link #TYPE_PONG} of the same request id. Its payload and attachment
+     * lengths are 0.
+     */
+    public static final int TYPE_PING = 4;
+    /** Message type: the answer to a {@link #TYPE_PING}, header only, with the ping's request id. */
+    public static final int TYPE_PONG = 5;
 
     /** No flags are defined in version 1; every bit is reserved and must be 0. */
     public static final int FLAGS_RESERVED_MASK = 0xFFFF;
@@ -152,7 +161,7 @@ public final class FrameDescriptor {
             return BAD_VERSION;
         }
         int type = buf.get(BYTE, offset + TYPE_OFFSET);
-        if (type != TYPE_REQUEST && type != TYPE_RESPONSE && type != TYPE_RDMA_HELLO) {
+        if (type < TYPE_REQUEST || type > TYPE_PONG) {
             return BAD_TYPE;
         }
         if ((buf.get(SHORT, offset + FLAGS_OFFSET) & FLAGS_RESERVED_MASK) != 0
@@ -164,7 +173,7 @@ public final class FrameDescriptor {
         }
         int payload = buf.get(INT, offset + PAYLOAD_LENGTH_OFFSET);
         int attachment = buf.get(INT, offset + ATTACHMENT_LENGTH_OFFSET);
-        if (payload < 0 || attachment < 0) {
+        if (payload < 0 || attachment < 0 || type >= TYPE_PING && (payload | attachment) != 0) {
             return BAD_LENGTH;
         }
         long length = (long) HEADER_LENGTH + payload + attachment;
@@ -185,7 +194,7 @@ public final class FrameDescriptor {
             case (int) BAD_VERSION -> "unsupported protocol version";
             case (int) BAD_TYPE -> "unknown message type";
             case (int) BAD_RESERVED -> "reserved flag or field set";
-            case (int) BAD_LENGTH -> "negative length";
+            case (int) BAD_LENGTH -> "negative length, or a ping or pong with a body";
             case (int) TOO_LONG -> "frame longer than the maximum frame size";
             case (int) BAD_STATUS -> "request with a nonzero status";
             default -> "invalid frame (" + code + ")";

@@ -55,10 +55,12 @@ public interface FrameHandler {
     }
 
     /**
-     * @return calls taken from this connection's frames whose responses are not committed yet (a
-     *         server's blocking handlers still running). The transport does not count a connection
-     *         with calls in flight as idle, and lets them answer before a {@link Connection#closeAfter}
-     *         close. Any thread reads it; default 0.
+     * @return on a server, calls taken from this connection's frames whose responses are not
+     *         committed yet (blocking handlers still running): the transport does not count a
+     *         connection with calls in flight as idle, and lets them answer before a
+     *         {@link Connection#closeAfter} close. On a client, calls waiting for their responses:
+     *         the TCP transport pings a server that stays silent meanwhile. Any thread reads it
+     *         (a hint, read without locks); default 0.
      */
     default int callsInFlight() {
         return 0;

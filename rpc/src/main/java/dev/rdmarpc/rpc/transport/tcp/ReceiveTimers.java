@@ -22,6 +22,17 @@ final class ReceiveTimers {
     private long lastActive;
     /** Nothing arrived between the last two ticks. */
     private boolean quiet;
+    private final long pingNanos;
+    private final long pingTimeoutNanos;
+    /** The last tick that found bytes arrived, or found nothing awaited. */
+    private long lastHeard;
+    /** A ping went out at {@link #pingSentAt} and nothing has arrived since. */
+    private boolean pingSent;
+    private long pingSentAt;
+    /** The last {@link #check} decided a ping is due. */
+    private boolean pingDue;
+    /** Queued bytes went out since the last tick. */
+    private boolean sent;
 
     /**
      * @param frameReadNanos most time a frame may take once started, 0 for no limit
@@ -29,9 +40,20 @@ final class ReceiveTimers {
      * @param now            {@link System#nanoTime()} now
      */
     ReceiveTimers(long frameReadNanos, long idleNanos, long now) {
+        this(frameReadNanos, idleNanos, 0, 0, now);
+    }
+
+    /**
+     * @param pingNanos        a client's silence while waiting for responses after which it pings, 0 for never
+     * @param pingTimeoutNanos then the most further silence before the connection is given up
+     */
+    ReceiveTimers(long frameReadNanos, long idleNanos, long pingNanos, long pingTimeoutNanos, long now) {
         this.frameReadNanos = frameReadNanos;
         this.idleNanos = idleNanos;
+        this.pingNanos = pingNanos;
+        this.pingTimeoutNanos = pingTimeoutNanos;
         this.lastActive = now;
+        this.lastHeard = now;
     }
 
     /** Bytes arrived. */
@@ -42,6 +64,20 @@ final class ReceiveTimers {
     /** @return true when nothing arrived between the last {@link #check} and the one before */
     boolean quietSinceTick() {
         return quiet;
+    }
+
+    /**
+     * Bytes this side queued earlier went out since the last tick: the peer's kernel takes them
+     * (a vanished host's does not, once the socket buffer is full), so a client still sending a
+     * large request is not waiting in silence.
+     */
+    void sent() {
+        sent = true;
+    }
+
+    /** @return true when the last {@link #check} found a ping due: the caller sends one */
+    boolean pingDue() {
+        return pingDue;
     }
 
     /** A whole frame arrived: the next one is timed from the tick that finds it half received. */
@@ -57,7 +93,33 @@ final class ReceiveTimers {
      * @return why the connection must be refused now, or null
      */
     IOException check(long now, long partialBytes, boolean paused, boolean busy) {
+        return check(now, partialBytes, paused, busy, false);
+    }
+
+    /**
+     * @param awaiting true on a client connection with calls waiting for their responses: silence
+     *                 then counts towards a ping ({@link #pingDue}) and, after the ping, towards giving up
+     */
+    IOException check(long now, long partialBytes, boolean paused, boolean busy, boolean awaiting) {
         quiet = !received;
+        pingDue = false;
+        boolean sent = this.sent;
+        this.sent = false;
+        if (pingNanos > 0) {
+            if (received || sent || !awaiting) {
+                lastHeard = now;
+                pingSent = false;
+            } else if (pingSent) {
+                if (now - pingSentAt >= pingTimeoutNanos) {
+                    return new IOException("no answer from the peer for " + TimeUnit.NANOSECONDS.toMillis(now - lastHeard)
+                            + " ms while calls waited, not even to a ping (pingInterval and pingTimeout)");
+                }
+            } else if (now - lastHeard >= pingNanos) {
+                pingSent = true;
+                pingSentAt = now;
+                pingDue = true;
+            }
+        }
         if (received || busy || paused || partialBytes > 0) {
             received = false;
             lastActive = now;

@@ -3,6 +3,8 @@ package dev.rdmarpc.rpc.transport.tcp;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.IdleTimeoutException;
@@ -67,6 +69,11 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     private final ReceiveTimers timers;
     /** Non-null while closing with a last word: reading has stopped for good. */
     private LastWord lastWord;
+    /** Writes ping and pong headers; loop thread only. */
+    private final FrameHeaderEncoder control = new FrameHeaderEncoder();
+    private long pings;
+    /** {@link TcpSendRing#unsentBytes} at the last tick, to see whether writes progress. */
+    private long unsentAtTick;
     /** An accepted connection's place in its transport's connection counts, given back on close; else null. */
     private ConnectionCounts.Admission admission;
 
@@ -93,7 +100,8 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         this.reassembler = new FrameReassembler(pool);
         TcpTransport.Config settings = loop.transport().settings();
         this.timers = new ReceiveTimers(settings.frameReadTimeout().toNanos(),
-                serverSide ? settings.idleTimeout().toNanos() : 0, System.nanoTime());
+                serverSide ? settings.idleTimeout().toNanos() : 0,
+                serverSide ? 0 : settings.pingInterval().toNanos(), settings.pingTimeout().toNanos(), System.nanoTime());
     }
 
     /** Registers with the loop's selector; on the loop thread. */
@@ -212,7 +220,11 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
                 break;
             }
             timers.frameDone();
-            handler.onFrame(this, seg, parsePos, (int) len);
+            if (seg.get(ValueLayout.JAVA_BYTE, parsePos + FrameDescriptor.TYPE_OFFSET) >= FrameDescriptor.TYPE_PING) {
+                liveness(seg, parsePos); // the transport's own: no handler sees it
+            } else {
+                handler.onFrame(this, seg, parsePos, (int) len);
+            }
             parsePos += len;
             if (!open || lastWord != null) {
                 return;
@@ -226,6 +238,22 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             MemorySegment.copy(seg, parsePos, seg, 0, rem);
             parsePos = 0;
             readPos = rem;
+        }
+    }
+
+    /** A ping (answered at once with a pong of its id) or a pong (its arrival was all it had to say). */
+    private void liveness(MemorySegment seg, long at) {
+        if (seg.get(ValueLayout.JAVA_BYTE, at + FrameDescriptor.TYPE_OFFSET) == FrameDescriptor.TYPE_PING) {
+            sendLiveness(FrameDescriptor.TYPE_PONG, FrameHeader.requestId(seg, at));
+        }
+    }
+
+    /** Queues a header-only ping or pong; skipped when the ring cannot take it (closing, no buffer). Loop thread. */
+    private void sendLiveness(int type, long id) {
+        long at = ring.claim(FrameDescriptor.HEADER_LENGTH, Long.MAX_VALUE, 0);
+        if (at >= 0) {
+            control.wrap(ring.claimBuffer(), at).type(type).requestId(id);
+            ring.commit();
         }
     }
 
@@ -484,10 +512,18 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             return;
         }
         long partial = reassembler.active() ? reassembler.frameLength() - reassembler.missing() : readBuf == null ? 0 : readPos - parsePos;
+        long unsent = ring.unsentBytes();
+        if (unsent < unsentAtTick) {
+            timers.sent(); // what was queued at the last tick went (at least partly) out
+        }
+        unsentAtTick = unsent; // sampled before a ping is queued: a ping's own 32 bytes never count
+        int calls = handler.callsInFlight();
         IOException refused = timers.check(now, partial, readPausedForWrites || !readEnabled,
-                ring.unsentBytes() > 0 || handler.callsInFlight() > 0);
+                unsent > 0 || calls > 0, !serverSide && calls > 0);
         if (refused != null) {
             refuse(refused);
+        } else if (timers.pingDue()) {
+            sendLiveness(FrameDescriptor.TYPE_PING, ++pings);
         } else if (timers.quietSinceTick() && readBuf != null && readPos == 0) {
             // nothing arrived for a whole tick and nothing is half received: the chunk goes back to
             // the pool (a connection that sent one byte and stopped keeps it until frameReadTimeout),

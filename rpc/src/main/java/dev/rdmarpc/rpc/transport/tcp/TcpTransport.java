@@ -285,6 +285,8 @@ public final class TcpTransport implements Transport {
                 .add("idleStrategy", SettingsTable::parseIdleStrategy, Config::idleStrategy, Config::idleStrategy)
                 .add("frameReadTimeout", SettingsTable::parseDuration, Config::frameReadTimeout, Config::frameReadTimeout)
                 .add("idleTimeout", SettingsTable::parseDuration, Config::idleTimeout, Config::idleTimeout)
+                .add("pingInterval", SettingsTable::parseDuration, Config::pingInterval, Config::pingInterval)
+                .add("pingTimeout", SettingsTable::parseDuration, Config::pingTimeout, Config::pingTimeout)
                 .group("keepalive", TcpKeepalive.SETTINGS, Config::keepalive)
                 .group("limits", ConnectionLimits.SETTINGS, Config::limits);
 
@@ -301,6 +303,8 @@ public final class TcpTransport implements Transport {
         private IdleStrategy idleStrategy = IdleStrategy.event();
         private Duration frameReadTimeout = Duration.ofSeconds(30);
         private Duration idleTimeout = Duration.ofMinutes(5);
+        private Duration pingInterval = Duration.ofSeconds(2);
+        private Duration pingTimeout = Duration.ofSeconds(3);
         private final TcpKeepalive keepalive = new TcpKeepalive();
         private final ConnectionLimits limits = new ConnectionLimits();
 
@@ -461,6 +465,50 @@ public final class TcpTransport implements Transport {
         }
 
         /**
+         * @param interval how long a client connection with calls waiting for responses may receive
+         *                 nothing before it sends a ping (a 32-byte header the server's transport
+         *                 answers at once, whatever its handlers are doing). Default 2 s;
+         *                 {@link Duration#ZERO} turns pings off. Costs one 32-byte frame each way per
+         *                 interval, only while calls wait in silence (a call that takes a minute to
+         *                 answer: 30 pings); a connection with nothing awaited never pings (keepalive's
+         *                 to watch, and the server's idle timeout is not kept from firing). Server
+         *                 connections never ping; they answer.
+         * @return this
+         */
+        public Config pingInterval(Duration interval) {
+            this.pingInterval = Objects.requireNonNull(interval, "interval");
+            return this;
+        }
+
+        /**
+         * @param timeout how long after its ping a client connection waiting for responses may go on
+         *                receiving nothing, not a byte, before it gives the server up: the connection
+         *                closes and every call on it fails with {@code CONNECTION_CLOSED} "no answer
+         *                from the peer for N ms ...". Default 3 s: with the 2 s interval a server
+         *                that vanished (its host off, a cable pulled, a network partition) fails the
+         *                calls waiting on it within about 5 s, where TCP alone takes 25 s to minutes
+         *                (keepalive probes start only on a connection with nothing unacknowledged;
+         *                otherwise the kernel retransmits for about 15 minutes). A live server answers
+         *                within a round trip even while its handlers are busy; raise this where its
+         *                process may stall longer (a multi-second GC pause). Checked on the tick.
+         * @return this
+         */
+        public Config pingTimeout(Duration timeout) {
+            this.pingTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
+        }
+
+        /** @return the silence before a client connection with calls waiting pings, zero when off */
+        public Duration pingInterval() {
+            return pingInterval;
+        }
+
+        /** @return the silence after a ping before a client connection gives up */
+        public Duration pingTimeout() {
+            return pingTimeout;
+        }
+
+        /**
          * Edits the TCP keepalive settings in place.
          *
          * @param settings what to change, e.g. {@code k -> k.idle(Duration.ofSeconds(30))}
@@ -560,6 +608,10 @@ public final class TcpTransport implements Transport {
             }
             if (tickInterval.toMillis() < 1 || tickInterval.toSeconds() > 60) {
                 throw new IllegalArgumentException("tickInterval must be in [1 ms, 60 s]: " + tickInterval);
+            }
+            if (pingInterval.isNegative() || pingTimeout.toMillis() < 1) {
+                throw new IllegalArgumentException("pingInterval must not be negative and pingTimeout must be at least 1 ms: "
+                        + pingInterval + ", " + pingTimeout);
             }
             if (frameReadTimeout.isNegative() || idleTimeout.isNegative()) {
                 throw new IllegalArgumentException("frameReadTimeout and idleTimeout must not be negative: "
