@@ -1,6 +1,7 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.ibverbs.verbs.Access;
+import dev.rdmarpc.ibverbs.verbs.AsyncEvent;
 import dev.rdmarpc.ibverbs.verbs.AsyncEventMonitor;
 import dev.rdmarpc.ibverbs.verbs.AsyncEventType;
 import dev.rdmarpc.ibverbs.verbs.Context;
@@ -11,6 +12,7 @@ import dev.rdmarpc.ibverbs.verbs.GidType;
 import dev.rdmarpc.ibverbs.verbs.MemoryRegion;
 import dev.rdmarpc.ibverbs.verbs.PortAttributes;
 import dev.rdmarpc.ibverbs.verbs.ProtectionDomain;
+import dev.rdmarpc.ibverbs.verbs.QueuePair;
 import dev.rdmarpc.ibverbs.verbs.SharedReceiveQueue;
 import dev.rdmarpc.ibverbs.verbs.Verbs;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
@@ -51,7 +53,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         final ProtectionDomain pd;
         final int port;
         final PortAttributes portAttributes;
-        /** The device's async events (shared receive queue limits), or null without shared receive queues. */
+        /** The device's async events: port and device failures, queue pair faults, shared receive queue limits. */
         AsyncEventMonitor events;
 
         Device(int index, Context context, ProtectionDomain pd, int port, PortAttributes portAttributes) {
@@ -98,6 +100,18 @@ final class DeviceTable implements SlabListener, AutoCloseable {
     private final RdmaConfig config;
     /** Where SRQ limit events go (set by the transport before any device opens). */
     private volatile Consumer<SharedReceiveQueue> srqLimitHandler;
+    /** Where faults go (set by the transport before any device opens). */
+    private volatile FaultHandler faultHandler;
+
+    /** What the transport does about a failed port, device or queue pair: close what it affects. */
+    interface FaultHandler {
+        /**
+         * @param device the device
+         * @param qp     the failed queue pair, or null when the whole port or device failed
+         * @param reason what happened, for the connections' close and the log
+         */
+        void onFault(Device device, QueuePair qp, String reason);
+    }
     private final Device[] devices = new Device[MAX_DEVICES];
     private int deviceCount;
     private final List<Slab> slabs = new ArrayList<>();
@@ -350,15 +364,8 @@ final class DeviceTable implements SlabListener, AutoCloseable {
             for (UserRegion u : userRegions) {
                 registerUser(u, d);
             }
-            if (config.sharedReceiveQueue().enabled()) {
-                d.events = ctx.startAsyncEvents(ev -> {
-                    var h = srqLimitHandler;
-                    if (ev.type() == AsyncEventType.SRQ_LIMIT_REACHED && h != null
-                            && ev.sharedReceiveQueue() != null) {
-                        h.accept(ev.sharedReceiveQueue());
-                    }
-                });
-            }
+            Device opened = d;
+            d.events = ctx.startAsyncEvents(ev -> onAsyncEvent(opened, ev));
         } catch (IOException | RuntimeException e) {
             if (d != null) {
                 if (d.events != null) {
@@ -393,6 +400,55 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         devices[deviceCount++] = d;
         LOG.log(System.Logger.Level.DEBUG, "opened RDMA device {0}", d);
         return d;
+    }
+
+    /**
+     * One async event of {@code d}, on its monitor's thread: a port that went down, a device that
+     * failed, a queue pair fault go to the {@link FaultHandler} (the connections they affect close at
+     * once, rather than when a send times out or a call's deadline passes); SRQ limits to theirs.
+     */
+    private void onAsyncEvent(Device d, AsyncEvent ev) {
+        AsyncEventType type = ev.type();
+        FaultHandler faults = faultHandler;
+        switch (type) {
+            case SRQ_LIMIT_REACHED -> {
+                var h = srqLimitHandler;
+                if (h != null && ev.sharedReceiveQueue() != null) {
+                    h.accept(ev.sharedReceiveQueue());
+                }
+            }
+            case PORT_ERR -> {
+                if (ev.port() == d.port && faults != null) {
+                    faults.onFault(d, null, "RDMA port " + d.port + " of " + d.context.name() + " went down (" + describe(type) + ")");
+                }
+            }
+            case DEVICE_FATAL -> {
+                if (faults != null) {
+                    faults.onFault(d, null, "RDMA device " + d.context.name() + " failed (" + describe(type) + ")");
+                }
+            }
+            case QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR -> {
+                if (faults != null && ev.queuePair() != null) {
+                    faults.onFault(d, ev.queuePair(), "RDMA queue pair " + ev.queuePair().qpNum() + " on " + d.context.name()
+                            + " failed (" + describe(type) + ")");
+                }
+            }
+            case PORT_ACTIVE -> LOG.log(System.Logger.Level.INFO, "RDMA port {0} of {1} is active again", ev.port(), d.context.name());
+            default -> LOG.log(System.Logger.Level.DEBUG, "RDMA async event on {0}: {1}", d.context.name(), describe(type));
+        }
+    }
+
+    private static String describe(AsyncEventType type) {
+        try {
+            return "IBV_EVENT_" + type.name() + ": " + type.text();
+        } catch (RuntimeException e) {
+            return "IBV_EVENT_" + type.name();
+        }
+    }
+
+    /** Routes port, device and queue pair failures of every device (opened later) to {@code handler}. */
+    void onFault(FaultHandler handler) {
+        this.faultHandler = handler;
     }
 
     /** Routes the shared receive queues' limit events of every device (opened later) to {@code handler}. */

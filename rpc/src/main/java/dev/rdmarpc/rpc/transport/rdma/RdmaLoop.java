@@ -2,10 +2,12 @@ package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.ibverbs.verbs.CompletionChannel;
 import dev.rdmarpc.ibverbs.verbs.CompletionQueue;
+import dev.rdmarpc.ibverbs.verbs.QueuePair;
 import dev.rdmarpc.ibverbs.verbs.WorkCompletions;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -233,6 +235,22 @@ final class RdmaLoop implements IoLoop.Poller {
             activeCount++;
         }
         c.attached(handler);
+    }
+
+    /**
+     * Closes the connections a failed port, device ({@code qp} null) or queue pair uses, with
+     * {@code reason}: their calls fail at once. Loop thread.
+     */
+    void fail(DeviceTable.Device device, QueuePair qp, String reason) {
+        for (int i = connections.size() - 1; i >= 0; i--) {
+            if (i >= connections.size()) {
+                continue; // a close removed more than one
+            }
+            RdmaConnection c = connections.get(i);
+            if (qp != null ? c.qp == qp : c.loopDevice.device == device) {
+                c.closeNow(new IOException(reason));
+            }
+        }
     }
 
     /** The connection was destroyed; its table slot is free again (loop thread). */

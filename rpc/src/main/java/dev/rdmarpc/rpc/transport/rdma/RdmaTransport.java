@@ -82,6 +82,12 @@ public final class RdmaTransport implements Transport {
                 loop.sharedReceiveLimit(srq);
             }
         });
+        devices.onFault((device, qp, reason) -> {
+            LOG.log(System.Logger.Level.WARNING, reason + ": closing the connections it carries");
+            for (RdmaLoop loop : loops) {
+                loop.execute(() -> loop.fail(device, qp, reason));
+            }
+        });
         for (RdmaLoop loop : loops) {
             loop.start();
         }
