@@ -126,6 +126,64 @@ class PeerLimitsTcpTest {
     }
 
     @Test
+    void anAddressHoldsAtMostItsShareOfLargeFramesTheRestWaitAndAGoodClientGetsThrough() throws Exception {
+        int payload = 8 << 20; // the pool gives such a frame a 9 MiB buffer
+        BufferPool.Config pool = new BufferPool.Config().maxLargeBytes(128L << 20);
+        List<SocketChannel> hogs = new ArrayList<>();
+        try (RpcServer server = server(cfg -> cfg.bufferPool(pool).idleTimeout(Duration.ZERO)
+                .limits(l -> l.maxFrameBytesPerAddress(20L << 20)))) { // two such frames per address
+            byte[] frame = TestSupport.requestFrame(1, BYTES.id(), new byte[payload], new byte[0]);
+            byte[] start = Arrays.copyOf(frame, 70_000); // past a chunk: each wants its large buffer
+            for (String from : List.of("127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5")) {
+                for (int i = 0; i < 4; i++) {
+                    SocketChannel ch = from(from, server);
+                    hogs.add(ch);
+                    TestSupport.write(ch, start);
+                }
+            }
+            // 16 x 9 MiB would take 144 MiB, more than the 128 MiB budget. Each address gets two (18 MiB
+            // of its 20), the others wait holding a chunk: 72 MiB, the rest free for everyone else.
+            TestSupport.await("two large frames per address", Duration.ofSeconds(10),
+                    () -> server.bufferPool().largeBuffersInUse() >= 8);
+            Thread.sleep(300); // a few ticks: the waiting ones stay waiting
+            assertEquals(8, server.bufferPool().largeBuffersInUse());
+            assertEquals(16, server.metrics().connectionsActive(), "none refused: they wait");
+            try (RpcClient good = RpcClient.builder().address(server.address()).maxFrameLength(16 << 20).connect()) {
+                byte[] mib = new byte[1 << 20];
+                mib[4321] = 3;
+                assertArrayEquals(mib, good.call(BYTES, mib), "a good client's 1 MiB call gets through");
+            }
+            // One address's frames all complete, two at a time: the waiting ones get their turn.
+            List<SocketChannel> first = hogs.subList(0, 4);
+            List<Thread> senders = new ArrayList<>();
+            for (SocketChannel ch : first) {
+                Thread t = new Thread(() -> {
+                    try {
+                        TestSupport.write(ch, Arrays.copyOfRange(frame, start.length, frame.length)); // whole, however it is taken
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                });
+                senders.add(t);
+                t.start();
+            }
+            for (SocketChannel ch : first) {
+                ByteBuffer r = TestSupport.readFrame(ch);
+                assertNotNull(r, "answered");
+                assertEquals(0, r.getShort(FrameDescriptor.STATUS_OFFSET));
+                assertEquals(frame.length, r.limit(), "the whole echo");
+            }
+            for (Thread t : senders) {
+                t.join(10_000);
+            }
+        } finally {
+            for (SocketChannel ch : hogs) {
+                ch.close();
+            }
+        }
+    }
+
+    @Test
     void idleConnectionsGiveTheirChunksBack() throws Exception {
         int n = 40;
         List<SocketChannel> idle = new ArrayList<>();

@@ -12,14 +12,25 @@ import java.util.Map;
 final class ConnectionCounts {
     private final int max;
     private final int maxPerAddress;
-    private final Map<InetAddress, int[]> perAddress = new HashMap<>();
+    private final long maxFrameBytesPerAddress;
+    /** Large frame bytes addresses that hold some already may take in all: the rest is kept for those that hold none. */
+    private final long sharedFrameBytes;
+    /** Per address: [0] connections admitted, [1] bytes of large frames being received. */
+    private final Map<InetAddress, long[]> perAddress = new HashMap<>();
     private int total;
+    private long frameBytes;
     /** Connections refused and not closed yet (being told why). */
     private int refusing;
 
-    ConnectionCounts(ConnectionLimits limits) {
+    /**
+     * @param largeBudget the buffer pool's budget for large buffers ({@code BufferPool.Config.maxLargeBytes}):
+     *                    an eighth of it is kept for addresses that hold no large frame
+     */
+    ConnectionCounts(ConnectionLimits limits, long largeBudget) {
         this.max = limits.maxConnections();
         this.maxPerAddress = limits.maxConnectionsPerAddress();
+        this.maxFrameBytesPerAddress = limits.maxFrameBytesPerAddress();
+        this.sharedFrameBytes = largeBudget - largeBudget / 8;
     }
 
     /** One accepted connection's place in the counts: its refusal, if any, and {@link #release()} (once). */
@@ -50,8 +61,49 @@ final class ConnectionCounts {
                     return;
                 }
                 total--;
-                int[] n = perAddress.get(address);
-                if (--n[0] == 0) {
+                long[] n = perAddress.get(address);
+                if (--n[0] == 0 && n[1] == 0) {
+                    perAddress.remove(address);
+                }
+            }
+        }
+
+        /**
+         * Reserves {@code bytes} of large receive buffer for one frame of this connection's, when
+         * its address's share allows: an address may hold at most {@code maxFrameBytesPerAddress},
+         * and one that already holds some may not take the last eighth of the pool's large budget
+         * (kept for addresses that hold none, so a good client's large call gets through while
+         * another peer hogs). An address that holds nothing may always take one frame (the pool
+         * itself still bounds it).
+         *
+         * @return false when the frame must wait for the address's share
+         */
+        boolean takeFrameBytes(long bytes) {
+            if (refusal != null) {
+                return true; // a refused connection reads nothing more; never counted
+            }
+            synchronized (ConnectionCounts.this) {
+                long[] n = perAddress.get(address);
+                long held = n[1];
+                if (held > 0 && (held + bytes > maxFrameBytesPerAddress || frameBytes + bytes > sharedFrameBytes)) {
+                    return false;
+                }
+                n[1] = held + bytes;
+                frameBytes += bytes;
+                return true;
+            }
+        }
+
+        /** Gives back what {@link #takeFrameBytes} reserved. */
+        void releaseFrameBytes(long bytes) {
+            if (refusal != null) {
+                return;
+            }
+            synchronized (ConnectionCounts.this) {
+                long[] n = perAddress.get(address);
+                n[1] -= bytes;
+                frameBytes -= bytes;
+                if (n[0] == 0 && n[1] == 0) {
                     perAddress.remove(address);
                 }
             }
@@ -64,8 +116,8 @@ final class ConnectionCounts {
      * @return its admission; {@link Admission#refusal()} says why when it is over a limit
      */
     synchronized Admission admit(InetAddress address) {
-        int[] n = perAddress.get(address);
-        int from = n == null ? 0 : n[0];
+        long[] n = perAddress.get(address);
+        long from = n == null ? 0 : n[0];
         String refusal = null;
         if (total >= max) {
             refusal = "connection limit: the server has " + total + " connections open, its maxConnections";
@@ -79,7 +131,7 @@ final class ConnectionCounts {
         }
         total++;
         if (n == null) {
-            perAddress.put(address, new int[] {1});
+            perAddress.put(address, new long[] {1, 0});
         } else {
             n[0]++;
         }
@@ -98,7 +150,12 @@ final class ConnectionCounts {
 
     /** @return the admitted connections open now from {@code address} */
     synchronized int from(InetAddress address) {
-        int[] n = perAddress.get(address);
-        return n == null ? 0 : n[0];
+        long[] n = perAddress.get(address);
+        return n == null ? 0 : (int) n[0];
+    }
+
+    /** @return bytes of large frames being received now, reserved with {@link Admission#takeFrameBytes} */
+    synchronized long frameBytes() {
+        return frameBytes;
     }
 }

@@ -24,10 +24,13 @@ public final class ConnectionLimits {
             "rdmarpc.tcp.limits.")
             .add("maxConnections", SettingsTable::parseInt, ConnectionLimits::maxConnections, ConnectionLimits::maxConnections)
             .add("maxConnectionsPerAddress", SettingsTable::parseInt, ConnectionLimits::maxConnectionsPerAddress,
-                    ConnectionLimits::maxConnectionsPerAddress);
+                    ConnectionLimits::maxConnectionsPerAddress)
+            .add("maxFrameBytesPerAddress", SettingsTable::parseBytes, ConnectionLimits::maxFrameBytesPerAddress,
+                    ConnectionLimits::maxFrameBytesPerAddress);
 
     private int maxConnections = 4096;
     private int maxConnectionsPerAddress = 512;
+    private long maxFrameBytesPerAddress = 128L << 20;
 
     ConnectionLimits() {
     }
@@ -53,6 +56,27 @@ public final class ConnectionLimits {
         return this;
     }
 
+    /**
+     * @param bytes most bytes of large buffers (frames longer than a receive chunk, counted at the
+     *              pool's size for them, at most 1/8 over the frame) that the accepted connections
+     *              from one remote address may hold for frames they are receiving; default 128 MiB, a
+     *              quarter of the default large-buffer budget (8 frames of 16 MiB at once). A frame
+     *              over it is not refused: its connection stops reading, holding the frame's first
+     *              chunk, until the address's other frames arrive whole (checked every tick), so one
+     *              peer that starts many large frames and stalls holds this much and no more. An
+     *              address that holds nothing may always start one frame.
+     * @return this
+     */
+    public ConnectionLimits maxFrameBytesPerAddress(long bytes) {
+        this.maxFrameBytesPerAddress = bytes;
+        return this;
+    }
+
+    /** @return the most bytes of large frames one address may be receiving at once */
+    public long maxFrameBytesPerAddress() {
+        return maxFrameBytesPerAddress;
+    }
+
     /** @return the most accepted connections open at once */
     public int maxConnections() {
         return maxConnections;
@@ -66,6 +90,9 @@ public final class ConnectionLimits {
     void check() {
         if (maxConnections < 1) {
             throw new IllegalArgumentException("limits.maxConnections must be at least 1: " + maxConnections);
+        }
+        if (maxFrameBytesPerAddress < 1) {
+            throw new IllegalArgumentException("limits.maxFrameBytesPerAddress must be positive: " + maxFrameBytesPerAddress);
         }
         if (maxConnectionsPerAddress < 1) {
             throw new IllegalArgumentException("limits.maxConnectionsPerAddress must be at least 1: " + maxConnectionsPerAddress);

@@ -74,6 +74,10 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     private long pings;
     /** {@link TcpSendRing#unsentBytes} at the last tick, to see whether writes progress. */
     private long unsentAtTick;
+    /** A frame's first chunk is here and its large buffer waits for its address's share: not reading. */
+    private boolean waitingForShare;
+    /** What the large frame being received reserved of its address's share, 0 for none. */
+    private long frameShare;
     /** An accepted connection's place in its transport's connection counts, given back on close; else null. */
     private ConnectionCounts.Admission admission;
 
@@ -149,7 +153,8 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         }
         try {
             // writesBackedUp() is the live form of readPausedForWrites (set by flush, the only place pending falls)
-            for (int i = 0; i < MAX_READS_PER_EVENT && open && readEnabled && lastWord == null && !writesBackedUp(); i++) {
+            for (int i = 0; i < MAX_READS_PER_EVENT && open && readEnabled && lastWord == null && !waitingForShare
+                    && !writesBackedUp(); i++) {
                 if (reassembler.active()) {
                     if (!readLarge()) {
                         return;
@@ -258,12 +263,38 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     }
 
     private void startLarge(MemorySegment seg, long avail, long len) {
+        long share = len + len / 8; // the pool's size for it, at most an eighth over
+        if (admission != null && !admission.takeFrameBytes(share)) {
+            // over its address's share: stop reading, holding this chunk, and try again each tick
+            if (!waitingForShare) {
+                waitingForShare = true;
+                updateOps();
+            }
+            return;
+        }
+        if (waitingForShare) {
+            waitingForShare = false;
+            updateOps();
+            loop.executeLater(this::resumeRead);
+        }
         if (!reassembler.start(seg, parsePos, (int) avail, (int) len)) {
+            if (admission != null) {
+                admission.releaseFrameBytes(share);
+            }
             refuse(new ResourceExhaustedException("server buffer pool exhausted: no buffer for a frame of " + len + " bytes"));
             return;
         }
+        frameShare = admission != null ? share : 0;
         parsePos = 0;
         readPos = 0;
+    }
+
+    /** The large frame arrived whole or was dropped: its address's share is free again. */
+    private void releaseShare() {
+        if (frameShare > 0) {
+            admission.releaseFrameBytes(frameShare);
+            frameShare = 0;
+        }
     }
 
     /** @return true when the large frame completed (and reading may go on) */
@@ -280,6 +311,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             return false;
         }
         timers.frameDone();
+        releaseShare();
         int frameLength = reassembler.frameLength();
         PooledBuffer b = reassembler.take();
         dispatching = b;
@@ -348,6 +380,8 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             readBuf = null;
         }
         reassembler.release();
+        releaseShare();
+        waitingForShare = false;
         updateOps();
         flush();
     }
@@ -483,7 +517,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             return;
         }
         int ops = 0;
-        if (lastWord != null ? lastWord.said() : readEnabled && !readPausedForWrites) {
+        if (lastWord != null ? lastWord.said() : readEnabled && !readPausedForWrites && !waitingForShare) {
             ops |= SelectionKey.OP_READ;
         }
         if (writeInterest) {
@@ -518,7 +552,13 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         }
         unsentAtTick = unsent; // sampled before a ping is queued: a ping's own 32 bytes never count
         int calls = handler.callsInFlight();
-        IOException refused = timers.check(now, partial, readPausedForWrites || !readEnabled,
+        if (waitingForShare) {
+            parse(); // the frame's buffer may fit its address's share now
+            if (!open || lastWord != null) {
+                return;
+            }
+        }
+        IOException refused = timers.check(now, partial, readPausedForWrites || !readEnabled || waitingForShare,
                 unsent > 0 || calls > 0, !serverSide && calls > 0);
         if (refused != null) {
             refuse(refused);
@@ -615,6 +655,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             readBuf = null;
         }
         reassembler.release();
+        releaseShare();
         if (admission != null) {
             admission.release();
         }

@@ -45,7 +45,7 @@ public final class TcpTransport implements Transport {
 
     private TcpTransport(Config config) {
         this.config = config;
-        this.accepted = new ConnectionCounts(config.limits());
+        this.accepted = new ConnectionCounts(config.limits(), config.bufferPool().maxLargeBytes());
         this.pool = BufferPool.create(config.bufferPool());
         this.loops = new TcpLoop[config.ioThreads()];
         int started = 0;
