@@ -13,6 +13,8 @@ module dev.rdmarpc.bench {
     requires jmh.core;
     requires java.desktop;
     requires java.management;
+    // HotSpotDiagnosticMXBean: the server sets G1's periodic collection (ServerCommand --periodic-gc).
+    requires jdk.management;
     requires java.logging;
     // JMH's runner uses sun.misc.Unsafe; as an automatic module it reads jdk.unsupported only if it is resolved.
     requires jdk.unsupported;

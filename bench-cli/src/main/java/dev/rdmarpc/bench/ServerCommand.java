@@ -4,7 +4,10 @@ import dev.rdmarpc.bench.load.EchoServer;
 import dev.rdmarpc.bench.load.EchoStack;
 import dev.rdmarpc.bench.load.StackOptions;
 import dev.rdmarpc.bench.stack.Transport;
+import com.sun.management.HotSpotDiagnosticMXBean;
+import com.sun.management.VMOption;
 import java.io.PrintWriter;
+import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -67,6 +70,12 @@ final class ServerCommand implements Callable<Integer> {
             description = "How the RDMA I/O threads wait for completions (--transport rdma only; default: ${DEFAULT-VALUE}).")
     String rdmaCompletions;
 
+    @Option(names = "--periodic-gc", defaultValue = "10s", paramLabel = "TIME", converter = Converters.Time.class,
+            description = {"When the JVM runs G1 and was given no -XX:G1PeriodicGCInterval, set it to this (0: leave it):"
+                + " an idle server then collects and gives unused Java heap back to the system, as the buffer pool"
+                + " gives back its native memory after 10 s idle (default: ${DEFAULT-VALUE})."})
+    Duration periodicGc;
+
     @Spec
     CommandSpec spec;
 
@@ -90,6 +99,7 @@ final class ServerCommand implements Callable<Integer> {
         }
         StackOptions options = new StackOptions(ioThreads, (int) maxMessage, device, gidIndex == null ? -1 : gidIndex,
                 rdmaCompletions);
+        String periodic = setPeriodicGc(periodicGc);
         List<EchoServer> servers = new ArrayList<>();
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
@@ -109,6 +119,9 @@ final class ServerCommand implements Callable<Integer> {
                 out.println(stacks.get(i).name() + " echo server listening on " + MatrixCommand.show(s.address())
                         + " (" + stacks.get(i).describe(options) + ")");
             }
+            if (periodic != null) {
+                out.println(periodic);
+            }
             out.flush();
             Runtime.getRuntime().addShutdownHook(hook);
             if (timeLimit != null) {
@@ -125,6 +138,34 @@ final class ServerCommand implements Callable<Integer> {
             }
             MatrixCommand.closeAll(servers);
             MatrixCommand.closeAll(stacks);
+        }
+    }
+
+    /**
+     * Sets G1's periodic collection ({@code G1PeriodicGCInterval}, a manageable flag) when G1 runs and the
+     * command line left it at its default (off). Without it G1 collects only when an allocation needs room,
+     * so after an attack an idle server keeps every Java heap page that the attack's garbage touched
+     * (docs/performance.md, "Memory after a burst").
+     *
+     * @return what was set, to print, or null when nothing was
+     */
+    static String setPeriodicGc(Duration interval) {
+        if (interval.isZero()) {
+            return null;
+        }
+        try {
+            HotSpotDiagnosticMXBean hotspot = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+            if (!"true".equals(hotspot.getVMOption("UseG1GC").getValue())) {
+                return null;
+            }
+            VMOption option = hotspot.getVMOption("G1PeriodicGCInterval");
+            if (option.getOrigin() != VMOption.Origin.DEFAULT) {
+                return null;
+            }
+            hotspot.setVMOption("G1PeriodicGCInterval", Long.toString(interval.toMillis()));
+            return "G1 periodic collection every " + interval.toMillis() + " ms when idle (--periodic-gc)";
+        } catch (IllegalArgumentException | UnsupportedOperationException | SecurityException e) {
+            return null; // not HotSpot, or the flag is not there: nothing to set
         }
     }
 }

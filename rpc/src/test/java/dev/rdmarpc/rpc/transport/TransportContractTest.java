@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Timeout;
 public abstract class TransportContractTest {
     protected Transport transport;
     private ServerEndpoint endpoint;
-    private final BlockingQueue<Object> serverEvents = new ArrayBlockingQueue<>(10_000);
+    final BlockingQueue<Object> serverEvents = new ArrayBlockingQueue<>(10_000);
     private final BlockingQueue<Object> clientEvents = new ArrayBlockingQueue<>(10_000);
     private final CompletableFuture<Connection> accepted = new CompletableFuture<>();
 
@@ -89,7 +89,7 @@ public abstract class TransportContractTest {
         transport.close();
     }
 
-    private Connection connect() throws Exception {
+    Connection connect() throws Exception {
         return transport.connect(endpoint.address(), 1 << 20, recorder(clientEvents, false), Duration.ofSeconds(5));
     }
 
@@ -106,7 +106,7 @@ public abstract class TransportContractTest {
         c.commit();
     }
 
-    private static <T> T next(BlockingQueue<Object> q, Class<T> type) throws InterruptedException {
+    static <T> T next(BlockingQueue<Object> q, Class<T> type) throws InterruptedException {
         Object o = q.poll(10, TimeUnit.SECONDS);
         assertNotNull(o, "no event within 10 s");
         assertInstanceOf(type, o);

@@ -35,6 +35,16 @@ final class PartialFrame {
         return token;
     }
 
+    /**
+     * The ring grew: its entries moved to the front, the one at {@code oldHead} to 0. Follows the
+     * partial frame's entry (or the orphan's, which no entry holds any more: nothing to do).
+     */
+    void moved(int oldHead, int oldMask) {
+        if (index >= 0) {
+            index = (index - oldHead) & oldMask;
+        }
+    }
+
     /** @return true when {@code t} names the partial frame */
     boolean is(long t) {
         return t == token && t != 0;

@@ -32,7 +32,14 @@ import static dev.rdmarpc.rpc.transport.Connection.UNSUPPORTED;
  * {@link #abort} releases it (the {@link Connection} contract).
  */
 final class TcpSendRing {
+    /** The most entries a ring holds. */
     private static final int SEND_RING = 256;
+    /**
+     * Entries a ring starts with, on its first claim; it doubles when full, up to {@link #SEND_RING}.
+     * A connection that never sends (a silent or hostile peer) holds no ring arrays, and one that
+     * never queues much holds small ones: about 36 bytes of heap an entry, 9 KiB at 256.
+     */
+    private static final int FIRST_RING = 8;
     /** Payloads smaller than this are copied even when offered in place (two ring entries cost more). */
     static final int IN_PLACE_MIN = 16 * 1024;
 
@@ -42,15 +49,18 @@ final class TcpSendRing {
 
     // ---- send side, guarded by sendLock
     private final ReentrantLock sendLock = new ReentrantLock();
-    private final PooledBuffer[] ring = new PooledBuffer[SEND_RING];
-    private final long[] ringLimit = new long[SEND_RING];
+    // the ring's entries: capacity ring.length (0 until the first claim, then a power of two up to
+    // SEND_RING, grown by ensureCapacity, never shrunk), index mask ringMask
+    private PooledBuffer[] ring = new PooledBuffer[0];
+    private int ringMask = -1;
+    private long[] ringLimit = new long[0];
     // an in-place payload's entry: ring[i] is null, ringInPlace[i] a view of the caller's memory
-    private final ByteBuffer[] ringInPlace = new ByteBuffer[SEND_RING];
-    private final long[] ringInPlaceToken = new long[SEND_RING];
+    private ByteBuffer[] ringInPlace = new ByteBuffer[0];
+    private long[] ringInPlaceToken = new long[0];
     // the receive buffer an in-place payload lies in, released with the entry (claimFromReceived), or null,
     // and where in the view the payload starts (0 for a caller's payload)
-    private final PooledBuffer[] ringInPlaceOwner = new PooledBuffer[SEND_RING];
-    private final int[] ringBase = new int[SEND_RING];
+    private PooledBuffer[] ringInPlaceOwner = new PooledBuffer[0];
+    private int[] ringBase = new int[0];
     private int inPlaceEntries;
     private ByteBuffer claimInPlace;
     private long claimInPlaceToken;
@@ -75,7 +85,7 @@ final class TcpSendRing {
     private final PartialFrame partial = new PartialFrame();
 
     // ---- flush scratch, loop thread only
-    private final ByteBuffer[] iov = new ByteBuffer[SEND_RING];
+    private ByteBuffer[] iov = new ByteBuffer[0];
     /** The last {@link #write} offered more than the socket took: wait for it to become writable. */
     private boolean socketFull;
 
@@ -165,10 +175,14 @@ final class TcpSendRing {
             return UNSUPPORTED; // too few ring entries to send in place: the caller copies into a plain claim
         }
         if (ringCount > 0) {
-            int t = (ringHead + ringCount - 1) & (SEND_RING - 1);
+            int t = (ringHead + ringCount - 1) & ringMask;
             PooledBuffer b = ring[t];
             long limit = ringLimit[t];
             if (b != null && !b.isLarge() && b.capacity() - limit >= frameLength) {
+                if (extraEntries > 0) {
+                    ensureCapacity(ringCount + extraEntries); // room for the payload's entry after this one
+                    t = (ringHead + ringCount - 1) & ringMask;
+                }
                 claimIndex = t;
                 claimStart = limit;
                 claimEnd = limit + frameLength;
@@ -180,12 +194,13 @@ final class TcpSendRing {
             sendLock.unlock();
             return BACK_PRESSURED;
         }
+        ensureCapacity(ringCount + 1 + Math.max(extraEntries, 0));
         PooledBuffer b = pool.acquire(frameLength);
         if (b == null) {
             sendLock.unlock();
             return NO_BUFFER;
         }
-        int t = (ringHead + ringCount) & (SEND_RING - 1);
+        int t = (ringHead + ringCount) & ringMask;
         ring[t] = b;
         ringLimit[t] = 0;
         ringCount++;
@@ -194,6 +209,47 @@ final class TcpSendRing {
         claimEnd = frameLength;
         claimNewBuffer = true;
         return 0;
+    }
+
+    /**
+     * Grows the ring to hold at least {@code entries} (at most {@link #SEND_RING}), doubling from
+     * {@link #FIRST_RING}; the entries move to the front in order. Under the send lock, with no claim
+     * open. Allocates only when a connection queues more than ever before.
+     */
+    private void ensureCapacity(int entries) {
+        int cap = ring.length;
+        if (entries <= cap) {
+            return;
+        }
+        int n = Math.max(cap, FIRST_RING);
+        while (n < entries) {
+            n <<= 1;
+        }
+        n = Math.min(n, SEND_RING);
+        PooledBuffer[] r = new PooledBuffer[n];
+        long[] limit = new long[n];
+        ByteBuffer[] inPlace = new ByteBuffer[n];
+        long[] token = new long[n];
+        PooledBuffer[] owner = new PooledBuffer[n];
+        int[] base = new int[n];
+        for (int i = 0; i < ringCount; i++) {
+            int from = (ringHead + i) & ringMask;
+            r[i] = ring[from];
+            limit[i] = ringLimit[from];
+            inPlace[i] = ringInPlace[from];
+            token[i] = ringInPlaceToken[from];
+            owner[i] = ringInPlaceOwner[from];
+            base[i] = ringBase[from];
+        }
+        partial.moved(ringHead, ringMask);
+        ring = r;
+        ringLimit = limit;
+        ringInPlace = inPlace;
+        ringInPlaceToken = token;
+        ringInPlaceOwner = owner;
+        ringBase = base;
+        ringMask = n - 1;
+        ringHead = 0;
     }
 
     MemorySegment claimBuffer() {
@@ -206,7 +262,7 @@ final class TcpSendRing {
         ringLimit[t] = claimEnd;
         claimIndex = -1;
         if (claimInPlace != null) {
-            int x = (t + 1) & (SEND_RING - 1); // the claim was the ring's last entry; its payload follows
+            int x = (t + 1) & ringMask; // the claim was the ring's last entry; its payload follows
             ring[x] = null;
             ringInPlace[x] = claimInPlace;
             ringInPlaceToken[x] = claimInPlaceToken;
@@ -239,7 +295,7 @@ final class TcpSendRing {
         }
         claimInPlace = null;
         if (claimNewBuffer && ringLimit[t] == 0 && ringCount > 0
-                && t == ((ringHead + ringCount - 1) & (SEND_RING - 1))) {
+                && t == ((ringHead + ringCount - 1) & ringMask)) {
             PooledBuffer b = ring[t];
             ring[t] = null;
             ringCount--;
@@ -319,8 +375,11 @@ final class TcpSendRing {
                 return -1;
             }
             n = ringCount;
+            if (iov.length < ring.length) {
+                iov = new ByteBuffer[ring.length]; // the ring grew (rare): loop thread, under the lock
+            }
             for (int i = 0; i < n; i++) {
-                int idx = (ringHead + i) & (SEND_RING - 1);
+                int idx = (ringHead + i) & ringMask;
                 PooledBuffer pb = ring[idx];
                 ByteBuffer bb = pb != null ? pb.byteBuffer() : ringInPlace[idx];
                 if (pb == null && i > 0 && alreadyIn(bb, i)) {
@@ -401,7 +460,7 @@ final class TcpSendRing {
                 }
                 PooledBuffer b = ring[idx];
                 ring[idx] = null;
-                ringHead = (ringHead + 1) & (SEND_RING - 1);
+                ringHead = (ringHead + 1) & ringMask;
                 ringCount--;
                 headFlushed = 0;
                 if (b == null) {
@@ -457,7 +516,7 @@ final class TcpSendRing {
         sendLock.lock();
         try {
             for (int i = 0; i < ringCount && inPlaceEntries > 0; i++) {
-                int idx = (ringHead + i) & (SEND_RING - 1);
+                int idx = (ringHead + i) & ringMask;
                 if (ringInPlace[idx] == null || ringInPlaceOwner[idx] != null || ringInPlaceToken[idx] != token) {
                     continue;
                 }
@@ -514,7 +573,7 @@ final class TcpSendRing {
         try {
             closed = true;
             for (int i = 0; i < ringCount; i++) {
-                int idx = (ringHead + i) & (SEND_RING - 1);
+                int idx = (ringHead + i) & ringMask;
                 if (ring[idx] == null) {
                     dropInPlace(idx);
                 } else if (!partial.keepOnClose(idx, ring[idx])) { // kept: its producer still writes into it
