@@ -2,6 +2,7 @@ package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.settings.SettingsTable;
+import dev.rdmarpc.rpc.transport.tcp.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
 import java.time.Duration;
 import java.util.List;
@@ -68,7 +69,8 @@ public final class RdmaConfig {
             .group("sharedReceiveQueue", SharedReceiveQueue.SETTINGS, RdmaConfig::sharedReceiveQueue)
             .group("send", Send.SETTINGS, RdmaConfig::send)
             .group("polling", Polling.SETTINGS, RdmaConfig::polling)
-            .group("timeouts", Timeouts.SETTINGS, RdmaConfig::timeouts);
+            .group("timeouts", Timeouts.SETTINGS, RdmaConfig::timeouts)
+            .group("limits", ConnectionLimits.settingsTable(), RdmaConfig::limits);
 
     /** Receive buffers posted beyond the credited depth, for credit-only messages (see docs/rdma.md). */
     public static final int RESERVED_RECEIVES = 3;
@@ -123,6 +125,7 @@ public final class RdmaConfig {
     private final Send send = new Send();
     private final Polling polling = new Polling();
     private final Timeouts timeouts = new Timeouts();
+    private final ConnectionLimits limits = new ConnectionLimits();
 
     /** Creates a configuration with the defaults (the system properties' where set). */
     public RdmaConfig() {
@@ -290,6 +293,26 @@ public final class RdmaConfig {
     public RdmaConfig timeouts(Consumer<Timeouts> settings) {
         settings.accept(timeouts);
         return this;
+    }
+
+    /**
+     * Edits the limits on accepted connections in place: how many a server takes in all (default
+     * 4096) and from one address (512), counted on the TCP connection every RDMA connection starts
+     * with. A peer over a limit is refused with {@code RESOURCE_EXHAUSTED} "connection limit: ...":
+     * an RDMA client in its hello (its connect fails), a plain TCP client in a connection-level
+     * error (its calls fail). See {@link ConnectionLimits}.
+     *
+     * @param settings what to change, e.g. {@code l -> l.maxConnectionsPerAddress(64)}
+     * @return this
+     */
+    public RdmaConfig limits(Consumer<ConnectionLimits> settings) {
+        settings.accept(limits);
+        return this;
+    }
+
+    /** @return the limits on accepted connections: this configuration's own */
+    public ConnectionLimits limits() {
+        return limits;
     }
 
     /** @return the device name, or null for automatic */

@@ -11,6 +11,7 @@ import dev.rdmarpc.rpc.transport.ProtocolException;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.tcp.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.io.EOFException;
 import java.io.IOException;
@@ -63,7 +64,8 @@ public final class RdmaTransport implements Transport {
         try {
             t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tickInterval(config.polling().tickInterval())
                     .threadNamePrefix(config.threadNamePrefix() + "-tcp")
-                    .bufferPool(new BufferPool.Config().chunkSize(16 * 1024).slabSize(256 * 1024)));
+                    .bufferPool(new BufferPool.Config().chunkSize(16 * 1024).slabSize(256 * 1024))
+                    .limits(limits -> ConnectionLimits.settingsTable().copy(config.limits(), limits)));
             for (int i = 0; i < l.length; i++) {
                 l[i] = new RdmaLoop(this, config.threadNamePrefix() + "-" + i);
             }
@@ -271,6 +273,8 @@ public final class RdmaTransport implements Transport {
         private FrameHandler tcpHandler;
         private volatile RdmaConnection rdma;
         private boolean helloSeen;
+        /** Refused before its first frame (a connection limit): told in the form the first frame asks for. */
+        private ResourceExhaustedException refusedEarly;
 
         ServerSide(Connection tcpConnection, int maxFrameLength, Acceptor acceptor) {
             this.tcpConnection = tcpConnection;
@@ -293,10 +297,18 @@ public final class RdmaTransport implements Transport {
             if (FrameHeader.type(buffer, offset) != FrameDescriptor.TYPE_RDMA_HELLO) {
                 metrics.tcpFallbackConnections.increment();
                 tcpHandler = acceptor.accept(c);
+                if (refusedEarly != null) {
+                    tcpHandler.onRefused(c, refusedEarly); // a plain TCP client: a connection-level error
+                    return;
+                }
                 tcpHandler.onFrame(c, buffer, offset, length);
                 return;
             }
             helloSeen = true;
+            if (refusedEarly != null) {
+                refuse(Hello.REFUSED_EXHAUSTED, refusedEarly.getMessage());
+                return;
+            }
             Hello peer = new Hello();
             try {
                 peer.decode(buffer, offset, length);
@@ -376,6 +388,11 @@ public final class RdmaTransport implements Transport {
         public void onRefused(Connection c, IOException cause) {
             if (tcpHandler != null) {
                 tcpHandler.onRefused(c, cause); // a plain TCP client: the server explains
+            } else if (!helloSeen && refusedEarly == null && cause instanceof ResourceExhaustedException limit) {
+                // Over a connection limit before a frame came: an RDMA client is told in a refusing
+                // hello, a TCP client in a connection-level error, so wait for its first frame (the
+                // frame-read and idle timeouts still close one that sends nothing).
+                refusedEarly = limit;
             } else {
                 c.close(cause);
             }
