@@ -516,6 +516,11 @@ public final class RdmaTransport implements Transport {
                 }
             }
             c.close(null);
+            if (e instanceof RuntimeException && side.reply.isCompletedExceptionally()) {
+                // The server closed the connection while this side was still setting up (its queue
+                // pair closed under it): say what the server did, not what the setup tripped on.
+                throw new IOException("RDMA handshake with " + address + " failed: " + side.reply.exceptionNow().getMessage(), e);
+            }
             throw e;
         } finally {
             if (conn == null && !attached) {

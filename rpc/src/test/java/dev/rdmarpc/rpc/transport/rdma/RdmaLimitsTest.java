@@ -12,6 +12,9 @@ import dev.rdmarpc.rpc.RpcServer;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.codec.Codecs;
 import dev.rdmarpc.testsupport.RdmaTest;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -26,6 +29,29 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(300)
 class RdmaLimitsTest {
     static final Method<byte[], byte[]> ECHO = Method.of("echo", Codecs.BYTES, Codecs.BYTES);
+
+    @Test
+    void aServerThatClosesAtOnceFailsTheConnectWithUnavailableNeverARawException() throws Exception {
+        int attempts = 5;
+        try (ServerSocketChannel closer = ServerSocketChannel.open().bind(RdmaTestEnv.serverBind())) {
+            Thread t = Thread.ofPlatform().daemon().start(() -> {
+                for (int i = 0; i < attempts; i++) {
+                    try {
+                        closer.accept().close(); // at once: the client may still be setting up its queue pair
+                    } catch (IOException e) {
+                        return;
+                    }
+                }
+            });
+            InetSocketAddress address = (InetSocketAddress) closer.getLocalAddress();
+            for (int i = 0; i < attempts; i++) {
+                RpcException e = assertThrows(RpcException.class,
+                        () -> RpcClient.builder().address(address).rdma(RdmaTestEnv.smallConfig()).connect().close());
+                assertEquals(Status.UNAVAILABLE, e.status(), e::toString);
+            }
+            t.join(10_000);
+        }
+    }
 
     @Test
     void aPeerOverTheLimitIsToldWhyOverRdmaAndOverTcp() throws Exception {
