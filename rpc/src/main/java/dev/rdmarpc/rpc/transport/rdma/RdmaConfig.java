@@ -65,6 +65,8 @@ public final class RdmaConfig {
             .group("bufferPool", BufferPool.Config.settingsTable(), RdmaConfig::bufferPool)
             .add("poolHighWaterMark", t -> t.equals("auto") ? RdmaConfig.AUTO_POOL_HIGH_WATER_MARK : SettingsTable.parseBytes(t),
                     RdmaConfig::poolHighWaterMark, RdmaConfig::poolHighWaterMark)
+            .add("poolBytesPerAddress", t -> t.equals("auto") ? RdmaConfig.AUTO_POOL_BYTES_PER_ADDRESS : SettingsTable.parseBytes(t),
+                    RdmaConfig::poolBytesPerAddress, RdmaConfig::poolBytesPerAddress)
             .group("receiveQueue", ReceiveQueue.SETTINGS, RdmaConfig::receiveQueue)
             .group("sharedReceiveQueue", SharedReceiveQueue.SETTINGS, RdmaConfig::sharedReceiveQueue)
             .group("send", Send.SETTINGS, RdmaConfig::send)
@@ -83,6 +85,8 @@ public final class RdmaConfig {
     public static final long DEFAULT_MAX_POOLED_BYTES = 512L * 1024 * 1024;
     /** Default bound on the pool's large buffers: 512 MiB. */
     public static final long DEFAULT_MAX_LARGE_BYTES = 512L * 1024 * 1024;
+    /** Value of {@link #poolBytesPerAddress} meaning: a quarter of the pool's high-water mark. */
+    public static final long AUTO_POOL_BYTES_PER_ADDRESS = -1;
     /** Value of {@link #poolHighWaterMark} meaning: three quarters of the pool's chunk bytes. */
     public static final long AUTO_POOL_HIGH_WATER_MARK = -1;
     /** Default receive buffers credited to the peer per connection: 8. */
@@ -120,6 +124,7 @@ public final class RdmaConfig {
     private final BufferPool.Config bufferPool = BufferPool.Config.builtInDefaults().chunkSize(DEFAULT_CHUNK_SIZE)
             .slabSize(DEFAULT_SLAB_SIZE).maxPooledBytes(DEFAULT_MAX_POOLED_BYTES).maxLargeBytes(DEFAULT_MAX_LARGE_BYTES);
     private long poolHighWaterMark = AUTO_POOL_HIGH_WATER_MARK;
+    private long poolBytesPerAddress = AUTO_POOL_BYTES_PER_ADDRESS;
     private final ReceiveQueue receiveQueue = new ReceiveQueue();
     private final SharedReceiveQueue sharedReceiveQueue = new SharedReceiveQueue();
     private final Send send = new Send();
@@ -238,6 +243,28 @@ public final class RdmaConfig {
     public RdmaConfig poolHighWaterMark(long bytes) {
         this.poolHighWaterMark = bytes;
         return this;
+    }
+
+    /**
+     * @param bytes most registered pool bytes that a server's RDMA connections from one remote IP
+     *              address may claim at their hellos (each claims what {@link #poolHighWaterMark}
+     *              counts for it: its first receive buffers, {@code (receiveQueue.depth + 3)} chunks,
+     *              2.75 MiB by default, or one chunk with a shared receive queue); a hello over it is
+     *              refused with {@code RESOURCE_EXHAUSTED} and the reason, like one over the mark.
+     *              Default {@link #AUTO_POOL_BYTES_PER_ADDRESS} (-1, property value "auto"): a quarter
+     *              of the high-water mark (96 MiB, 34 connections at the defaults), so one host cannot
+     *              pin what the others need. Raise it for a server with few client hosts that open
+     *              many connections each.
+     * @return this
+     */
+    public RdmaConfig poolBytesPerAddress(long bytes) {
+        this.poolBytesPerAddress = bytes;
+        return this;
+    }
+
+    /** @return the registered bytes one address's connections may claim, once concluded; -1 before for automatic */
+    public long poolBytesPerAddress() {
+        return poolBytesPerAddress;
     }
 
     /**
@@ -440,6 +467,12 @@ public final class RdmaConfig {
         } else if (poolHighWaterMark < 0 || poolHighWaterMark > pooled) {
             throw new IllegalArgumentException("poolHighWaterMark must be in [0, bufferPool.maxPooledBytes (" + pooled
                     + ")] or -1 for three quarters of it: " + poolHighWaterMark);
+        }
+        if (poolBytesPerAddress == AUTO_POOL_BYTES_PER_ADDRESS) {
+            poolBytesPerAddress = poolHighWaterMark / 4;
+        } else if (poolBytesPerAddress < 0) {
+            throw new IllegalArgumentException("poolBytesPerAddress must not be negative, or -1 for a quarter of poolHighWaterMark: "
+                    + poolBytesPerAddress);
         }
         return this;
     }

@@ -17,8 +17,11 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -208,6 +211,34 @@ public final class RdmaTransport implements Transport {
                 + " (existing connections keep working; raise RdmaConfig poolHighWaterMark or bufferPool.maxPooledBytes)";
     }
 
+    /** Pool bytes claimed by the hellos of each remote address's open RDMA connections (server side). */
+    private final Map<InetAddress, Long> claimedByAddress = new HashMap<>();
+
+    /**
+     * Claims {@code bytes} of {@code from}'s share ({@link RdmaConfig#poolBytesPerAddress}).
+     *
+     * @return null when claimed, else why not
+     */
+    private synchronized String claimForAddress(InetAddress from, long bytes) {
+        long held = claimedByAddress.getOrDefault(from, 0L);
+        if (held + bytes > config.poolBytesPerAddress()) {
+            return "RDMA buffer pool share of " + from.getHostAddress() + " reached: its connections hold " + held
+                    + " bytes, a connection needs " + bytes + ", the share is " + config.poolBytesPerAddress()
+                    + " (RdmaConfig poolBytesPerAddress)";
+        }
+        claimedByAddress.put(from, held + bytes);
+        return null;
+    }
+
+    private synchronized void releaseForAddress(InetAddress from, long bytes) {
+        long left = claimedByAddress.getOrDefault(from, 0L) - bytes;
+        if (left <= 0) {
+            claimedByAddress.remove(from);
+        } else {
+            claimedByAddress.put(from, left);
+        }
+    }
+
     private RdmaLoop pickLoop() {
         RdmaLoop best = loops[0];
         int bestLoad = best.load();
@@ -275,6 +306,8 @@ public final class RdmaTransport implements Transport {
         private boolean helloSeen;
         /** Refused before its first frame (a connection limit): told in the form the first frame asks for. */
         private ResourceExhaustedException refusedEarly;
+        /** What this connection's hello claimed of its address's share, released when it closes; 0 for none. */
+        private long claimed;
 
         ServerSide(Connection tcpConnection, int maxFrameLength, Acceptor acceptor) {
             this.tcpConnection = tcpConnection;
@@ -323,6 +356,13 @@ public final class RdmaTransport implements Transport {
                 refuse(Hello.REFUSED_EXHAUSTED, full);
                 return;
             }
+            long need = bytesPerConnection();
+            String overShare = claimForAddress(c.remoteAddress().getAddress(), need);
+            if (overShare != null) {
+                refuse(Hello.REFUSED_EXHAUSTED, overShare);
+                return;
+            }
+            claimed = need;
             RdmaConnection conn;
             Hello mine = new Hello();
             try {
@@ -415,6 +455,10 @@ public final class RdmaTransport implements Transport {
         public void onClose(Connection c, Throwable cause) {
             if (tcpHandler != null) {
                 tcpHandler.onClose(c, cause);
+            }
+            if (claimed > 0) {
+                releaseForAddress(c.remoteAddress().getAddress(), claimed);
+                claimed = 0;
             }
             RdmaConnection r = rdma;
             if (r != null) {

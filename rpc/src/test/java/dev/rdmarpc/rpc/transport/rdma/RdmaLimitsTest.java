@@ -54,6 +54,33 @@ class RdmaLimitsTest {
     }
 
     @Test
+    void oneAddressPinsAtMostItsShareOfThePool() throws Exception {
+        RdmaConfig serverConfig = RdmaTestEnv.smallConfig().poolBytesPerAddress(4L << 20); // one connection's 2.75 MiB
+        try (RpcServer server = RpcServer.builder().bind(RdmaTestEnv.serverBind()).rdma(serverConfig)
+                .register(ECHO, (ctx, b) -> b).start()) {
+            try (RpcClient first = RpcClient.builder().address(server.address()).rdma(RdmaTestEnv.smallConfig()).connect()) {
+                assertArrayEquals(new byte[] {1}, first.call(ECHO, new byte[] {1}));
+                RpcException e = assertThrows(RpcException.class,
+                        () -> RpcClient.builder().address(server.address()).rdma(RdmaTestEnv.smallConfig()).connect().close());
+                assertEquals(Status.RESOURCE_EXHAUSTED, e.status(), e.getMessage());
+                assertTrue(e.getMessage().contains("share of " + RdmaTestEnv.clientAddress())
+                        && e.getMessage().contains("poolBytesPerAddress"), e.getMessage());
+                assertArrayEquals(new byte[] {2}, first.call(ECHO, new byte[] {2}));
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (true) { // its share comes back when it closes
+                try (RpcClient again = RpcClient.builder().address(server.address()).rdma(RdmaTestEnv.smallConfig()).connect()) {
+                    assertArrayEquals(new byte[] {3}, again.call(ECHO, new byte[] {3}));
+                    break;
+                } catch (RpcException e) {
+                    assertTrue(System.nanoTime() < deadline && e.status() == Status.RESOURCE_EXHAUSTED, e::toString);
+                    Thread.sleep(Duration.ofMillis(100));
+                }
+            }
+        }
+    }
+
+    @Test
     void aPeerOverTheLimitIsToldWhyOverRdmaAndOverTcp() throws Exception {
         try (RpcServer server = RpcServer.builder().bind(RdmaTestEnv.serverBind())
                 .rdma(RdmaTestEnv.smallConfig().limits(l -> l.maxConnectionsPerAddress(1)))
