@@ -47,7 +47,7 @@ class SystemPropertyDefaultsTest {
         RdmaConfig rdma = new RdmaConfig();
         Map<String, Object> groups = Map.of("bufferPool", rdma.bufferPool(), "receiveQueue", rdma.receiveQueue(),
                 "sharedReceiveQueue", rdma.sharedReceiveQueue(), "send", rdma.send(), "polling", rdma.polling(),
-                "timeouts", rdma.timeouts());
+                "timeouts", rdma.timeouts(), "limits", rdma.limits());
         List<String> rdmaProperties = RdmaConfig.systemProperties();
         int expected = assertEveryone(RdmaConfig.class, rdma.toString(), rdmaProperties, "rdmarpc.rdma.",
                 List.copyOf(groups.keySet()), 5);

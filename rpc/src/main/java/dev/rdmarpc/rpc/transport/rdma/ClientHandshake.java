@@ -40,6 +40,19 @@ final class ClientHandshake implements FrameHandler {
     public void onTick(Connection c, long nowNanos) {
     }
 
+    /**
+     * The RDMA connection's calls waiting for responses: while there are any, this TCP connection,
+     * silent since the hello, pings the server ({@code TcpTransport.Config.pingInterval}); the
+     * server's TCP I/O thread answers. A server whose process stopped answering (hung, stopped,
+     * its host gone) is given up after the ping timeout, and the RDMA connection with it
+     * ({@link RdmaConnection#peerLost}), where TCP keepalive (answered by the kernel) would not notice.
+     */
+    @Override
+    public int callsInFlight() {
+        RdmaConnection r = rdma;
+        return r == null ? 0 : r.callsInFlight();
+    }
+
     @Override
     public void onClose(Connection c, Throwable cause) {
         reply.completeExceptionally(new EOFException("the server closed the connection during the RDMA handshake"

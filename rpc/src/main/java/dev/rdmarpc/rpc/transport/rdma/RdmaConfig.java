@@ -2,6 +2,7 @@ package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.settings.SettingsTable;
+import dev.rdmarpc.rpc.transport.tcp.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
 import java.time.Duration;
 import java.util.List;
@@ -64,11 +65,14 @@ public final class RdmaConfig {
             .group("bufferPool", BufferPool.Config.settingsTable(), RdmaConfig::bufferPool)
             .add("poolHighWaterMark", t -> t.equals("auto") ? RdmaConfig.AUTO_POOL_HIGH_WATER_MARK : SettingsTable.parseBytes(t),
                     RdmaConfig::poolHighWaterMark, RdmaConfig::poolHighWaterMark)
+            .add("poolBytesPerAddress", t -> t.equals("auto") ? RdmaConfig.AUTO_POOL_BYTES_PER_ADDRESS : SettingsTable.parseBytes(t),
+                    RdmaConfig::poolBytesPerAddress, RdmaConfig::poolBytesPerAddress)
             .group("receiveQueue", ReceiveQueue.SETTINGS, RdmaConfig::receiveQueue)
             .group("sharedReceiveQueue", SharedReceiveQueue.SETTINGS, RdmaConfig::sharedReceiveQueue)
             .group("send", Send.SETTINGS, RdmaConfig::send)
             .group("polling", Polling.SETTINGS, RdmaConfig::polling)
-            .group("timeouts", Timeouts.SETTINGS, RdmaConfig::timeouts);
+            .group("timeouts", Timeouts.SETTINGS, RdmaConfig::timeouts)
+            .group("limits", ConnectionLimits.settingsTable(), RdmaConfig::limits);
 
     /** Receive buffers posted beyond the credited depth, for credit-only messages (see docs/rdma.md). */
     public static final int RESERVED_RECEIVES = 3;
@@ -81,6 +85,8 @@ public final class RdmaConfig {
     public static final long DEFAULT_MAX_POOLED_BYTES = 512L * 1024 * 1024;
     /** Default bound on the pool's large buffers: 512 MiB. */
     public static final long DEFAULT_MAX_LARGE_BYTES = 512L * 1024 * 1024;
+    /** Value of {@link #poolBytesPerAddress} meaning: a quarter of the pool's high-water mark. */
+    public static final long AUTO_POOL_BYTES_PER_ADDRESS = -1;
     /** Value of {@link #poolHighWaterMark} meaning: three quarters of the pool's chunk bytes. */
     public static final long AUTO_POOL_HIGH_WATER_MARK = -1;
     /** Default receive buffers credited to the peer per connection: 8. */
@@ -118,11 +124,13 @@ public final class RdmaConfig {
     private final BufferPool.Config bufferPool = BufferPool.Config.builtInDefaults().chunkSize(DEFAULT_CHUNK_SIZE)
             .slabSize(DEFAULT_SLAB_SIZE).maxPooledBytes(DEFAULT_MAX_POOLED_BYTES).maxLargeBytes(DEFAULT_MAX_LARGE_BYTES);
     private long poolHighWaterMark = AUTO_POOL_HIGH_WATER_MARK;
+    private long poolBytesPerAddress = AUTO_POOL_BYTES_PER_ADDRESS;
     private final ReceiveQueue receiveQueue = new ReceiveQueue();
     private final SharedReceiveQueue sharedReceiveQueue = new SharedReceiveQueue();
     private final Send send = new Send();
     private final Polling polling = new Polling();
     private final Timeouts timeouts = new Timeouts();
+    private final ConnectionLimits limits = new ConnectionLimits();
 
     /** Creates a configuration with the defaults (the system properties' where set). */
     public RdmaConfig() {
@@ -238,6 +246,28 @@ public final class RdmaConfig {
     }
 
     /**
+     * @param bytes most registered pool bytes that a server's RDMA connections from one remote IP
+     *              address may claim at their hellos (each claims what {@link #poolHighWaterMark}
+     *              counts for it: its first receive buffers, {@code (receiveQueue.depth + 3)} chunks,
+     *              2.75 MiB by default, or one chunk with a shared receive queue); a hello over it is
+     *              refused with {@code RESOURCE_EXHAUSTED} and the reason, like one over the mark.
+     *              Default {@link #AUTO_POOL_BYTES_PER_ADDRESS} (-1, property value "auto"): a quarter
+     *              of the high-water mark (96 MiB, 34 connections at the defaults), so one host cannot
+     *              pin what the others need. Raise it for a server with few client hosts that open
+     *              many connections each.
+     * @return this
+     */
+    public RdmaConfig poolBytesPerAddress(long bytes) {
+        this.poolBytesPerAddress = bytes;
+        return this;
+    }
+
+    /** @return the registered bytes one address's connections may claim, once concluded; -1 before for automatic */
+    public long poolBytesPerAddress() {
+        return poolBytesPerAddress;
+    }
+
+    /**
      * Edits the per-connection receive queue's settings in place.
      *
      * @param settings what to change, e.g. {@code q -> q.depth(16).maxDepth(64)}
@@ -290,6 +320,26 @@ public final class RdmaConfig {
     public RdmaConfig timeouts(Consumer<Timeouts> settings) {
         settings.accept(timeouts);
         return this;
+    }
+
+    /**
+     * Edits the limits on accepted connections in place: how many a server takes in all (default
+     * 4096) and from one address (512), counted on the TCP connection every RDMA connection starts
+     * with. A peer over a limit is refused with {@code RESOURCE_EXHAUSTED} "connection limit: ...":
+     * an RDMA client in its hello (its connect fails), a plain TCP client in a connection-level
+     * error (its calls fail). See {@link ConnectionLimits}.
+     *
+     * @param settings what to change, e.g. {@code l -> l.maxConnectionsPerAddress(64)}
+     * @return this
+     */
+    public RdmaConfig limits(Consumer<ConnectionLimits> settings) {
+        settings.accept(limits);
+        return this;
+    }
+
+    /** @return the limits on accepted connections: this configuration's own */
+    public ConnectionLimits limits() {
+        return limits;
     }
 
     /** @return the device name, or null for automatic */
@@ -417,6 +467,12 @@ public final class RdmaConfig {
         } else if (poolHighWaterMark < 0 || poolHighWaterMark > pooled) {
             throw new IllegalArgumentException("poolHighWaterMark must be in [0, bufferPool.maxPooledBytes (" + pooled
                     + ")] or -1 for three quarters of it: " + poolHighWaterMark);
+        }
+        if (poolBytesPerAddress == AUTO_POOL_BYTES_PER_ADDRESS) {
+            poolBytesPerAddress = poolHighWaterMark / 4;
+        } else if (poolBytesPerAddress < 0) {
+            throw new IllegalArgumentException("poolBytesPerAddress must not be negative, or -1 for a quarter of poolHighWaterMark: "
+                    + poolBytesPerAddress);
         }
         return this;
     }

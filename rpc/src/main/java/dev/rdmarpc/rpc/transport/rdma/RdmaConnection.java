@@ -70,7 +70,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
 
     private volatile State state = State.SETUP;
     // ---- I/O thread
-    private FrameHandler handler;
+    private volatile FrameHandler handler; // set once on attach; read by the TCP side for its pings
     boolean flushScheduled;
     private long drainDeadline;
 
@@ -432,10 +432,21 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
 
     /** The TCP liveness connection closed: the peer is gone. */
     void peerLost(Throwable cause) {
+        // An orderly close or an EOF stays an EOF (the peer closed); anything else (a ping not
+        // answered, a reset) keeps its message, so the calls that fail say why.
         IOException e = cause instanceof EOFException eof ? eof
-                : new EOFException("peer lost: the TCP connection beside the RDMA connection closed"
-                        + (cause == null ? "" : " (" + cause.getMessage() + ")"));
+                : cause == null ? new EOFException("peer lost: the TCP connection beside the RDMA connection closed")
+                : new IOException("peer lost: the TCP connection beside the RDMA connection closed (" + cause.getMessage() + ")", cause);
         loop.execute(() -> closeNow(e));
+    }
+
+    /**
+     * @return calls waiting for their responses on this (client) connection, as its handler counts
+     *         them: the TCP connection beside it pings the server while there are any (a hint, any thread)
+     */
+    int callsInFlight() {
+        FrameHandler h = handler;
+        return h == null ? 0 : h.callsInFlight();
     }
 
     // ================================================================== Connection

@@ -11,13 +11,17 @@ import dev.rdmarpc.rpc.transport.ProtocolException;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.tcp.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -63,7 +67,8 @@ public final class RdmaTransport implements Transport {
         try {
             t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tickInterval(config.polling().tickInterval())
                     .threadNamePrefix(config.threadNamePrefix() + "-tcp")
-                    .bufferPool(new BufferPool.Config().chunkSize(16 * 1024).slabSize(256 * 1024)));
+                    .bufferPool(new BufferPool.Config().chunkSize(16 * 1024).slabSize(256 * 1024))
+                    .limits(limits -> ConnectionLimits.settingsTable().copy(config.limits(), limits)));
             for (int i = 0; i < l.length; i++) {
                 l[i] = new RdmaLoop(this, config.threadNamePrefix() + "-" + i);
             }
@@ -206,6 +211,34 @@ public final class RdmaTransport implements Transport {
                 + " (existing connections keep working; raise RdmaConfig poolHighWaterMark or bufferPool.maxPooledBytes)";
     }
 
+    /** Pool bytes claimed by the hellos of each remote address's open RDMA connections (server side). */
+    private final Map<InetAddress, Long> claimedByAddress = new HashMap<>();
+
+    /**
+     * Claims {@code bytes} of {@code from}'s share ({@link RdmaConfig#poolBytesPerAddress}).
+     *
+     * @return null when claimed, else why not
+     */
+    private synchronized String claimForAddress(InetAddress from, long bytes) {
+        long held = claimedByAddress.getOrDefault(from, 0L);
+        if (held + bytes > config.poolBytesPerAddress()) {
+            return "RDMA buffer pool share of " + from.getHostAddress() + " reached: its connections hold " + held
+                    + " bytes, a connection needs " + bytes + ", the share is " + config.poolBytesPerAddress()
+                    + " (RdmaConfig poolBytesPerAddress)";
+        }
+        claimedByAddress.put(from, held + bytes);
+        return null;
+    }
+
+    private synchronized void releaseForAddress(InetAddress from, long bytes) {
+        long left = claimedByAddress.getOrDefault(from, 0L) - bytes;
+        if (left <= 0) {
+            claimedByAddress.remove(from);
+        } else {
+            claimedByAddress.put(from, left);
+        }
+    }
+
     private RdmaLoop pickLoop() {
         RdmaLoop best = loops[0];
         int bestLoad = best.load();
@@ -271,6 +304,10 @@ public final class RdmaTransport implements Transport {
         private FrameHandler tcpHandler;
         private volatile RdmaConnection rdma;
         private boolean helloSeen;
+        /** Refused before its first frame (a connection limit): told in the form the first frame asks for. */
+        private ResourceExhaustedException refusedEarly;
+        /** What this connection's hello claimed of its address's share, released when it closes; 0 for none. */
+        private long claimed;
 
         ServerSide(Connection tcpConnection, int maxFrameLength, Acceptor acceptor) {
             this.tcpConnection = tcpConnection;
@@ -293,10 +330,18 @@ public final class RdmaTransport implements Transport {
             if (FrameHeader.type(buffer, offset) != FrameDescriptor.TYPE_RDMA_HELLO) {
                 metrics.tcpFallbackConnections.increment();
                 tcpHandler = acceptor.accept(c);
+                if (refusedEarly != null) {
+                    tcpHandler.onRefused(c, refusedEarly); // a plain TCP client: a connection-level error
+                    return;
+                }
                 tcpHandler.onFrame(c, buffer, offset, length);
                 return;
             }
             helloSeen = true;
+            if (refusedEarly != null) {
+                refuse(Hello.REFUSED_EXHAUSTED, refusedEarly.getMessage());
+                return;
+            }
             Hello peer = new Hello();
             try {
                 peer.decode(buffer, offset, length);
@@ -311,6 +356,13 @@ public final class RdmaTransport implements Transport {
                 refuse(Hello.REFUSED_EXHAUSTED, full);
                 return;
             }
+            long need = bytesPerConnection();
+            String overShare = claimForAddress(c.remoteAddress().getAddress(), need);
+            if (overShare != null) {
+                refuse(Hello.REFUSED_EXHAUSTED, overShare);
+                return;
+            }
+            claimed = need;
             RdmaConnection conn;
             Hello mine = new Hello();
             try {
@@ -376,6 +428,11 @@ public final class RdmaTransport implements Transport {
         public void onRefused(Connection c, IOException cause) {
             if (tcpHandler != null) {
                 tcpHandler.onRefused(c, cause); // a plain TCP client: the server explains
+            } else if (!helloSeen && refusedEarly == null && cause instanceof ResourceExhaustedException limit) {
+                // Over a connection limit before a frame came: an RDMA client is told in a refusing
+                // hello, a TCP client in a connection-level error, so wait for its first frame (the
+                // frame-read and idle timeouts still close one that sends nothing).
+                refusedEarly = limit;
             } else {
                 c.close(cause);
             }
@@ -398,6 +455,10 @@ public final class RdmaTransport implements Transport {
         public void onClose(Connection c, Throwable cause) {
             if (tcpHandler != null) {
                 tcpHandler.onClose(c, cause);
+            }
+            if (claimed > 0) {
+                releaseForAddress(c.remoteAddress().getAddress(), claimed);
+                claimed = 0;
             }
             RdmaConnection r = rdma;
             if (r != null) {
@@ -499,6 +560,11 @@ public final class RdmaTransport implements Transport {
                 }
             }
             c.close(null);
+            if (e instanceof RuntimeException && side.reply.isCompletedExceptionally()) {
+                // The server closed the connection while this side was still setting up (its queue
+                // pair closed under it): say what the server did, not what the setup tripped on.
+                throw new IOException("RDMA handshake with " + address + " failed: " + side.reply.exceptionNow().getMessage(), e);
+            }
             throw e;
         } finally {
             if (conn == null && !attached) {

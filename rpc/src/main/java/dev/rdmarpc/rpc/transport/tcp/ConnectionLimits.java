@@ -3,9 +3,12 @@ package dev.rdmarpc.rpc.transport.tcp;
 import dev.rdmarpc.rpc.settings.SettingsTable;
 
 /**
- * How many connections a server accepts: in all, and from one remote address. A group of
- * {@link TcpTransport.Config}, edited through {@link TcpTransport.Config#limits(java.util.function.Consumer)},
- * with defaults from {@code rdmarpc.tcp.limits.<setting>} ({@code -Drdmarpc.tcp.limits.maxConnectionsPerAddress=64}).
+ * How many connections a server accepts: in all, and from one remote address; and how much of the
+ * large receive buffers one address may hold. A group of {@link TcpTransport.Config}, edited through
+ * {@link TcpTransport.Config#limits(java.util.function.Consumer)}, with defaults from
+ * {@code rdmarpc.tcp.limits.<setting>} ({@code -Drdmarpc.tcp.limits.maxConnectionsPerAddress=64}); and
+ * of {@code RdmaConfig} ({@code rdmarpc.rdma.limits.<setting>}), where they count the TCP connections
+ * every RDMA connection starts with (and plain TCP clients of an RDMA server).
  *
  * <p>A connection over a limit is accepted, told why and closed: the client's calls fail with
  * {@code RESOURCE_EXHAUSTED} "connection limit: ...", and its socket and receive chunk go back at
@@ -32,7 +35,16 @@ public final class ConnectionLimits {
     private int maxConnectionsPerAddress = 512;
     private long maxFrameBytesPerAddress = 128L << 20;
 
-    ConnectionLimits() {
+    /** Creates limits with the built-in defaults (no system properties: a configuration holding them applies those). */
+    public ConnectionLimits() {
+    }
+
+    /**
+     * @return the table of these settings, for a configuration class of this module that holds them
+     *         as a group of its own (the RDMA transport's); its package is not exported
+     */
+    public static SettingsTable<ConnectionLimits> settingsTable() {
+        return SETTINGS;
     }
 
     /**

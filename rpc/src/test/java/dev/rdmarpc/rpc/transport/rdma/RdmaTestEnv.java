@@ -87,7 +87,8 @@ final class RdmaTestEnv {
      * first-time FFM linkage and verbs setup).
      */
     static RdmaConfig smallConfig() {
+        // every client in the VM comes from one address: no share per address here (RdmaLimitsTest sets one)
         return new RdmaConfig().bufferPool(p -> p.slabSize(4L << 20).maxPooledBytes(64L << 20).maxLargeBytes(64L << 20))
-                .timeouts(t -> t.handshake(java.time.Duration.ofMinutes(2)));
+                .timeouts(t -> t.handshake(java.time.Duration.ofMinutes(2))).poolBytesPerAddress(1L << 40);
     }
 }
