@@ -787,7 +787,8 @@ public final class RdmaConfig {
          * @param idle how I/O threads wait for completions: {@link IdleStrategy#event()} (the default)
          *             sleeps on the completion channel until the device signals, with one wake-up per
          *             burst because only the last message of a burst asks for an event (solicited
-         *             events); {@link IdleStrategy#busyPoll()} polls the completion queues without
+         *             events, which every sender sets whatever its own mode, so any pairing of modes
+         *             works); {@link IdleStrategy#busyPoll()} polls the completion queues without
          *             ever sleeping (lowest latency, one core per I/O thread);
          *             {@link IdleStrategy#backOff} polls for a while after the last completion, then
          *             sleeps as event does

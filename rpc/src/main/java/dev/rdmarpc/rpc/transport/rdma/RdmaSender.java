@@ -7,7 +7,6 @@ import dev.rdmarpc.ibverbs.verbs.SendWorkRequests;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Connection;
-import dev.rdmarpc.rpc.transport.IdleStrategy;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.ReentrantLock;
@@ -20,8 +19,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * posted at the end of the loop iteration (so a batch of responses leaves together), a commit from
  * another thread is posted at once when the window and the credits allow. Every message is a
  * SEND_WITH_IMM whose immediate data returns credits; messages up to the inline threshold are sent
- * inline; in event mode only the last message of each posted batch is solicited, so the peer wakes
- * once per batch. Credits go back in a credit-only message (one of {@value #CREDIT_SLOTS} work
+ * inline; the last message of each posted batch is solicited, whatever this side's own completion
+ * mode, so a peer that waits for events wakes once per batch. Credits go back in a credit-only message (one of {@value #CREDIT_SLOTS} work
  * requests after the window's) when no data message carries them.
  *
  * <p>The claim methods return with the send lock held when they succeed; {@link #commit} or
@@ -42,7 +41,6 @@ final class RdmaSender {
     private final int devIndex;
     private final int window;
     private final int inlineCap;
-    private final boolean solicit;
 
     // set once the peer's hello is known (before the loop sees the connection)
     private SendQueue sq;
@@ -73,7 +71,6 @@ final class RdmaSender {
         this.wrIdBits = wrIdBits;
         this.devIndex = devIndex;
         this.window = loop.config.send().window();
-        this.solicit = loop.config.polling().idleStrategy().mode() != IdleStrategy.Mode.BUSY_POLL;
         this.inlineCap = Math.min(loop.config.send().inlineThreshold(), qp.capabilities().maxInlineData());
     }
 
@@ -237,7 +234,9 @@ final class RdmaSender {
     }
 
     private boolean postRun(int first, int count, boolean lastRun) {
-        if (lastRun && solicit) {
+        if (lastRun) {
+            // Whatever this side's own mode: the peer's may be event or back-off, waiting for a
+            // solicited completion to wake (a busy-polling peer's queue is not armed: the flag costs it nothing)
             wrs.get(first + count - 1).solicited(true);
         }
         int rc = qp.postSend(wrs, first, count);
