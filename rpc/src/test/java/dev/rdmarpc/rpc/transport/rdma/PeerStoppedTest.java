@@ -3,7 +3,6 @@ package dev.rdmarpc.rpc.transport.rdma;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,15 +11,9 @@ import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.testsupport.RdmaTest;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -39,46 +32,17 @@ class PeerStoppedTest {
 
     @Test
     void aWaitingCallFailsSoonAfterTheServerProcessStops() throws Exception {
-        Process child = ChildJvm.command(List.of("-Xmx256m", "-XX:+UseSerialGC"), ChildServer.class,
-                RdmaTestEnv.serverAddress()).start();
-        try {
-            LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
-            Thread.ofPlatform().daemon().start(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-                    String l;
-                    while ((l = r.readLine()) != null) {
-                        System.out.println("[child] " + l);
-                        lines.add(l);
-                    }
-                } catch (Exception ignored) {
-                    // the child died
-                }
-            });
-            String port = null;
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            while (port == null) {
-                String l = lines.poll(1, TimeUnit.SECONDS);
-                assertTrue(child.isAlive() || l != null, "child server died before listening");
-                assertTrue(System.nanoTime() < deadline, "child server did not start in time");
-                if (l != null && l.startsWith("PORT ")) {
-                    port = l.substring(5).trim();
-                }
-            }
-            InetSocketAddress address = new InetSocketAddress(RdmaTestEnv.serverAddress(), Integer.parseInt(port));
-            try (RpcClient client = RpcClient.builder().address(address).rdma(RdmaTestEnv.smallConfig()).connect()) {
+        try (ChildServerProcess child = ChildServerProcess.start()) {
+            try (RpcClient client = RpcClient.builder().address(child.awaitAddress()).rdma(RdmaTestEnv.smallConfig()).connect()) {
                 assertArrayEquals(new byte[]{9}, client.call(ChildServer.ECHO, new byte[]{9}));
                 // A call the server takes and holds for 10 minutes: the client's pings are answered meanwhile.
                 CompletableFuture<byte[]> call = client.callAsync(ChildServer.HANG, new byte[64],
                         CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(120)));
-                String l;
-                do {
-                    l = lines.poll(60, TimeUnit.SECONDS);
-                    assertNotNull(l, "the server did not start the call");
-                } while (!l.equals("HANG"));
+                child.awaitLine("HANG", 1);
                 Thread.sleep(8000); // longer than ping interval and timeout together: a live server keeps the call
                 assertTrue(!call.isDone() && client.isOpen(), "the call waits while the server answers the pings");
                 long stoppedAt = System.nanoTime();
-                Process stop = new ProcessBuilder("kill", "-STOP", Long.toString(child.pid())).inheritIO().start();
+                Process stop = new ProcessBuilder("kill", "-STOP", Long.toString(child.process.pid())).inheritIO().start();
                 assertTrue(stop.waitFor(60, TimeUnit.SECONDS) && stop.exitValue() == 0, "kill -STOP");
                 ExecutionException e = assertThrows(ExecutionException.class, () -> call.get(60, TimeUnit.SECONDS));
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stoppedAt);
@@ -87,11 +51,9 @@ class PeerStoppedTest {
                 assertEquals(Status.CONNECTION_CLOSED, re.status(), re.getMessage());
                 assertTrue(re.getMessage().contains("no answer from the peer"), re.getMessage());
                 assertTrue(ms < 20_000, "the call failed " + ms + " ms after the server stopped (defaults: 2 s + 3 s)");
+            } finally {
+                child.process.destroyForcibly(); // a stopped process dies of SIGKILL too
             }
-        } finally {
-            child.destroyForcibly();
-            new ProcessBuilder("kill", "-CONT", Long.toString(child.pid())).start().waitFor(10, TimeUnit.SECONDS);
-            child.waitFor(10, TimeUnit.SECONDS);
         }
     }
 }
