@@ -17,13 +17,34 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+/** {@link RpcClientPool} over TCP; {@code RdmaClientPoolTest} runs the same tests over RDMA in the VM. */
 @Timeout(30)
 class ClientPoolTest {
     static final Method<String, String> PEER = Method.of("peer", Codecs.STRING, Codecs.STRING);
     static final Method<String, String> HOLD = Method.of("hold", Codecs.STRING, Codecs.STRING);
 
-    private static RpcServer server(InetSocketAddress bind, CountDownLatch gate) {
-        return RpcServer.builder().bind(bind).tcp(cfg -> cfg.ioThreads(1))
+    /** @return where test servers listen */
+    InetSocketAddress bindAddress() {
+        return new InetSocketAddress("127.0.0.1", 0);
+    }
+
+    /** @return the server's builder on the transport under test */
+    RpcServer.Builder serverBuilder() {
+        return RpcServer.builder().tcp(cfg -> cfg.ioThreads(1));
+    }
+
+    /** @return the pool's builder on the transport under test */
+    RpcClientPool.Builder poolBuilder() {
+        return RpcClientPool.builder();
+    }
+
+    /** @return how long a test waits for a connection to open or close */
+    Duration patience() {
+        return Duration.ofSeconds(5);
+    }
+
+    private RpcServer server(InetSocketAddress bind, CountDownLatch gate) {
+        return serverBuilder().bind(bind)
                 .register(PEER, (ctx, s) -> ctx.peer().toString())
                 .registerBlocking(HOLD, (ctx, s) -> {
                     gate.await();
@@ -35,8 +56,8 @@ class ClientPoolTest {
     @Test
     void multiplexesWithinTheConnectionLimit() throws Exception {
         CountDownLatch gate = new CountDownLatch(1);
-        try (RpcServer server = server(new InetSocketAddress("127.0.0.1", 0), gate);
-             RpcClientPool pool = RpcClientPool.builder().maxConnectionsPerEndpoint(3).maxOutstanding(4).build()) {
+        try (RpcServer server = server(bindAddress(), gate);
+             RpcClientPool pool = poolBuilder().maxConnectionsPerEndpoint(3).maxOutstanding(4).build()) {
             InetSocketAddress ep = server.address();
             // Sequential calls reuse one connection.
             Set<String> peers = new HashSet<>();
@@ -51,7 +72,7 @@ class ClientPoolTest {
                 held.add(pool.channel(ep).callAsync(HOLD, "h" + i));
             }
             assertEquals(3, pool.connections(ep));
-            TestSupport.await("server sees 3 connections", Duration.ofSeconds(5), () -> server.metrics().connectionsActive() == 3);
+            TestSupport.await("server sees 3 connections", patience(), () -> server.metrics().connectionsActive() == 3);
             // Exhausted: 3 connections x 4 outstanding.
             ExecutionException e = assertThrows(ExecutionException.class,
                     () -> pool.channel(ep).callAsync(PEER, "over").get(2, TimeUnit.SECONDS));
@@ -71,12 +92,12 @@ class ClientPoolTest {
     @Test
     void reconnectsAfterTheServerComesBack() throws Exception {
         CountDownLatch gate = new CountDownLatch(0);
-        RpcServer first = server(new InetSocketAddress("127.0.0.1", 0), gate);
+        RpcServer first = server(bindAddress(), gate);
         InetSocketAddress ep = first.address();
-        try (RpcClientPool pool = RpcClientPool.builder().reconnectBackoff(Duration.ofMillis(50)).build()) {
+        try (RpcClientPool pool = poolBuilder().reconnectBackoff(Duration.ofMillis(50)).build()) {
             assertNotNull(pool.channel(ep).call(PEER, "a"));
             first.close();
-            TestSupport.await("pool notices the close", Duration.ofSeconds(5), () -> pool.connections(ep) == 0);
+            TestSupport.await("pool notices the close", patience(), () -> pool.connections(ep) == 0);
             RpcException down = assertThrows(RpcException.class, () -> pool.channel(ep).call(PEER, "b"));
             assertEquals(Status.UNAVAILABLE, down.status());
             // Within the backoff window: fails fast without a new attempt.
@@ -84,7 +105,7 @@ class ClientPoolTest {
             assertEquals(Status.UNAVAILABLE, fast.status());
             assertTrue(fast.getMessage().contains("retrying after"), fast.getMessage());
             try (RpcServer second = server(ep, gate)) {
-                TestSupport.await("reconnected", Duration.ofSeconds(5), () -> {
+                TestSupport.await("reconnected", patience(), () -> {
                     try {
                         return pool.channel(ep).call(PEER, "d") != null;
                     } catch (RpcException e) {
@@ -99,12 +120,12 @@ class ClientPoolTest {
     @Test
     void closesIdleConnections() {
         CountDownLatch gate = new CountDownLatch(0);
-        try (RpcServer server = server(new InetSocketAddress("127.0.0.1", 0), gate);
-             RpcClientPool pool = RpcClientPool.builder().idleTimeout(Duration.ofMillis(100)).build()) {
+        try (RpcServer server = server(bindAddress(), gate);
+             RpcClientPool pool = poolBuilder().idleTimeout(Duration.ofMillis(100)).build()) {
             pool.channel(server.address()).call(PEER, "x");
             assertEquals(1, pool.connections(server.address()));
-            TestSupport.await("idle close", Duration.ofSeconds(5), () -> pool.connections(server.address()) == 0);
-            TestSupport.await("server sees the close", Duration.ofSeconds(5), () -> server.metrics().connectionsActive() == 0);
+            TestSupport.await("idle close", patience(), () -> pool.connections(server.address()) == 0);
+            TestSupport.await("server sees the close", patience(), () -> server.metrics().connectionsActive() == 0);
             // And the next call simply opens a new one.
             assertNotNull(pool.channel(server.address()).call(PEER, "y"));
             assertEquals(1, pool.connections(server.address()));
@@ -114,8 +135,8 @@ class ClientPoolTest {
     @Test
     void manyThreadsShareThePool() throws Exception {
         CountDownLatch gate = new CountDownLatch(0);
-        try (RpcServer server = server(new InetSocketAddress("127.0.0.1", 0), gate);
-             RpcClientPool pool = RpcClientPool.builder().maxConnectionsPerEndpoint(2).maxOutstanding(8).build()) {
+        try (RpcServer server = server(bindAddress(), gate);
+             RpcClientPool pool = poolBuilder().maxConnectionsPerEndpoint(2).maxOutstanding(8).build()) {
             Set<String> peers = ConcurrentHashMap.newKeySet();
             List<Thread> threads = new ArrayList<>();
             for (int t = 0; t < 32; t++) {
@@ -126,7 +147,7 @@ class ClientPoolTest {
                 }));
             }
             for (Thread t : threads) {
-                t.join(10_000);
+                t.join(patience().toMillis() * 2);
             }
             assertTrue(peers.size() <= 2);
             assertEquals(32 * 50, pool.metrics().calls());
