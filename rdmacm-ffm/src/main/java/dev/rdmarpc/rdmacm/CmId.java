@@ -2,11 +2,15 @@ package dev.rdmarpc.rdmacm;
 
 import dev.rdmarpc.ibverbs.raw.ibv_context;
 import dev.rdmarpc.ibverbs.raw.ibv_device;
+import dev.rdmarpc.ibverbs.raw.ibv_qp_attr;
+import dev.rdmarpc.ibverbs.raw.ibv_qp_init_attr;
 import dev.rdmarpc.ibverbs.raw.ibverbs_h;
 import dev.rdmarpc.ibverbs.verbs.Context;
 import dev.rdmarpc.ibverbs.verbs.ProtectionDomain;
+import dev.rdmarpc.ibverbs.verbs.QpState;
 import dev.rdmarpc.ibverbs.verbs.QpType;
 import dev.rdmarpc.ibverbs.verbs.QueuePair;
+import dev.rdmarpc.ibverbs.verbs.QueuePairCapabilities;
 import dev.rdmarpc.ibverbs.verbs.QueuePairInit;
 import dev.rdmarpc.rdmacm.raw.rdma_addr;
 import dev.rdmarpc.rdmacm.raw.rdma_cm_id;
@@ -241,13 +245,17 @@ public final class CmId implements AutoCloseable {
             }
             init.validate(pd);
             MemorySegment qp;
+            QueuePairCapabilities granted;
             try (Arena temp = Arena.ofConfined()) {
-                RdmaCmNative.rdma_create_qp(id, pd.segment(), init.toNative(temp));
+                MemorySegment attr = init.toNative(temp);
+                RdmaCmNative.rdma_create_qp(id, pd.segment(), attr);
                 qp = rdma_cm_id.qp(id);
+                // rdma_create_qp copies the provider's granted sizes back into attr->cap
+                granted = QueuePairCapabilities.of(ibv_qp_init_attr.cap(attr));
             }
             QueuePair adopted;
             try {
-                adopted = pd.adoptQueuePair(init, qp, this::destroyQueuePair);
+                adopted = pd.adoptQueuePair(init, granted, qp, this::destroyQueuePair);
             } catch (RuntimeException | Error e) {
                 rdmacm_h.rdma_destroy_qp(id);
                 throw e;
@@ -281,14 +289,23 @@ public final class CmId implements AutoCloseable {
      * {@link CmEventType#REJECTED} (carrying its reject private data), {@code UNREACHABLE} or
      * {@code CONNECT_ERROR}.
      *
+     * <p>With a queue pair the caller made itself (not by {@link #createQueuePair}), name its number
+     * in {@code params} ({@link ConnectionParams#withQpNumber}); the outcome is then
+     * {@link CmEventType#CONNECT_RESPONSE}, after which the caller moves the queue pair to RTR and RTS
+     * ({@link #moveQueuePair}) and calls {@link #establish()}.
+     *
+     * @param params      the connection's parameters, or {@code null} to leave them all to librdmacm
+     *                    ({@code rdma_connect(id, NULL)}: the device's largest RDMA read depths, no
+     *                    private data)
      * @param privateData sent with the request; up to {@value #MAX_CONNECT_PRIVATE_DATA} bytes on
      *                    InfiniBand and RoCE, or {@code null} for none. The server sees them first in
-     *                    its event's private data, padded with zeros.
-     * @throws IllegalArgumentException when the private data is longer than the transport carries
+     *                    its event's private data, padded with zeros. Needs {@code params}.
+     * @throws IllegalArgumentException when the private data is longer than the transport carries,
+     *                                  or is given without {@code params}
      * @throws RdmaCmException          naming {@code rdma_connect} and its errno
      */
     public void connect(ConnectionParams params, byte[] privateData) {
-        checkPrivateData("rdma_connect", privateData, MAX_CONNECT_PRIVATE_DATA);
+        checkPrivateData("rdma_connect", params, privateData, MAX_CONNECT_PRIVATE_DATA);
         try (Arena temp = Arena.ofConfined()) {
             RdmaCmNative.rdma_connect(id, connParam(params, privateData, temp));
         }
@@ -299,13 +316,21 @@ public final class CmId implements AutoCloseable {
      * (created on this id before) moves to RTS and both sides see
      * {@link CmEventType#ESTABLISHED}, the client with {@code privateData}.
      *
+     * <p>With a queue pair the caller made itself, move it to RTR and RTS first
+     * ({@link #moveQueuePair}) and name its number in {@code params}
+     * ({@link ConnectionParams#withQpNumber}).
+     *
+     * @param params      the connection's parameters, or {@code null} to leave them to librdmacm
+     *                    ({@code rdma_accept(id, NULL)}, as rdma-core's {@code rping} server does: the
+     *                    RDMA read depths the client asked for, capped by the device, no private data)
      * @param privateData up to {@value #MAX_ACCEPT_PRIVATE_DATA} bytes on InfiniBand and RoCE, or
-     *                    {@code null}
-     * @throws IllegalArgumentException when the private data is longer than the transport carries
+     *                    {@code null}. Needs {@code params}.
+     * @throws IllegalArgumentException when the private data is longer than the transport carries,
+     *                                  or is given without {@code params}
      * @throws RdmaCmException          naming {@code rdma_accept} and its errno
      */
     public void accept(ConnectionParams params, byte[] privateData) {
-        checkPrivateData("rdma_accept", privateData, MAX_ACCEPT_PRIVATE_DATA);
+        checkPrivateData("rdma_accept", params, privateData, MAX_ACCEPT_PRIVATE_DATA);
         try (Arena temp = Arena.ofConfined()) {
             RdmaCmNative.rdma_accept(id, connParam(params, privateData, temp));
         }
@@ -321,12 +346,92 @@ public final class CmId implements AutoCloseable {
      * @throws RdmaCmException          naming {@code rdma_reject} and its errno
      */
     public void reject(byte[] privateData) {
-        checkPrivateData("rdma_reject", privateData, MAX_REJECT_PRIVATE_DATA);
+        checkPrivateData("rdma_reject", ConnectionParams.DEFAULT, privateData, MAX_REJECT_PRIVATE_DATA);
         int length = privateData == null ? 0 : privateData.length;
         try (Arena temp = Arena.ofConfined()) {
             MemorySegment data = length == 0 ? MemorySegment.NULL : temp.allocateFrom(JAVA_BYTE, privateData);
             RdmaCmNative.rdma_reject(id, data, (byte) length);
         }
+    }
+
+    /**
+     * Moves a queue pair the caller created itself ({@link ProtectionDomain#createQueuePair}, not
+     * {@link #createQueuePair}) to {@code state} with the attributes the connection manager knows for
+     * this id: {@code rdma_init_qp_attr} fills a {@code struct ibv_qp_attr} and its mask (port, P_Key,
+     * access flags for INIT; path, remote QP number, PSN, read depths for RTR; timeouts and retries
+     * for RTS), then {@code ibv_modify_qp} applies them.
+     *
+     * <p>The steps, as C programs take them with {@code rdma_init_qp_attr}:
+     * <ul>
+     *   <li>client: after {@code ROUTE_RESOLVED}, {@code moveQueuePair(qp, INIT)} (receives may be
+     *       posted from here on); {@link #connect} with {@code params.withQpNumber(qp.qpNum())}; on
+     *       {@link CmEventType#CONNECT_RESPONSE}, {@code moveQueuePair(qp, RTR)},
+     *       {@code moveQueuePair(qp, RTS)}, then {@link #establish()};</li>
+     *   <li>server: on {@code CONNECT_REQUEST}, {@code moveQueuePair(qp, INIT)}, {@code RTR},
+     *       {@code RTS}, then {@link #accept} with {@code params.withQpNumber(qp.qpNum())}; then
+     *       {@link CmEventType#ESTABLISHED}.</li>
+     * </ul>
+     * Moving to RTR applies the INIT attributes again first (INIT to INIT), as librdmacm does for its
+     * own queue pairs: before the connection exists the CM knows no remote access rights, so an INIT
+     * taken before {@link #connect} grants the peer no RDMA READ or WRITE; the second INIT, once the
+     * peer has answered, grants what the connection negotiated.
+     *
+     * <p>The queue pair is the caller's, not the id's: close it yourself; the id does not refuse to close
+     * because of it. To disconnect, move it to ERR ({@link QueuePair#toError()}) and {@link #disconnect}.
+     *
+     * @param qp    a queue pair on the device this id is bound to
+     * @param state INIT, RTR or RTS
+     * @throws IllegalArgumentException for another state, or a queue pair of another device
+     * @throws IllegalStateException    when the id is not bound to a device yet
+     * @throws RdmaCmException          naming {@code rdma_init_qp_attr} and its errno (e.g. EINVAL
+     *                                  for RTR before the peer's answer is known)
+     * @throws dev.rdmarpc.ibverbs.VerbsException naming {@code ibv_modify_qp} when the provider refuses
+     */
+    public void moveQueuePair(QueuePair qp, QpState state) {
+        Objects.requireNonNull(qp, "qp");
+        Objects.requireNonNull(state, "state");
+        if (state != QpState.INIT && state != QpState.RTR && state != QpState.RTS) {
+            throw new IllegalArgumentException("rdma_init_qp_attr knows the attributes of INIT, RTR and RTS, not "
+                    + state + "; use QueuePair.toError() or toReset()");
+        }
+        ensureOpen();
+        MemorySegment verbs = rdma_cm_id.verbs(id);
+        if (verbs.address() == 0) {
+            throw new IllegalStateException(this + " is not bound to an RDMA device yet");
+        }
+        long qpContext = qp.protectionDomain().context().segment().address();
+        if (qpContext != verbs.address()) {
+            throw new IllegalArgumentException(qp + " is on " + qp.protectionDomain().context().name() + ", but "
+                    + this + " is bound to " + deviceName());
+        }
+        if (state == QpState.RTR) {
+            applyCmAttributes(qp, QpState.INIT); // the access rights the connection negotiated
+        }
+        applyCmAttributes(qp, state);
+    }
+
+    /** {@code rdma_init_qp_attr} for {@code state}, then {@code ibv_modify_qp} with what it filled in. */
+    private void applyCmAttributes(QueuePair qp, QpState state) {
+        try (Arena temp = Arena.ofConfined()) {
+            MemorySegment attr = ibv_qp_attr.allocate(temp);
+            attr.fill((byte) 0);
+            ibv_qp_attr.qp_state(attr, state.value());
+            MemorySegment mask = temp.allocate(JAVA_INT);
+            RdmaCmNative.rdma_init_qp_attr(id, attr, mask);
+            qp.modify(attr, mask.get(JAVA_INT, 0));
+        }
+    }
+
+    /**
+     * Completes a connection whose queue pair the caller drives ({@code rdma_establish}): the client
+     * calls it after {@link CmEventType#CONNECT_RESPONSE} and moving its queue pair to RTS
+     * ({@link #moveQueuePair}); the server then sees {@link CmEventType#ESTABLISHED}.
+     *
+     * @throws RdmaCmException naming {@code rdma_establish} and its errno
+     */
+    public void establish() {
+        ensureOpen();
+        RdmaCmNative.rdma_establish(id);
     }
 
     /**
@@ -372,6 +477,9 @@ public final class CmId implements AutoCloseable {
     // ---------------------------------------------------------------- helpers
 
     private MemorySegment connParam(ConnectionParams params, byte[] privateData, Arena temp) {
+        if (params == null) {
+            return MemorySegment.NULL;
+        }
         MemorySegment p = rdma_conn_param.allocate(temp);
         p.fill((byte) 0);
         if (privateData != null && privateData.length > 0) {
@@ -392,8 +500,12 @@ public final class CmId implements AutoCloseable {
      * Refuses private data longer than a {@code uint8_t} length can say, and, on an InfiniBand or
      * RoCE device, longer than the transport's field (the kernel would answer EINVAL).
      */
-    private void checkPrivateData(String operation, byte[] privateData, int transportMax) {
+    private void checkPrivateData(String operation, ConnectionParams params, byte[] privateData, int transportMax) {
         ensureOpen();
+        if (params == null && privateData != null && privateData.length > 0) {
+            throw new IllegalArgumentException(operation + ": private data needs connection parameters to travel in;"
+                    + " pass ConnectionParams.DEFAULT (or your own) instead of null");
+        }
         checkPrivateDataLength(operation, privateData == null ? 0 : privateData.length, transportMax,
                 isInfinibandTransport());
     }

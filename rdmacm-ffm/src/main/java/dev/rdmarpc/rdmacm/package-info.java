@@ -10,7 +10,11 @@
  *       status, id, private data, {@link dev.rdmarpc.rdmacm.ConnectionParams}), already
  *       acknowledged.</li>
  *   <li>{@link dev.rdmarpc.rdmacm.CmId}: bind, listen, resolve address and route, connect, accept,
- *       reject, disconnect, and the queue pair of the connection.</li>
+ *       reject, disconnect, and the queue pair of the connection: one made on the id
+ *       ({@code createQueuePair}, which reports the sizes the device granted), or one the caller
+ *       created and drives with the CM's attributes ({@code moveQueuePair}, {@code establish}).</li>
+ *   <li>One thread can wait on an event channel and completion channels together:
+ *       {@link dev.rdmarpc.ibverbs.verbs.FdPoller} over their {@code fd()}s.</li>
  *   <li>Ownership: every resource is {@link java.lang.AutoCloseable}, closes once, and refuses to
  *       close before what depends on it (queue pair, then id, then channel);
  *       {@link dev.rdmarpc.rdmacm.RdmaCmCounters} counts what is open.</li>

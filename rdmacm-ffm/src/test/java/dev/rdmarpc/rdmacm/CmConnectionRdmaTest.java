@@ -51,11 +51,11 @@ import static org.junit.jupiter.api.Assertions.fail;
 @RdmaTest
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CmConnectionRdmaTest {
-    private static final Duration EVENT_WAIT = Duration.ofSeconds(30);
-    private static final Duration RESOLVE_TIMEOUT = Duration.ofSeconds(5);
+    static final Duration EVENT_WAIT = Duration.ofSeconds(30);
+    static final Duration RESOLVE_TIMEOUT = Duration.ofSeconds(5);
     private static final long COMPLETION_WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
 
-    private static CmEvent next(EventChannel channel, CmEventType expected) {
+    static CmEvent next(EventChannel channel, CmEventType expected) {
         long start = System.nanoTime();
         CmEvent event = channel.poll(EVENT_WAIT);
         if (event == null) {
@@ -79,7 +79,7 @@ class CmConnectionRdmaTest {
         }
     }
 
-    private static int pollOne(CompletionQueue cq, WorkCompletions wc) {
+    static int pollOne(CompletionQueue cq, WorkCompletions wc) {
         long deadline = System.nanoTime() + COMPLETION_WAIT_NANOS;
         while (System.nanoTime() < deadline) {
             int n = cq.poll(wc, 1);
@@ -92,7 +92,7 @@ class CmConnectionRdmaTest {
     }
 
     /** Closes what was added, last first, also when the test fails; every resource closes once, so explicit closes are fine. */
-    private static final class Cleanup implements AutoCloseable {
+    static final class Cleanup implements AutoCloseable {
         private final java.util.ArrayDeque<AutoCloseable> stack = new java.util.ArrayDeque<>();
 
         <T extends AutoCloseable> T add(T resource) {

@@ -3,6 +3,7 @@ package dev.rdmarpc.ibverbs.verbs;
 import dev.rdmarpc.ibverbs.VerbsNative;
 import dev.rdmarpc.ibverbs.raw.ibv_mr;
 import dev.rdmarpc.ibverbs.raw.ibv_pd;
+import dev.rdmarpc.ibverbs.raw.ibv_qp_init_attr;
 import dev.rdmarpc.ibverbs.raw.ibv_srq_attr;
 import dev.rdmarpc.ibverbs.raw.ibv_srq_init_attr;
 import dev.rdmarpc.ibverbs.raw.ibverbs_h;
@@ -163,7 +164,8 @@ public final class ProtectionDomain extends VerbsResource {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = init.toNative(arena);
             MemorySegment qp = VerbsNative.ibv_create_qp(pd, attr);
-            return new QueuePair(this, init, qp, attr, null);
+            // ibv_create_qp wrote the granted sizes back into attr->cap
+            return new QueuePair(this, init, qp, QueuePairCapabilities.of(ibv_qp_init_attr.cap(attr)), null);
         } catch (RuntimeException | Error e) {
             release(this, send, recv == send ? null : recv, srq);
             throw e;
@@ -175,11 +177,15 @@ public final class ProtectionDomain extends VerbsResource {
      * the result behaves as one {@link #createQueuePair created} here (dependencies, counting,
      * posting), but is destroyed with {@code destroyer} (e.g. {@code rdma_destroy_qp}).
      *
-     * @param init      the attributes the queue pair was created with (its completion queues, SRQ, type, caps)
+     * @param init      the attributes the queue pair was created with (its completion queues, SRQ, type)
+     * @param granted   the sizes the provider granted: what the creating call wrote back into its
+     *                  {@code ibv_qp_init_attr.cap} ({@link QueuePairCapabilities#of}), which
+     *                  {@link QueuePair#capabilities()} then reports
      * @param ibvQp     the native {@code struct ibv_qp *}
      * @param destroyer destroys it, returning 0 or an errno value
      */
-    public QueuePair adoptQueuePair(QueuePairInit init, MemorySegment ibvQp, QueuePair.Destroyer destroyer) {
+    public QueuePair adoptQueuePair(QueuePairInit init, QueuePairCapabilities granted, MemorySegment ibvQp,
+                                    QueuePair.Destroyer destroyer) {
         init.validate(this);
         if (ibvQp == null || ibvQp.address() == 0) {
             throw new IllegalArgumentException("ibv_qp is NULL");
@@ -187,12 +193,15 @@ public final class ProtectionDomain extends VerbsResource {
         if (destroyer == null) {
             throw new IllegalArgumentException("destroyer is null");
         }
+        if (granted == null) {
+            throw new IllegalArgumentException("granted capabilities are null");
+        }
         CompletionQueue send = init.sendCompletionQueue();
         CompletionQueue recv = init.receiveCompletionQueue();
         SharedReceiveQueue srq = init.sharedReceiveQueue();
         acquire(this, send, recv == send ? null : recv, srq);
-        try (Arena arena = Arena.ofConfined()) {
-            return new QueuePair(this, init, MemorySegment.ofAddress(ibvQp.address()), init.toNative(arena), destroyer);
+        try {
+            return new QueuePair(this, init, MemorySegment.ofAddress(ibvQp.address()), granted, destroyer);
         } catch (RuntimeException | Error e) {
             release(this, send, recv == send ? null : recv, srq);
             throw e;

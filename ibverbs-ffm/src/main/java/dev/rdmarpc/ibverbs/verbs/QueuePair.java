@@ -5,7 +5,6 @@ import dev.rdmarpc.ibverbs.raw.ibv_ah_attr;
 import dev.rdmarpc.ibverbs.raw.ibv_global_route;
 import dev.rdmarpc.ibverbs.raw.ibv_qp;
 import dev.rdmarpc.ibverbs.raw.ibv_qp_attr;
-import dev.rdmarpc.ibverbs.raw.ibv_qp_cap;
 import dev.rdmarpc.ibverbs.raw.ibv_qp_init_attr;
 import dev.rdmarpc.ibverbs.raw.ibverbs_h;
 
@@ -65,7 +64,8 @@ public final class QueuePair extends VerbsResource {
     private final MemorySegment postSendFn;
     private final MemorySegment postRecvFn;
 
-    QueuePair(ProtectionDomain pd, QueuePairInit init, MemorySegment qp, MemorySegment initAttr, Destroyer destroyer) {
+    QueuePair(ProtectionDomain pd, QueuePairInit init, MemorySegment qp, QueuePairCapabilities granted,
+              Destroyer destroyer) {
         super(ResourceKind.QUEUE_PAIR, pd, init.sendCompletionQueue(),
                 init.receiveCompletionQueue() == init.sendCompletionQueue() ? null : init.receiveCompletionQueue(),
                 init.sharedReceiveQueue());
@@ -79,9 +79,7 @@ public final class QueuePair extends VerbsResource {
         this.address = qp.address();
         this.qpNum = ibv_qp.qp_num(this.qp);
         this.destroyer = destroyer;
-        MemorySegment cap = ibv_qp_init_attr.cap(initAttr);
-        this.caps = new QueuePairCapabilities(ibv_qp_cap.max_send_wr(cap), ibv_qp_cap.max_recv_wr(cap),
-                ibv_qp_cap.max_send_sge(cap), ibv_qp_cap.max_recv_sge(cap), ibv_qp_cap.max_inline_data(cap));
+        this.caps = granted;
         MemorySegment ctx = ibv_qp.context(this.qp);
         this.postSendFn = DataPath.op(ctx, DataPath.OPS_POST_SEND, "post_send");
         this.postRecvFn = DataPath.op(ctx, DataPath.OPS_POST_RECV, "post_recv");
@@ -98,9 +96,25 @@ public final class QueuePair extends VerbsResource {
         return type;
     }
 
-    /** The queue sizes the provider granted (create-time values, for a created queue pair). */
+    /**
+     * The queue sizes the provider granted when the queue pair was created (at least what
+     * {@link QueuePairInit} asked for, often rounded up), for one made by
+     * {@link ProtectionDomain#createQueuePair} and for one made through the connection manager
+     * alike. Read once at creation; {@link #queryCapabilities()} asks the provider again.
+     */
     public QueuePairCapabilities capabilities() {
         return caps;
+    }
+
+    /** The queue sizes as the provider reports them now ({@code ibv_query_qp} with {@code IBV_QP_CAP}). */
+    public QueuePairCapabilities queryCapabilities() {
+        ensureOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = ibv_qp_attr.allocate(arena);
+            MemorySegment init = ibv_qp_init_attr.allocate(arena);
+            VerbsNative.check("ibv_query_qp", ibverbs_h.ibv_query_qp(qp, attr, ibverbs_h.IBV_QP_CAP(), init));
+            return QueuePairCapabilities.of(ibv_qp_init_attr.cap(init));
+        }
     }
 
     public ProtectionDomain protectionDomain() {
