@@ -29,7 +29,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * connection is opened only when every open one has at least {@link Builder#maxOutstanding} / 2
  * outstanding and the endpoint has fewer than {@link Builder#maxConnectionsPerEndpoint}
  * connections. A connection that failed is dropped, and the next call reconnects (after
- * {@link Builder#reconnectBackoff} since the last failed attempt; a call inside that window fails
+ * {@link Builder#reconnectBackoff} from the moment the last attempt failed; a call inside that window fails
  * with {@link Status#UNAVAILABLE}); a call that a connection refuses because it just closed is tried
  * once more on another. Connections idle for {@link Builder#idleTimeout} (no outstanding call, none
  * started) are closed.
@@ -123,7 +123,9 @@ public final class RpcClientPool implements AutoCloseable {
                     core = connector.connect(address);
                 } catch (RpcException e) {
                     failedOnce = true;
-                    lastFailureNanos = now;
+                    // the window starts when the attempt failed: one that took longer than the backoff
+                    // (a connect timing out, an RDMA address resolution) must still hold the next off
+                    lastFailureNanos = System.nanoTime();
                     lastFailure = e.getMessage();
                     if (best != null) {
                         return best;

@@ -38,6 +38,14 @@ class ClientPoolTest {
         return RpcClientPool.builder();
     }
 
+    /**
+     * @return the pool's reconnect backoff in the reconnection test: the second failed call must come
+     *         within it, so it must outlast one failed connection attempt on the transport under test
+     */
+    Duration reconnectBackoff() {
+        return Duration.ofMillis(50);
+    }
+
     /** @return how long a test waits for a connection to open or close */
     Duration patience() {
         return Duration.ofSeconds(5);
@@ -94,7 +102,7 @@ class ClientPoolTest {
         CountDownLatch gate = new CountDownLatch(0);
         RpcServer first = server(bindAddress(), gate);
         InetSocketAddress ep = first.address();
-        try (RpcClientPool pool = poolBuilder().reconnectBackoff(Duration.ofMillis(50)).build()) {
+        try (RpcClientPool pool = poolBuilder().reconnectBackoff(reconnectBackoff()).build()) {
             assertNotNull(pool.channel(ep).call(PEER, "a"));
             first.close();
             TestSupport.await("pool notices the close", patience(), () -> pool.connections(ep) == 0);

@@ -37,6 +37,12 @@ class RdmaClientPoolTest extends ClientPoolTest {
         return RpcClientPool.builder().rdma(config());
     }
 
+    /** A failed RDMA connect (address and route resolution, then the refusal) under TCG can take longer than 50 ms. */
+    @Override
+    Duration reconnectBackoff() {
+        return Duration.ofSeconds(3);
+    }
+
     @Override
     Duration patience() {
         return Duration.ofSeconds(60);
