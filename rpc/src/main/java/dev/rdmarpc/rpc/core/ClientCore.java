@@ -678,6 +678,12 @@ public final class ClientCore implements FrameHandler {
         }
     }
 
+    /** Calls are held (they have deadlines to watch); a racy read is enough, see {@link FrameHandler#hasTimedWork}. */
+    @Override
+    public boolean hasTimedWork() {
+        return freeTop != capacity;
+    }
+
     @Override
     public void onTick(Connection c, long nowNanos) {
         int n = 0;

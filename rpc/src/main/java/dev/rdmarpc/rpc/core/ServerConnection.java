@@ -178,6 +178,11 @@ final class ServerConnection implements FrameHandler, RawCall {
         // nothing time-driven here: the transport times frames and idleness
     }
 
+    @Override
+    public boolean hasTimedWork() {
+        return false;
+    }
+
     /**
      * Tells the client why before the connection closes: a connection-level error (status
      * RESOURCE_EXHAUSTED when no buffer was free for its frame, SHUTTING_DOWN when it was idle too

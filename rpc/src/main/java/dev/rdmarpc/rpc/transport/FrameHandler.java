@@ -28,6 +28,18 @@ public interface FrameHandler {
     void onTick(Connection connection, long nowNanos);
 
     /**
+     * Whether {@link #onTick} has something to time now (calls waiting with deadlines, a handshake):
+     * while no connection of an I/O thread has, and no traffic came for a while, a transport may tick
+     * less often (RDMA: {@code polling().idleTickInterval}). Read on the I/O thread; a stale answer
+     * costs at most one idle tick interval. Default: true (tick at the full rate).
+     *
+     * @return true while this handler needs ticks at the full rate
+     */
+    default boolean hasTimedWork() {
+        return true;
+    }
+
+    /**
      * Queued bytes left for the network: {@link Connection#pendingBytes()} fell (a TCP write, an RDMA
      * send completion). For producers waiting for room below a limit ({@link Connection#claim(int, long)});
      * it must be cheap. Default: nothing.

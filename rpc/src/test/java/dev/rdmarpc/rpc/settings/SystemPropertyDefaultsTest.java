@@ -100,13 +100,13 @@ class SystemPropertyDefaultsTest {
                 "rdmarpc.rdma.sharedReceiveQueue.enabled", "rdmarpc.rdma.sharedReceiveQueue.depth",
                 "rdmarpc.rdma.sharedReceiveQueue.maxDepth", "rdmarpc.rdma.sharedReceiveQueue.credits", "rdmarpc.rdma.send.window",
                 "rdmarpc.rdma.send.inlineThreshold", "rdmarpc.rdma.send.writeHighWaterMark", "rdmarpc.rdma.polling.idleStrategy",
-                "rdmarpc.rdma.polling.completionQueueSize", "rdmarpc.rdma.polling.tickInterval", "rdmarpc.rdma.timeouts.handshake",
+                "rdmarpc.rdma.polling.completionQueueSize", "rdmarpc.rdma.polling.tickInterval", "rdmarpc.rdma.polling.idleTickInterval", "rdmarpc.rdma.timeouts.handshake",
                 "rdmarpc.rdma.timeouts.ackTimeout")), RdmaConfig.systemProperties().toString());
         RdmaConfig r = with(Map.of("rdmarpc.rdma.bufferPool.maxPooledBytes", "1G", "rdmarpc.rdma.bufferPool.idleRelease", "1s",
                 "rdmarpc.rdma.receiveQueue.maxDepth", "64", "rdmarpc.rdma.sharedReceiveQueue.credits", "3",
                 "rdmarpc.rdma.send.window", "16", "rdmarpc.rdma.send.writeHighWaterMark", "1M",
                 "rdmarpc.rdma.polling.completionQueueSize", "8192", "rdmarpc.rdma.polling.tickInterval", "2ms",
-                "rdmarpc.rdma.timeouts.ackTimeout", "18"), RdmaConfig::new);
+                "rdmarpc.rdma.polling.idleTickInterval", "1s", "rdmarpc.rdma.timeouts.ackTimeout", "18"), RdmaConfig::new);
         assertEquals(1L << 30, r.bufferPool().maxPooledBytes());
         assertEquals(Duration.ofSeconds(1), r.bufferPool().idleRelease());
         assertEquals(256 << 10, r.bufferPool().chunkSize(), "RDMA's default where no property is set");
@@ -116,6 +116,7 @@ class SystemPropertyDefaultsTest {
         assertEquals(1L << 20, r.send().writeHighWaterMark());
         assertEquals(8192, r.polling().completionQueueSize());
         assertEquals(Duration.ofMillis(2), r.polling().tickInterval());
+        assertEquals(Duration.ofSeconds(1), r.polling().idleTickInterval());
         assertEquals(18, r.timeouts().ackTimeout());
         assertEquals(r.toString(), r.copy().toString(), "a copy does not read the properties again");
 

@@ -17,6 +17,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * other threads, flush every connection that committed frames, and every tick interval tick the
  * poller's connections, flush again and trim the buffer pool.
  *
+ * <p>Idle ticks: with an idle tick interval longer than the tick interval, a loop that has had no
+ * traffic (no event, no task) for one idle tick interval, and whose poller has nothing to time
+ * ({@link Poller#hasTimedWork()}: no call waiting with a deadline, no handshake, no close under way),
+ * ticks at the idle interval instead: every wake-up of an idle thread costs CPU, and under
+ * emulation a lot of it. The first traffic brings the next tick back within one tick interval.
+ *
  * <p>Wake-up: {@link #awake} is true while the thread runs (or a wake-up is pending), so producers
  * wake the poller only when the thread is about to block or blocked. Before blocking, the thread
  * clears the flag, then looks for work once more; the poller arms what it must and polls once more
@@ -55,6 +61,15 @@ public final class IoLoop implements Runnable {
         void close();
 
         /**
+         * @return true while something on this loop must be timed at the full tick rate (calls with
+         *         deadlines, handshakes, closes); false lets an idle loop tick at its idle interval.
+         *         Default: true
+         */
+        default boolean hasTimedWork() {
+            return true;
+        }
+
+        /**
          * @return true when the loop should poll once more before it blocks, so that a steady stream
          *         of events never pays for arming (completion queues: arming is a system call);
          *         false where blocking finds ready events as cheaply (a selector)
@@ -74,6 +89,7 @@ public final class IoLoop implements Runnable {
     private final IdleStrategy.Mode idleMode;
     private final long spinNanos;
     private final long tickNanos;
+    private final long idleTickNanos;
     private final BufferPool pool;
     private Poller poller;
     private boolean pollBeforeBlocking;
@@ -94,6 +110,8 @@ public final class IoLoop implements Runnable {
     private int localCount;
     private long nextTick;
     private long lastActivity;
+    /** When the last event was handled or task ran (a wake-up for a tick is not traffic). */
+    private long lastTraffic;
 
     /**
      * @param name         the thread's name
@@ -102,9 +120,22 @@ public final class IoLoop implements Runnable {
      * @param pool         the buffer pool trimmed on ticks
      */
     public IoLoop(String name, IdleStrategy idle, long tickNanos, BufferPool pool) {
+        this(name, idle, tickNanos, tickNanos, pool);
+    }
+
+    /**
+     * @param name          the thread's name
+     * @param idle          what the thread does when idle
+     * @param tickNanos     the tick interval
+     * @param idleTickNanos the tick interval of a loop with no traffic and nothing to time; at most
+     *                      {@code tickNanos} turns idle ticks off
+     * @param pool          the buffer pool trimmed on ticks
+     */
+    public IoLoop(String name, IdleStrategy idle, long tickNanos, long idleTickNanos, BufferPool pool) {
         this.idleMode = idle.mode();
         this.spinNanos = idle.spin().toNanos();
         this.tickNanos = tickNanos;
+        this.idleTickNanos = Math.max(tickNanos, idleTickNanos);
         this.pool = pool;
         this.thread = new Thread(this, name);
         this.thread.setDaemon(false);
@@ -198,6 +229,7 @@ public final class IoLoop implements Runnable {
     public void run() {
         nextTick = System.nanoTime() + tickNanos;
         lastActivity = System.nanoTime();
+        lastTraffic = lastActivity;
         try {
             while (running) {
                 try {
@@ -238,13 +270,22 @@ public final class IoLoop implements Runnable {
         long now = System.nanoTime();
         if (events > 0 || tasksRan) {
             lastActivity = now;
+            lastTraffic = now;
+            if (nextTick - now > tickNanos) {
+                nextTick = now + tickNanos; // traffic again: back to the full tick rate at once
+            }
         }
         if (now - nextTick >= 0) {
-            nextTick = now + tickNanos;
+            nextTick = now + (idleTicks(now) ? idleTickNanos : tickNanos);
             poller.tick(now);
             flushAll();
             pool.trim(now);
         }
+    }
+
+    /** No traffic for an idle tick interval and nothing to time: tick at the idle interval. */
+    private boolean idleTicks(long now) {
+        return idleTickNanos > tickNanos && now - lastTraffic >= idleTickNanos && !poller.hasTimedWork();
     }
 
     private int block() {

@@ -40,6 +40,12 @@ final class ClientHandshake implements FrameHandler {
     public void onTick(Connection c, long nowNanos) {
     }
 
+    /** Only the handshake; later pings follow the RDMA connection's calls ({@link #callsInFlight}). */
+    @Override
+    public boolean hasTimedWork() {
+        return !reply.isDone();
+    }
+
     /**
      * The RDMA connection's calls waiting for responses: while there are any, this TCP connection,
      * silent since the hello, pings the server ({@code TcpTransport.Config.pingInterval}); the

@@ -349,6 +349,11 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         }
     }
 
+    /** Whether this connection needs ticks at the full rate (not open yet, closing, or its handler times something). */
+    boolean hasTimedWork() {
+        return state != State.OPEN || handler == null || handler.hasTimedWork();
+    }
+
     boolean drainExpired(long now) {
         return now - drainDeadline >= 0;
     }

@@ -63,7 +63,8 @@ final class RdmaLoop implements IoLoop.Poller {
         this.pool = transport.bufferPool();
         this.wakeup = new Wakeup();
         this.wc = new WorkCompletions(POLL_BATCH);
-        this.io = new IoLoop(name, config.polling().idleStrategy(), config.polling().tickInterval().toNanos(), pool);
+        this.io = new IoLoop(name, config.polling().idleStrategy(), config.polling().tickInterval().toNanos(),
+                config.polling().idleTickInterval().toNanos(), pool);
     }
 
     void start() {
@@ -346,6 +347,19 @@ final class RdmaLoop implements IoLoop.Poller {
     @Override
     public void wake() {
         wakeup.wake();
+    }
+
+    @Override
+    public boolean hasTimedWork() {
+        if (!drainingList.isEmpty()) {
+            return true;
+        }
+        for (int i = 0; i < connections.size(); i++) {
+            if (connections.get(i).hasTimedWork()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

@@ -66,6 +66,7 @@ public final class RdmaTransport implements Transport {
         RdmaLoop[] l = new RdmaLoop[config.ioThreads()];
         try {
             t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tickInterval(config.polling().tickInterval())
+                    .idleTickInterval(config.polling().idleTickInterval())
                     .threadNamePrefix(config.threadNamePrefix() + "-tcp")
                     .bufferPool(new BufferPool.Config().chunkSize(16 * 1024).slabSize(256 * 1024))
                     .limits(limits -> ConnectionLimits.settingsTable().copy(config.limits(), limits)));
@@ -422,6 +423,12 @@ public final class RdmaTransport implements Transport {
             if (tcpHandler != null) {
                 tcpHandler.onTick(c, nowNanos);
             }
+        }
+
+        /** A TCP client's handler decides; for an RDMA connection, only its handshake is timed here. */
+        @Override
+        public boolean hasTimedWork() {
+            return tcpHandler != null ? tcpHandler.hasTimedWork() : rdma == null;
         }
 
         @Override

@@ -528,6 +528,22 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
 
     // =========================================================== lifecycle and the rest
 
+    /**
+     * Whether this connection needs ticks at the full rate: not open or closing, a handler that times
+     * something, a client's calls waiting (they may need a ping), a frame half received or waiting
+     * for its share, bytes not yet written. A server's calls in flight need none: their responses
+     * come as traffic, and a busy connection is not idle at any tick rate.
+     */
+    boolean hasTimedWork() {
+        if (!open || closing || lastWord != null || handler == null || waitingForShare) {
+            return true;
+        }
+        if (handler.hasTimedWork() || (!serverSide && handler.callsInFlight() > 0) || ring.unsentBytes() > 0) {
+            return true;
+        }
+        return reassembler.active() || (readBuf != null && readPos > parsePos);
+    }
+
     void tick(long now) {
         if (!open) {
             return;

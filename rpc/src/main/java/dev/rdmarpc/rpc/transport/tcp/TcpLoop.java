@@ -29,7 +29,8 @@ final class TcpLoop implements IoLoop.Poller {
     TcpLoop(TcpTransport transport, String name, TcpTransport.Config config) throws IOException {
         this.transport = transport;
         this.selector = Selector.open();
-        this.io = new IoLoop(name, config.idleStrategy(), config.tickInterval().toNanos(), transport.bufferPool());
+        this.io = new IoLoop(name, config.idleStrategy(), config.tickInterval().toNanos(),
+                config.idleTickInterval().toNanos(), transport.bufferPool());
     }
 
     void start() {
@@ -115,6 +116,16 @@ final class TcpLoop implements IoLoop.Poller {
     @Override
     public void wake() {
         selector.wakeup();
+    }
+
+    @Override
+    public boolean hasTimedWork() {
+        for (int i = 0; i < connections.size(); i++) {
+            if (connections.get(i).hasTimedWork()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

@@ -282,6 +282,7 @@ public final class TcpTransport implements Transport {
                         Config::loopbackSocketSendBuffer)
                 .add("writeHighWaterMark", SettingsTable::parseBytes, Config::writeHighWaterMark, Config::writeHighWaterMark)
                 .add("tickInterval", SettingsTable::parseDuration, Config::tickInterval, Config::tickInterval)
+                .add("idleTickInterval", SettingsTable::parseDuration, Config::idleTickInterval, Config::idleTickInterval)
                 .add("idleStrategy", SettingsTable::parseIdleStrategy, Config::idleStrategy, Config::idleStrategy)
                 .add("frameReadTimeout", SettingsTable::parseDuration, Config::frameReadTimeout, Config::frameReadTimeout)
                 .add("idleTimeout", SettingsTable::parseDuration, Config::idleTimeout, Config::idleTimeout)
@@ -300,6 +301,7 @@ public final class TcpTransport implements Transport {
         private int loopbackSocketSendBuffer = DEFAULT_LOOPBACK_SOCKET_SEND_BUFFER;
         private long writeHighWaterMark = 8L << 20;
         private Duration tickInterval = Duration.ofMillis(10);
+        private Duration idleTickInterval = Duration.ofMillis(250);
         private IdleStrategy idleStrategy = IdleStrategy.event();
         private Duration frameReadTimeout = Duration.ofSeconds(30);
         private Duration idleTimeout = Duration.ofMinutes(5);
@@ -408,6 +410,25 @@ public final class TcpTransport implements Transport {
         public Config tickInterval(Duration interval) {
             this.tickInterval = Objects.requireNonNull(interval, "interval");
             return this;
+        }
+
+        /**
+         * @param interval period of the ticks of an I/O thread that has had no traffic for this long
+         *                 and has nothing to time (no call waiting, no frame half received, no write
+         *                 backed up, no close under way), in [1 ms, 60 s]; default 250 ms. Each tick
+         *                 wakes an idle thread; the first traffic brings {@link #tickInterval} back at
+         *                 once. Idle timeouts then fire within this interval of their due time. At most
+         *                 {@link #tickInterval} turns idle ticks off.
+         * @return this
+         */
+        public Config idleTickInterval(Duration interval) {
+            this.idleTickInterval = Objects.requireNonNull(interval, "interval");
+            return this;
+        }
+
+        /** @return the tick period of an idle I/O thread */
+        public Duration idleTickInterval() {
+            return idleTickInterval;
         }
 
         /**
@@ -608,6 +629,9 @@ public final class TcpTransport implements Transport {
             }
             if (tickInterval.toMillis() < 1 || tickInterval.toSeconds() > 60) {
                 throw new IllegalArgumentException("tickInterval must be in [1 ms, 60 s]: " + tickInterval);
+            }
+            if (idleTickInterval.toMillis() < 1 || idleTickInterval.toSeconds() > 60) {
+                throw new IllegalArgumentException("idleTickInterval must be in [1 ms, 60 s]: " + idleTickInterval);
             }
             if (pingInterval.isNegative() || pingTimeout.toMillis() < 1) {
                 throw new IllegalArgumentException("pingInterval must not be negative and pingTimeout must be at least 1 ms: "

@@ -27,6 +27,13 @@ class IoLoopTest {
         final AtomicInteger closes = new AtomicInteger();
         final Semaphore wakeups = new Semaphore(0);
         volatile Thread closedOn;
+        /** What {@link #hasTimedWork()} answers (the interface's default: true). */
+        volatile boolean timedWork = true;
+
+        @Override
+        public boolean hasTimedWork() {
+            return timedWork;
+        }
 
         @Override
         public int pollNow() {
@@ -122,6 +129,49 @@ class IoLoopTest {
         int polls = poller.polls.get();
         Thread.sleep(100);
         assertTrue(poller.polls.get() - polls < 10, "no spinning while quiet: " + (poller.polls.get() - polls));
+    }
+
+    /** Ticks counted over {@code ms} milliseconds. */
+    private int ticksDuring(long ms) throws InterruptedException {
+        int before = poller.ticks.get();
+        Thread.sleep(ms);
+        return poller.ticks.get() - before;
+    }
+
+    @Test
+    void aQuietLoopWithNothingToTimeTicksAtTheIdleIntervalUntilTrafficComes() throws Exception {
+        loop = new IoLoop("io-loop-test", IdleStrategy.event(), Duration.ofMillis(5).toNanos(),
+                Duration.ofMillis(100).toNanos(), pool);
+        poller = new CountingPoller();
+        poller.timedWork = false;
+        loop.start(poller);
+        Thread.sleep(300); // 100 ms at the full rate, then idle ticks
+        int idle = ticksDuring(500);
+        assertTrue(idle <= 8, "about 5 ticks in 500 ms at the 100 ms idle interval (100 at 5 ms): " + idle);
+        // traffic brings the full rate back at once, and work to time keeps it without traffic
+        poller.timedWork = true;
+        CountDownLatch ran = new CountDownLatch(1);
+        loop.execute(ran::countDown);
+        assertTrue(ran.await(5, TimeUnit.SECONDS));
+        int busy = ticksDuring(500);
+        assertTrue(busy >= 30, "about 100 ticks in 500 ms at 5 ms: " + busy);
+        // nothing to time again: after one idle interval without traffic, back to idle ticks
+        poller.timedWork = false;
+        Thread.sleep(300);
+        idle = ticksDuring(500);
+        assertTrue(idle <= 8, "idle ticks again: " + idle);
+    }
+
+    @Test
+    void anIdleTickIntervalNoLongerThanTheTickTurnsIdleTicksOff() throws Exception {
+        loop = new IoLoop("io-loop-test", IdleStrategy.event(), Duration.ofMillis(5).toNanos(),
+                Duration.ofMillis(1).toNanos(), pool);
+        poller = new CountingPoller();
+        poller.timedWork = false;
+        loop.start(poller);
+        Thread.sleep(200);
+        int ticks = ticksDuring(500);
+        assertTrue(ticks >= 30, "the full rate: " + ticks);
     }
 
     @Test

@@ -111,7 +111,7 @@ class RdmaConfigTest {
                 "receiveQueue=ReceiveQueue[depth=5, maxDepth=32]",
                 "sharedReceiveQueue=SharedReceiveQueue[enabled=false, depth=64, maxDepth=256, credits=8]",
                 "send=Send[window=4, inlineThreshold=256, writeHighWaterMark=8388608]",
-                "polling=Polling[idleStrategy=event, completionQueueSize=4096, tickInterval=PT0.01S]",
+                "polling=Polling[idleStrategy=event, completionQueueSize=4096, tickInterval=PT0.01S, idleTickInterval=PT0.25S]",
                 "timeouts=Timeouts[handshake=PT5S, ackTimeout=14]"}) {
             assertTrue(s.contains(part), part + " missing from " + s);
         }
@@ -218,6 +218,7 @@ class RdmaConfigTest {
         bad(c -> c.ioThreads(0), "ioThreads");
         bad(c -> c.send(s -> s.writeHighWaterMark(0)), "send.writeHighWaterMark");
         bad(c -> c.polling(p -> p.tickInterval(Duration.ZERO)), "polling.tickInterval");
+        bad(c -> c.polling(p -> p.idleTickInterval(Duration.ofMinutes(2))), "polling.idleTickInterval");
         bad(c -> c.timeouts(t -> t.handshake(Duration.ZERO)), "timeouts.handshake");
         bad(c -> c.timeouts(t -> t.ackTimeout(0)), "timeouts.ackTimeout");
         bad(c -> c.timeouts(t -> t.ackTimeout(32)), "timeouts.ackTimeout");
