@@ -52,6 +52,24 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class CmUserApiRdmaTest {
 
+    /** A listener on address 1 and a client id on address 0 whose route to it is resolved; closed by {@code cleanup}. */
+    private record Resolved(EventChannel serverChannel, EventChannel clientChannel, CmId listener, CmId client) {
+        static Resolved open(CmConnectionRdmaTest.Cleanup cleanup, RdmaEnvironment rdma) throws Exception {
+            EventChannel serverChannel = cleanup.add(EventChannel.open());
+            EventChannel clientChannel = cleanup.add(EventChannel.open());
+            CmId listener = cleanup.add(serverChannel.createId());
+            listener.bind(new InetSocketAddress(InetAddress.getByName(rdma.address1()), 0));
+            listener.listen(4);
+            CmId client = cleanup.add(clientChannel.createId());
+            client.resolveAddress(new InetSocketAddress(InetAddress.getByName(rdma.address0()), 0),
+                    listener.localAddress(), RESOLVE_TIMEOUT);
+            next(clientChannel, CmEventType.ADDR_RESOLVED);
+            client.resolveRoute(RESOLVE_TIMEOUT);
+            next(clientChannel, CmEventType.ROUTE_RESOLVED);
+            return new Resolved(serverChannel, clientChannel, listener, client);
+        }
+    }
+
     @Test
     void aQueuePairMadeThroughTheCmReportsTheSizesTheDeviceGranted(RdmaEnvironment rdma) throws Exception {
         long verbsBefore = VerbsResources.liveTotal();
@@ -92,20 +110,12 @@ class CmUserApiRdmaTest {
     void oneThreadWaitsOnTheCmChannelAndACompletionChannelTogether(RdmaEnvironment rdma) throws Exception {
         long cmBefore = RdmaCmCounters.liveObjects();
         long verbsBefore = VerbsResources.liveTotal();
-        InetAddress serverIp = InetAddress.getByName(rdma.address1());
-        InetAddress clientIp = InetAddress.getByName(rdma.address0());
         try (CmConnectionRdmaTest.Cleanup cleanup = new CmConnectionRdmaTest.Cleanup();
              Arena memory = Arena.ofShared()) {
-            EventChannel serverChannel = cleanup.add(EventChannel.open());
-            EventChannel clientChannel = cleanup.add(EventChannel.open());
-            CmId listener = cleanup.add(serverChannel.createId());
-            listener.bind(new InetSocketAddress(serverIp, 0));
-            listener.listen(4);
-            CmId client = cleanup.add(clientChannel.createId());
-            client.resolveAddress(new InetSocketAddress(clientIp, 0), listener.localAddress(), RESOLVE_TIMEOUT);
-            next(clientChannel, CmEventType.ADDR_RESOLVED);
-            client.resolveRoute(RESOLVE_TIMEOUT);
-            next(clientChannel, CmEventType.ROUTE_RESOLVED);
+            Resolved pair = Resolved.open(cleanup, rdma);
+            EventChannel serverChannel = pair.serverChannel();
+            EventChannel clientChannel = pair.clientChannel();
+            CmId client = pair.client();
             Context clientContext = cleanup.add(Context.wrap(client.verbsContext()));
             ProtectionDomain clientPd = cleanup.add(clientContext.allocateProtectionDomain());
             CompletionQueue clientCq = cleanup.add(clientContext.createCompletionQueue(8));
@@ -190,20 +200,12 @@ class CmUserApiRdmaTest {
     void aQueuePairTheCallerCreatedIsDrivenThroughTheConnectionByTheCm(RdmaEnvironment rdma) throws Exception {
         long cmBefore = RdmaCmCounters.liveObjects();
         long verbsBefore = VerbsResources.liveTotal();
-        InetAddress serverIp = InetAddress.getByName(rdma.address1());
-        InetAddress clientIp = InetAddress.getByName(rdma.address0());
         try (CmConnectionRdmaTest.Cleanup cleanup = new CmConnectionRdmaTest.Cleanup();
              Arena memory = Arena.ofShared()) {
-            EventChannel serverChannel = cleanup.add(EventChannel.open());
-            EventChannel clientChannel = cleanup.add(EventChannel.open());
-            CmId listener = cleanup.add(serverChannel.createId());
-            listener.bind(new InetSocketAddress(serverIp, 0));
-            listener.listen(4);
-            CmId client = cleanup.add(clientChannel.createId());
-            client.resolveAddress(new InetSocketAddress(clientIp, 0), listener.localAddress(), RESOLVE_TIMEOUT);
-            next(clientChannel, CmEventType.ADDR_RESOLVED);
-            client.resolveRoute(RESOLVE_TIMEOUT);
-            next(clientChannel, CmEventType.ROUTE_RESOLVED);
+            Resolved pair = Resolved.open(cleanup, rdma);
+            EventChannel serverChannel = pair.serverChannel();
+            EventChannel clientChannel = pair.clientChannel();
+            CmId client = pair.client();
 
             Context clientContext = cleanup.add(Context.wrap(client.verbsContext()));
             ProtectionDomain clientPd = cleanup.add(clientContext.allocateProtectionDomain());
