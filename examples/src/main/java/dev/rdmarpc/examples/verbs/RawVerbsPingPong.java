@@ -40,8 +40,15 @@ public final class RawVerbsPingPong {
     private RawVerbsPingPong() {
     }
 
-    public static void main(String[] args) throws Exception {
-        System.exit(run(args, System.out));
+    public static void main(String[] args) {
+        int exit;
+        try {
+            exit = run(args, System.out);
+        } catch (Exception e) { // no such device, no GID for the address, a failed verbs call: say which
+            System.err.println("RawVerbsPingPong: " + e);
+            exit = 1;
+        }
+        System.exit(exit);
     }
 
     /** One side: a device, its domain, completion queue, queue pair and one registered buffer. */
