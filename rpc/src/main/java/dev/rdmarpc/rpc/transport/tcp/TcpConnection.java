@@ -1,23 +1,18 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
-import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.IdleTimeoutException;
-import dev.rdmarpc.rpc.transport.ProtocolException;
-import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
-import dev.rdmarpc.rpc.transport.frame.FrameReassembler;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
@@ -25,9 +20,8 @@ import java.nio.channels.SocketChannel;
 /**
  * A TCP connection owned by one {@link TcpLoop}.
  *
- * <p>Receive side (loop thread only): one pooled chunk; each readiness event reads as much as fits
- * and hands every complete frame to the handler in place. A frame longer than a chunk is completed
- * in the {@link FrameReassembler}, read from the socket straight into its buffer. Send side: a
+ * <p>Receive side (loop thread only): a {@link TcpReceiver}, reading into one pooled chunk and
+ * handing every complete frame to the handler in place. Send side: a
  * {@link TcpSendRing} of pooled buffers that producers on any thread append whole frames to
  * (claim/commit), and that the loop writes with one gathering write per iteration (frames sent in
  * place from the caller's memory or from the receive buffer being dispatched included; frames that
@@ -41,12 +35,9 @@ import java.nio.channels.SocketChannel;
  */
 final class TcpConnection implements Connection, IoLoop.Flushable {
     private static final System.Logger LOG = System.getLogger(TcpConnection.class.getName());
-    private static final int MAX_READS_PER_EVENT = 16;
 
     private final TcpLoop loop;
     private final SocketChannel channel;
-    private final BufferPool pool;
-    private final int maxFrameLength;
     private final long writeHighWaterMark;
     private final boolean serverSide;
     private final InetSocketAddress remote;
@@ -58,12 +49,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     private boolean closing;
 
     // ---- receive side, loop thread only
-    private PooledBuffer readBuf;
-    private long readPos;
-    private long parsePos;
-    private final FrameReassembler reassembler;
-    // the large receive buffer whose frame is being handed to the handler: claimFromReceived may hold it
-    private PooledBuffer dispatching;
+    private final TcpReceiver receiver;
     private boolean readEnabled = true;
     private boolean readPausedForWrites;
     private final ReceiveTimers timers;
@@ -74,10 +60,6 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     private long pings;
     /** {@link TcpSendRing#unsentBytes} at the last tick, to see whether writes progress. */
     private long unsentAtTick;
-    /** A frame's first chunk is here and its large buffer waits for its address's share: not reading. */
-    private boolean waitingForShare;
-    /** What the large frame being received reserved of its address's share, 0 for none. */
-    private long frameShare;
     /** An accepted connection's place in its transport's connection counts, given back on close; else null. */
     private ConnectionCounts.Admission admission;
 
@@ -95,17 +77,16 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         this.loop = loop;
         this.serverSide = serverSide;
         this.channel = channel;
-        this.pool = loop.transport().bufferPool();
-        this.maxFrameLength = maxFrameLength;
+        BufferPool pool = loop.transport().bufferPool();
         this.writeHighWaterMark = writeHighWaterMark;
         this.remote = (InetSocketAddress) channel.getRemoteAddress();
         this.local = (InetSocketAddress) channel.getLocalAddress();
         this.ring = new TcpSendRing(this, loop, pool);
-        this.reassembler = new FrameReassembler(pool);
         TcpTransport.Config settings = loop.transport().settings();
         this.timers = new ReceiveTimers(settings.frameReadTimeout().toNanos(),
                 serverSide ? settings.idleTimeout().toNanos() : 0,
                 serverSide ? 0 : settings.pingInterval().toNanos(), settings.pingTimeout().toNanos(), System.nanoTime());
+        this.receiver = new TcpReceiver(this, channel, pool, maxFrameLength, timers);
     }
 
     /** Registers with the loop's selector; on the loop thread. */
@@ -118,6 +99,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     /** Counts this (accepted) connection until it closes; before {@link #register}. */
     void admitted(ConnectionCounts.Admission a) {
         this.admission = a;
+        receiver.admitted(a);
     }
 
     /** @return the socket (tests read its options) */
@@ -151,103 +133,29 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             }
             return;
         }
-        try {
-            // writesBackedUp() is the live form of readPausedForWrites (set by flush, the only place pending falls)
-            for (int i = 0; i < MAX_READS_PER_EVENT && open && readEnabled && lastWord == null && !waitingForShare
-                    && !writesBackedUp(); i++) {
-                if (reassembler.active()) {
-                    if (!readLarge()) {
-                        return;
-                    }
-                    continue;
-                }
-                if (readBuf == null) {
-                    readBuf = pool.acquire();
-                    if (readBuf == null) {
-                        refuse(new ResourceExhaustedException("server buffer pool exhausted: no receive buffer for this connection"));
-                        return;
-                    }
-                    readPos = 0;
-                    parsePos = 0;
-                }
-                ByteBuffer bb = readBuf.byteBuffer();
-                int cap = readBuf.capacity();
-                long space = cap - readPos;
-                bb.limit(cap).position((int) readPos);
-                int n = channel.read(bb);
-                if (n < 0) {
-                    closeNow(new EOFException("peer closed the connection"));
-                    return;
-                }
-                if (n == 0) {
-                    return;
-                }
-                timers.received();
-                readPos += n;
-                parse();
-                if (n < space) {
-                    return; // drained the socket: the read did not fill the space offered
-                }
-            }
-        } catch (IOException e) {
-            closeNow(e);
-        } catch (RuntimeException e) {
-            // A handler bug must not re-dispatch the same bytes forever: drop this connection only.
-            LOG.log(System.Logger.Level.ERROR, "frame handler failed; closing " + this, e);
-            closeNow(e);
-        }
+        receiver.read();
     }
 
-    /** Hands every complete frame in the read buffer to the handler, then compacts. */
-    private void parse() {
-        MemorySegment seg = readBuf.segment();
-        int cap = readBuf.capacity();
-        long need = FrameDescriptor.HEADER_LENGTH;
-        while (true) {
-            long avail = readPos - parsePos;
-            long len = FrameDescriptor.check(seg, parsePos, avail, maxFrameLength);
-            if (len == FrameDescriptor.INCOMPLETE_HEADER) {
-                need = FrameDescriptor.HEADER_LENGTH;
-                break;
-            }
-            if (len < 0) {
-                protocolError(len);
-                return;
-            }
-            if (len > avail) {
-                if (len > cap && avail == cap) {
-                    // a chunk's worth of it arrived: only now take a buffer for the whole frame, so a
-                    // header that declares megabytes and stops holds no more than this chunk
-                    startLarge(seg, avail, len);
-                    return;
-                }
-                need = Math.min(len, cap);
-                break;
-            }
-            timers.frameDone();
-            if (seg.get(ValueLayout.JAVA_BYTE, parsePos + FrameDescriptor.TYPE_OFFSET) >= FrameDescriptor.TYPE_PING) {
-                liveness(seg, parsePos); // the transport's own: no handler sees it
-            } else {
-                handler.onFrame(this, seg, parsePos, (int) len);
-            }
-            parsePos += len;
-            if (!open || lastWord != null) {
-                return;
-            }
-        }
-        if (parsePos == readPos) {
-            parsePos = 0;
-            readPos = 0;
-        } else if (cap - parsePos < need) {
-            long rem = readPos - parsePos;
-            MemorySegment.copy(seg, parsePos, seg, 0, rem);
-            parsePos = 0;
-            readPos = rem;
-        }
+    /**
+     * Whether the receiver may read on: open, reading enabled, no last word, and (on a server)
+     * writes not backed up. {@link #writesBackedUp} is the live form of readPausedForWrites (set by
+     * flush, the only place the unsent bytes fall).
+     */
+    boolean mayRead() {
+        return open && readEnabled && lastWord == null && !writesBackedUp();
+    }
+
+    /** Whether frames may still be handed to the handler: open, no last word. */
+    boolean receiving() {
+        return open && lastWord == null;
+    }
+
+    FrameHandler handler() {
+        return handler;
     }
 
     /** A ping (answered at once with a pong of its id) or a pong (its arrival was all it had to say). */
-    private void liveness(MemorySegment seg, long at) {
+    void liveness(MemorySegment seg, long at) {
         if (seg.get(ValueLayout.JAVA_BYTE, at + FrameDescriptor.TYPE_OFFSET) == FrameDescriptor.TYPE_PING) {
             sendLiveness(FrameDescriptor.TYPE_PONG, FrameHeader.requestId(seg, at));
         }
@@ -262,68 +170,6 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         }
     }
 
-    private void startLarge(MemorySegment seg, long avail, long len) {
-        long share = len + len / 8; // the pool's size for it, at most an eighth over
-        if (admission != null && !admission.takeFrameBytes(share)) {
-            // over its address's share: stop reading, holding this chunk, and try again each tick
-            if (!waitingForShare) {
-                waitingForShare = true;
-                updateOps();
-            }
-            return;
-        }
-        if (waitingForShare) {
-            waitingForShare = false;
-            updateOps();
-            loop.executeLater(this::resumeRead);
-        }
-        if (!reassembler.start(seg, parsePos, (int) avail, (int) len)) {
-            if (admission != null) {
-                admission.releaseFrameBytes(share);
-            }
-            refuse(new ResourceExhaustedException("server buffer pool exhausted: no buffer for a frame of " + len + " bytes"));
-            return;
-        }
-        frameShare = admission != null ? share : 0;
-        parsePos = 0;
-        readPos = 0;
-    }
-
-    /** The large frame arrived whole or was dropped: its address's share is free again. */
-    private void releaseShare() {
-        if (frameShare > 0) {
-            admission.releaseFrameBytes(frameShare);
-            frameShare = 0;
-        }
-    }
-
-    /** @return true when the large frame completed (and reading may go on) */
-    private boolean readLarge() throws IOException {
-        int n = channel.read(reassembler.readTarget());
-        if (n < 0) {
-            closeNow(new EOFException("peer closed the connection inside a frame"));
-            return false;
-        }
-        if (n > 0) {
-            timers.received();
-        }
-        if (!reassembler.advance(n)) {
-            return false;
-        }
-        timers.frameDone();
-        releaseShare();
-        int frameLength = reassembler.frameLength();
-        PooledBuffer b = reassembler.take();
-        dispatching = b;
-        try {
-            handler.onFrame(this, b.segment(), 0, frameLength);
-        } finally {
-            dispatching = null;
-            b.release(); // responses sending from it hold it until they are written
-        }
-        return open && lastWord == null;
-    }
-
     /**
      * True on a server connection whose unwritten responses exceed the write high-water mark, or
      * fill half its send ring (many mid-size responses sent in place take two entries each): it
@@ -334,19 +180,8 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         return serverSide && (ring.unsentBytes() > writeHighWaterMark || ring.overHalfFull());
     }
 
-    private void protocolError(long code) {
-        String msg = "protocol error from " + remote + ": " + FrameDescriptor.describe(code);
-        if (code == FrameDescriptor.BAD_MAGIC) {
-            // not this protocol at all (a TLS hello, HTTP, a port scanner): nothing it could read is sent
-            LOG.log(System.Logger.Level.WARNING, "closing connection: " + msg);
-            closeNow(new ProtocolException(msg));
-            return;
-        }
-        refuse(new ProtocolException(msg));
-    }
-
     /** Refuses the peer: the handler explains and closes ({@link #closeAfter}), or closes at once. */
-    private void refuse(IOException cause) {
+    void refuse(IOException cause) {
         // an idle connection closed is routine; the rest is a peer (or this pool) in trouble
         LOG.log(cause instanceof IdleTimeoutException ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
                 "refusing connection " + this + ": " + cause.getMessage());
@@ -375,13 +210,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             return;
         }
         lastWord = new LastWord(frame, cause, System.nanoTime());
-        if (readBuf != null) {
-            readBuf.release();
-            readBuf = null;
-        }
-        reassembler.release();
-        releaseShare();
-        waitingForShare = false;
+        receiver.release();
         updateOps();
         flush();
     }
@@ -425,7 +254,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         if (!loop.inLoop()) {
             return UNSUPPORTED;
         }
-        return ring.claimFromReceived(frameLength, src, offset, length, dispatching);
+        return ring.claimFromReceived(frameLength, src, offset, length, receiver.dispatching());
     }
 
     @Override
@@ -501,9 +330,14 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             readPausedForWrites = over;
             updateOps();
             if (!over && open && readEnabled) {
-                loop.executeLater(this::resumeRead);
+                resumeReadLater();
             }
         }
+    }
+
+    /** Reads again on a later turn of the loop, when reading was stopped and may go on. */
+    void resumeReadLater() {
+        loop.executeLater(this::resumeRead);
     }
 
     private void resumeRead() {
@@ -512,12 +346,12 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         }
     }
 
-    private void updateOps() {
+    void updateOps() {
         if (key == null || !key.isValid()) {
             return;
         }
         int ops = 0;
-        if (lastWord != null ? lastWord.said() : readEnabled && !readPausedForWrites && !waitingForShare) {
+        if (lastWord != null ? lastWord.said() : readEnabled && !readPausedForWrites && !receiver.waitingForShare()) {
             ops |= SelectionKey.OP_READ;
         }
         if (writeInterest) {
@@ -535,13 +369,13 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
      * come as traffic, and a busy connection is not idle at any tick rate.
      */
     boolean hasTimedWork() {
-        if (!open || closing || lastWord != null || handler == null || waitingForShare) {
+        if (!open || closing || lastWord != null || handler == null || receiver.waitingForShare()) {
             return true;
         }
         if (handler.hasTimedWork() || (!serverSide && handler.callsInFlight() > 0) || ring.unsentBytes() > 0) {
             return true;
         }
-        return reassembler.active() || (readBuf != null && readPos > parsePos);
+        return receiver.hasPartialFrame();
     }
 
     void tick(long now) {
@@ -561,31 +395,29 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         if (!open || lastWord != null) {
             return;
         }
-        long partial = reassembler.active() ? reassembler.frameLength() - reassembler.missing() : readBuf == null ? 0 : readPos - parsePos;
+        long partial = receiver.partialBytes();
         long unsent = ring.unsentBytes();
         if (unsent < unsentAtTick) {
             timers.sent(); // what was queued at the last tick went (at least partly) out
         }
         unsentAtTick = unsent; // sampled before a ping is queued: a ping's own 32 bytes never count
         int calls = handler.callsInFlight();
-        if (waitingForShare) {
-            parse(); // the frame's buffer may fit its address's share now
+        if (receiver.waitingForShare()) {
+            receiver.retryShare();
             if (!open || lastWord != null) {
                 return;
             }
         }
-        IOException refused = timers.check(now, partial, readPausedForWrites || !readEnabled || waitingForShare,
+        IOException refused = timers.check(now, partial, readPausedForWrites || !readEnabled || receiver.waitingForShare(),
                 unsent > 0 || calls > 0, !serverSide && calls > 0);
         if (refused != null) {
             refuse(refused);
         } else if (timers.pingDue()) {
             sendLiveness(FrameDescriptor.TYPE_PING, ++pings);
-        } else if (timers.quietSinceTick() && readBuf != null && readPos == 0) {
-            // nothing arrived for a whole tick and nothing is half received: the chunk goes back to
+        } else if (timers.quietSinceTick() && receiver.releaseEmptyChunk()) {
+            // nothing arrived for a whole tick and nothing is half received: the chunk went back to
             // the pool (a connection that sent one byte and stopped keeps it until frameReadTimeout),
             // and so does the send side's kept one, so an idle connection holds no buffer
-            readBuf.release();
-            readBuf = null;
             ring.releaseKeptChunk();
         }
     }
@@ -666,12 +498,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         } catch (IOException e) {
             LOG.log(System.Logger.Level.DEBUG, "closing channel failed", e);
         }
-        if (readBuf != null) {
-            readBuf.release();
-            readBuf = null;
-        }
-        reassembler.release();
-        releaseShare();
+        receiver.release();
         if (admission != null) {
             admission.release();
         }

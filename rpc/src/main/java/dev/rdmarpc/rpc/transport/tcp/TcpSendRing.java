@@ -32,14 +32,6 @@ import static dev.rdmarpc.rpc.transport.Connection.UNSUPPORTED;
  * {@link #abort} releases it (the {@link Connection} contract).
  */
 final class TcpSendRing {
-    /** The most entries a ring holds. */
-    private static final int SEND_RING = 256;
-    /**
-     * Entries a ring starts with, on its first claim; it doubles when full, up to {@link #SEND_RING}.
-     * A connection that never sends (a silent or hostile peer) holds no ring arrays, and one that
-     * never queues much holds small ones: about 36 bytes of heap an entry, 9 KiB at 256.
-     */
-    private static final int FIRST_RING = 8;
     /** Payloads smaller than this are copied even when offered in place (two ring entries cost more). */
     static final int IN_PLACE_MIN = 16 * 1024;
 
@@ -49,32 +41,19 @@ final class TcpSendRing {
 
     // ---- send side, guarded by sendLock
     private final ReentrantLock sendLock = new ReentrantLock();
-    // the ring's entries: capacity ring.length (0 until the first claim, then a power of two up to
-    // SEND_RING, grown by ensureCapacity, never shrunk), index mask ringMask
-    private PooledBuffer[] ring = new PooledBuffer[0];
-    private int ringMask = -1;
-    private long[] ringLimit = new long[0];
-    // an in-place payload's entry: ring[i] is null, ringInPlace[i] a view of the caller's memory
-    private ByteBuffer[] ringInPlace = new ByteBuffer[0];
-    private long[] ringInPlaceToken = new long[0];
-    // the receive buffer an in-place payload lies in, released with the entry (claimFromReceived), or null,
-    // and where in the view the payload starts (0 for a caller's payload)
-    private PooledBuffer[] ringInPlaceOwner = new PooledBuffer[0];
-    private int[] ringBase = new int[0];
-    private int inPlaceEntries;
+    private final SendEntries entries = new SendEntries();
+    // the in-place payload the open claim brings (claimInPlace, claimFromReceived), appended on commit
     private ByteBuffer claimInPlace;
     private long claimInPlaceToken;
     private PooledBuffer claimInPlaceOwner;
     private int claimInPlaceBase;
     private int claimInPlaceLength;
     private final InPlaceViews views = new InPlaceViews();
-    private int ringHead;
-    private int ringCount;
     private long headFlushed;
     private long pending;
     /** {@link #pending}, as last seen under the send lock (read by any thread). */
     private volatile long unsentBytes;
-    /** {@link #ringCount}, as last seen under the send lock (read by the loop's pause rule). */
+    /** The entry count, as last seen under the send lock (read by the loop's pause rule). */
     private volatile int ringFill;
     private boolean flushScheduled;
     private int claimIndex = -1;
@@ -102,7 +81,7 @@ final class TcpSendRing {
 
     /** @return true when more than half the ring's entries are taken */
     boolean overHalfFull() {
-        return ringFill > SEND_RING / 2;
+        return ringFill > SendEntries.MAX / 2;
     }
 
     /**
@@ -170,18 +149,18 @@ final class TcpSendRing {
             sendLock.unlock();
             return BACK_PRESSURED;
         }
-        if (extraEntries > 0 && ringCount + 1 + extraEntries > SEND_RING) {
+        if (extraEntries > 0 && entries.count + 1 + extraEntries > SendEntries.MAX) {
             sendLock.unlock();
             return UNSUPPORTED; // too few ring entries to send in place: the caller copies into a plain claim
         }
-        if (ringCount > 0) {
-            int t = (ringHead + ringCount - 1) & ringMask;
-            PooledBuffer b = ring[t];
-            long limit = ringLimit[t];
+        if (entries.count > 0) {
+            int t = entries.last();
+            PooledBuffer b = entries.buffer[t];
+            long limit = entries.limit[t];
             if (b != null && !b.isLarge() && b.capacity() - limit >= frameLength) {
                 if (extraEntries > 0) {
-                    ensureCapacity(ringCount + extraEntries); // room for the payload's entry after this one
-                    t = (ringHead + ringCount - 1) & ringMask;
+                    entries.ensureCapacity(entries.count + extraEntries, partial); // room for the payload's entry after this one
+                    t = entries.last();
                 }
                 claimIndex = t;
                 claimStart = limit;
@@ -190,20 +169,17 @@ final class TcpSendRing {
                 return limit;
             }
         }
-        if (ringCount == SEND_RING) {
+        if (entries.count == SendEntries.MAX) {
             sendLock.unlock();
             return BACK_PRESSURED;
         }
-        ensureCapacity(ringCount + 1 + Math.max(extraEntries, 0));
+        entries.ensureCapacity(entries.count + 1 + Math.max(extraEntries, 0), partial);
         PooledBuffer b = pool.acquire(frameLength);
         if (b == null) {
             sendLock.unlock();
             return NO_BUFFER;
         }
-        int t = (ringHead + ringCount) & ringMask;
-        ring[t] = b;
-        ringLimit[t] = 0;
-        ringCount++;
+        int t = entries.appendBuffer(b);
         claimIndex = t;
         claimStart = 0;
         claimEnd = frameLength;
@@ -211,73 +187,25 @@ final class TcpSendRing {
         return 0;
     }
 
-    /**
-     * Grows the ring to hold at least {@code entries} (at most {@link #SEND_RING}), doubling from
-     * {@link #FIRST_RING}; the entries move to the front in order. Under the send lock, with no claim
-     * open. Allocates only when a connection queues more than ever before.
-     */
-    private void ensureCapacity(int entries) {
-        int cap = ring.length;
-        if (entries <= cap) {
-            return;
-        }
-        int n = Math.max(cap, FIRST_RING);
-        while (n < entries) {
-            n <<= 1;
-        }
-        n = Math.min(n, SEND_RING);
-        PooledBuffer[] r = new PooledBuffer[n];
-        long[] limit = new long[n];
-        ByteBuffer[] inPlace = new ByteBuffer[n];
-        long[] token = new long[n];
-        PooledBuffer[] owner = new PooledBuffer[n];
-        int[] base = new int[n];
-        for (int i = 0; i < ringCount; i++) {
-            int from = (ringHead + i) & ringMask;
-            r[i] = ring[from];
-            limit[i] = ringLimit[from];
-            inPlace[i] = ringInPlace[from];
-            token[i] = ringInPlaceToken[from];
-            owner[i] = ringInPlaceOwner[from];
-            base[i] = ringBase[from];
-        }
-        partial.moved(ringHead, ringMask);
-        ring = r;
-        ringLimit = limit;
-        ringInPlace = inPlace;
-        ringInPlaceToken = token;
-        ringInPlaceOwner = owner;
-        ringBase = base;
-        ringMask = n - 1;
-        ringHead = 0;
-    }
-
     MemorySegment claimBuffer() {
-        return ring[claimIndex].segment();
+        return entries.buffer[claimIndex].segment();
     }
 
     void commit() {
         int t = claimIndex;
-        long added = claimEnd - ringLimit[t];
-        ringLimit[t] = claimEnd;
+        long added = claimEnd - entries.limit[t];
+        entries.limit[t] = claimEnd;
         claimIndex = -1;
         if (claimInPlace != null) {
-            int x = (t + 1) & ringMask; // the claim was the ring's last entry; its payload follows
-            ring[x] = null;
-            ringInPlace[x] = claimInPlace;
-            ringInPlaceToken[x] = claimInPlaceToken;
-            ringInPlaceOwner[x] = claimInPlaceOwner;
-            ringLimit[x] = claimInPlaceLength;
-            ringBase[x] = claimInPlaceBase;
+            // the claim was the ring's last entry; its payload follows
+            entries.appendInPlace(claimInPlace, claimInPlaceBase, claimInPlaceLength, claimInPlaceToken, claimInPlaceOwner);
             added += claimInPlaceLength;
-            ringCount++;
-            inPlaceEntries++;
             claimInPlace = null;
             claimInPlaceOwner = null;
         }
         pending += added;
         unsentBytes = pending;
-        ringFill = ringCount;
+        ringFill = entries.count;
         boolean schedule = !flushScheduled;
         flushScheduled = true;
         sendLock.unlock();
@@ -294,11 +222,11 @@ final class TcpSendRing {
             claimInPlaceOwner = null;
         }
         claimInPlace = null;
-        if (claimNewBuffer && ringLimit[t] == 0 && ringCount > 0
-                && t == ((ringHead + ringCount - 1) & ringMask)) {
-            PooledBuffer b = ring[t];
-            ring[t] = null;
-            ringCount--;
+        if (claimNewBuffer && entries.limit[t] == 0 && entries.count > 0
+                && t == entries.last()) {
+            PooledBuffer b = entries.buffer[t];
+            entries.buffer[t] = null;
+            entries.count--;
             b.release();
         }
         sendLock.unlock();
@@ -371,25 +299,25 @@ final class TcpSendRing {
         sendLock.lock();
         try {
             flushScheduled = false;
-            if (closed || ringCount == 0 || pending == 0) {
+            if (closed || entries.count == 0 || pending == 0) {
                 return -1;
             }
-            n = ringCount;
-            if (iov.length < ring.length) {
-                iov = new ByteBuffer[ring.length]; // the ring grew (rare): loop thread, under the lock
+            n = entries.count;
+            if (iov.length < entries.capacity()) {
+                iov = new ByteBuffer[entries.capacity()]; // the ring grew (rare): loop thread, under the lock
             }
             for (int i = 0; i < n; i++) {
-                int idx = (ringHead + i) & ringMask;
-                PooledBuffer pb = ring[idx];
-                ByteBuffer bb = pb != null ? pb.byteBuffer() : ringInPlace[idx];
+                int idx = entries.index(i);
+                PooledBuffer pb = entries.buffer[idx];
+                ByteBuffer bb = pb != null ? pb.byteBuffer() : entries.inPlace[idx];
                 if (pb == null && i > 0 && alreadyIn(bb, i)) {
                     n = i; // one view stands for two queued payloads: the second goes in the next write
                     cutShort = true;
                     break;
                 }
-                int base = pb == null ? ringBase[idx] : 0; // where an in-place range starts in its view
+                int base = pb == null ? entries.base[idx] : 0; // where an in-place range starts in its view
                 int start = base + (i == 0 ? (int) headFlushed : 0);
-                int end = base + (int) ringLimit[idx];
+                int end = base + (int) entries.limit[idx];
                 boolean partialHere = partial.at(idx);
                 if (partialHere) {
                     end = (int) partial.writeLimit(end); // nothing past the partial frame's ready bytes
@@ -436,40 +364,40 @@ final class TcpSendRing {
             unsentBytes = pending;
             for (int i = 0; i < n; i++) {
                 ByteBuffer bb = iov[i];
-                int idx = ringHead;
-                int base = ring[idx] == null ? ringBase[idx] : 0;
-                if (bb.hasRemaining() || bb.limit() < base + ringLimit[idx]) {
+                int idx = entries.head;
+                int base = entries.buffer[idx] == null ? entries.base[idx] : 0;
+                if (bb.hasRemaining() || bb.limit() < base + entries.limit[idx]) {
                     headFlushed = bb.position() - base;
                     break;
                 }
                 // This buffer is fully written. (No claim is open: we hold the send lock.)
-                if (ringCount == 1) {
-                    PooledBuffer b = ring[idx];
+                if (entries.count == 1) {
+                    PooledBuffer b = entries.buffer[idx];
                     if (b == null) {
-                        dropInPlace(idx);
-                        ringCount = 0;
+                        entries.dropInPlace(idx);
+                        entries.count = 0;
                     } else if (b.isLarge()) {
-                        ring[idx] = null;
-                        ringCount = 0;
+                        entries.buffer[idx] = null;
+                        entries.count = 0;
                         b.release();
                     } else {
-                        ringLimit[idx] = 0; // keep the last chunk for the next frames
+                        entries.limit[idx] = 0; // keep the last chunk for the next frames
                     }
                     headFlushed = 0;
                     break;
                 }
-                PooledBuffer b = ring[idx];
-                ring[idx] = null;
-                ringHead = (ringHead + 1) & ringMask;
-                ringCount--;
+                PooledBuffer b = entries.buffer[idx];
+                entries.buffer[idx] = null;
+                entries.head = (entries.head + 1) & entries.mask;
+                entries.count--;
                 headFlushed = 0;
                 if (b == null) {
-                    dropInPlace(idx);
+                    entries.dropInPlace(idx);
                 } else {
                     b.release();
                 }
             }
-            ringFill = ringCount;
+            ringFill = entries.count;
         } finally {
             java.util.Arrays.fill(iov, 0, n, null); // keep no caller's memory reachable from here
             sendLock.unlock();
@@ -492,17 +420,6 @@ final class TcpSendRing {
         return false;
     }
 
-    /** Forgets the in-place payload at ring entry {@code idx}; under the send lock. */
-    private void dropInPlace(int idx) {
-        ringInPlace[idx] = null;
-        inPlaceEntries--;
-        PooledBuffer owner = ringInPlaceOwner[idx];
-        if (owner != null) {
-            ringInPlaceOwner[idx] = null;
-            owner.release();
-        }
-    }
-
     /**
      * Copies the unsent rest of the in-place payload of {@code token} into a pooled buffer, so that
      * its memory is no longer read; on the I/O thread (where the writes happen, so none is under way).
@@ -515,24 +432,24 @@ final class TcpSendRing {
         long rest = 0;
         sendLock.lock();
         try {
-            for (int i = 0; i < ringCount && inPlaceEntries > 0; i++) {
-                int idx = (ringHead + i) & ringMask;
-                if (ringInPlace[idx] == null || ringInPlaceOwner[idx] != null || ringInPlaceToken[idx] != token) {
+            for (int i = 0; i < entries.count && entries.inPlaceCount > 0; i++) {
+                int idx = entries.index(i);
+                if (entries.inPlace[idx] == null || entries.owner[idx] != null || entries.token[idx] != token) {
                     continue;
                 }
                 long start = i == 0 ? headFlushed : 0;
-                rest = ringLimit[idx] - start;
+                rest = entries.limit[idx] - start;
                 PooledBuffer copy = pool.acquire((int) rest);
                 if (copy == null) {
                     exhausted = true;
                     break;
                 }
                 // the caller's whole payload (ofBuffer covers position..limit, which flush moves); rare, may allocate
-                MemorySegment payload = MemorySegment.ofBuffer(ringInPlace[idx].duplicate().clear());
+                MemorySegment payload = MemorySegment.ofBuffer(entries.inPlace[idx].duplicate().clear());
                 MemorySegment.copy(payload, start, copy.segment(), 0, rest);
-                dropInPlace(idx);
-                ring[idx] = copy;
-                ringLimit[idx] = rest;
+                entries.dropInPlace(idx);
+                entries.buffer[idx] = copy;
+                entries.limit[idx] = rest;
                 if (i == 0) {
                     headFlushed = 0;
                 }
@@ -552,10 +469,10 @@ final class TcpSendRing {
         PooledBuffer kept = null;
         sendLock.lock();
         try {
-            if (!closed && ringCount == 1 && ring[ringHead] != null && ringLimit[ringHead] == 0 && !partial.active()) {
-                kept = ring[ringHead];
-                ring[ringHead] = null;
-                ringCount = 0;
+            if (!closed && entries.count == 1 && entries.buffer[entries.head] != null && entries.limit[entries.head] == 0 && !partial.active()) {
+                kept = entries.buffer[entries.head];
+                entries.buffer[entries.head] = null;
+                entries.count = 0;
                 ringFill = 0;
                 headFlushed = 0;
             }
@@ -572,16 +489,7 @@ final class TcpSendRing {
         sendLock.lock();
         try {
             closed = true;
-            for (int i = 0; i < ringCount; i++) {
-                int idx = (ringHead + i) & ringMask;
-                if (ring[idx] == null) {
-                    dropInPlace(idx);
-                } else if (!partial.keepOnClose(idx, ring[idx])) { // kept: its producer still writes into it
-                    ring[idx].release();
-                }
-                ring[idx] = null;
-            }
-            ringCount = 0;
+            entries.releaseAll(partial);
             pending = 0;
             unsentBytes = 0;
             ringFill = 0;

@@ -1,0 +1,277 @@
+package dev.rdmarpc.rpc.transport.tcp;
+
+import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.buffer.PooledBuffer;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.transport.ProtocolException;
+import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
+import dev.rdmarpc.rpc.transport.frame.FrameReassembler;
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+
+/**
+ * The receive side of a {@link TcpConnection}; loop thread only.
+ *
+ * <p>One pooled chunk: each readiness event reads as much as fits and hands every complete frame to
+ * the handler in place. A frame longer than a chunk is completed in the {@link FrameReassembler},
+ * read from the socket straight into its buffer, and only once a chunk's worth of it has arrived (so
+ * a header that declares megabytes and stops holds no more than one chunk). On an accepted
+ * connection such a buffer is first reserved from its address's share ({@link ConnectionCounts}):
+ * over it, reading stops, holding the chunk, and the tick tries again.
+ */
+final class TcpReceiver {
+    private static final System.Logger LOG = System.getLogger(TcpReceiver.class.getName());
+    private static final int MAX_READS_PER_EVENT = 16;
+
+    private final TcpConnection connection;
+    private final SocketChannel channel;
+    private final BufferPool pool;
+    private final int maxFrameLength;
+    private final ReceiveTimers timers;
+    private final FrameReassembler reassembler;
+    private PooledBuffer readBuf;
+    private long readPos;
+    private long parsePos;
+    /** The large receive buffer whose frame is being handed to the handler: claimFromReceived may hold it. */
+    private PooledBuffer dispatching;
+    /** A frame's first chunk is here and its large buffer waits for its address's share: not reading. */
+    private boolean waitingForShare;
+    /** What the large frame being received reserved of its address's share, 0 for none. */
+    private long frameShare;
+    /** An accepted connection's place in its transport's connection counts; else null. */
+    private ConnectionCounts.Admission admission;
+
+    TcpReceiver(TcpConnection connection, SocketChannel channel, BufferPool pool, int maxFrameLength, ReceiveTimers timers) {
+        this.connection = connection;
+        this.channel = channel;
+        this.pool = pool;
+        this.maxFrameLength = maxFrameLength;
+        this.timers = timers;
+        this.reassembler = new FrameReassembler(pool);
+    }
+
+    void admitted(ConnectionCounts.Admission a) {
+        this.admission = a;
+    }
+
+    /** Reads and dispatches until the socket is drained, a bounded number of reads, or reading must stop. */
+    void read() {
+        try {
+            for (int i = 0; i < MAX_READS_PER_EVENT && !waitingForShare && connection.mayRead(); i++) {
+                if (reassembler.active()) {
+                    if (!readLarge()) {
+                        return;
+                    }
+                    continue;
+                }
+                if (readBuf == null) {
+                    readBuf = pool.acquire();
+                    if (readBuf == null) {
+                        connection.refuse(new ResourceExhaustedException(
+                                "server buffer pool exhausted: no receive buffer for this connection"));
+                        return;
+                    }
+                    readPos = 0;
+                    parsePos = 0;
+                }
+                ByteBuffer bb = readBuf.byteBuffer();
+                int cap = readBuf.capacity();
+                long space = cap - readPos;
+                bb.limit(cap).position((int) readPos);
+                int n = channel.read(bb);
+                if (n < 0) {
+                    connection.closeNow(new EOFException("peer closed the connection"));
+                    return;
+                }
+                if (n == 0) {
+                    return;
+                }
+                timers.received();
+                readPos += n;
+                parse();
+                if (n < space) {
+                    return; // drained the socket: the read did not fill the space offered
+                }
+            }
+        } catch (IOException e) {
+            connection.closeNow(e);
+        } catch (RuntimeException e) {
+            // A handler bug must not re-dispatch the same bytes forever: drop this connection only.
+            LOG.log(System.Logger.Level.ERROR, "frame handler failed; closing " + connection, e);
+            connection.closeNow(e);
+        }
+    }
+
+    /** Hands every complete frame in the read buffer to the handler, then compacts. */
+    private void parse() {
+        MemorySegment seg = readBuf.segment();
+        int cap = readBuf.capacity();
+        long need = FrameDescriptor.HEADER_LENGTH;
+        while (true) {
+            long avail = readPos - parsePos;
+            long len = FrameDescriptor.check(seg, parsePos, avail, maxFrameLength);
+            if (len == FrameDescriptor.INCOMPLETE_HEADER) {
+                need = FrameDescriptor.HEADER_LENGTH;
+                break;
+            }
+            if (len < 0) {
+                protocolError(len);
+                return;
+            }
+            if (len > avail) {
+                if (len > cap && avail == cap) {
+                    // a chunk's worth of it arrived: only now take a buffer for the whole frame, so a
+                    // header that declares megabytes and stops holds no more than this chunk
+                    startLarge(seg, avail, len);
+                    return;
+                }
+                need = Math.min(len, cap);
+                break;
+            }
+            timers.frameDone();
+            if (seg.get(ValueLayout.JAVA_BYTE, parsePos + FrameDescriptor.TYPE_OFFSET) >= FrameDescriptor.TYPE_PING) {
+                connection.liveness(seg, parsePos); // the transport's own: no handler sees it
+            } else {
+                connection.handler().onFrame(connection, seg, parsePos, (int) len);
+            }
+            parsePos += len;
+            if (!connection.receiving()) {
+                return;
+            }
+        }
+        if (parsePos == readPos) {
+            parsePos = 0;
+            readPos = 0;
+        } else if (cap - parsePos < need) {
+            long rem = readPos - parsePos;
+            MemorySegment.copy(seg, parsePos, seg, 0, rem);
+            parsePos = 0;
+            readPos = rem;
+        }
+    }
+
+    private void startLarge(MemorySegment seg, long avail, long len) {
+        long share = len + len / 8; // the pool's size for it, at most an eighth over
+        if (admission != null && !admission.takeFrameBytes(share)) {
+            // over its address's share: stop reading, holding this chunk, and try again each tick
+            if (!waitingForShare) {
+                waitingForShare = true;
+                connection.updateOps();
+            }
+            return;
+        }
+        if (waitingForShare) {
+            waitingForShare = false;
+            connection.updateOps();
+            connection.resumeReadLater();
+        }
+        if (!reassembler.start(seg, parsePos, (int) avail, (int) len)) {
+            if (admission != null) {
+                admission.releaseFrameBytes(share);
+            }
+            connection.refuse(new ResourceExhaustedException(
+                    "server buffer pool exhausted: no buffer for a frame of " + len + " bytes"));
+            return;
+        }
+        frameShare = admission != null ? share : 0;
+        parsePos = 0;
+        readPos = 0;
+    }
+
+    /** The large frame arrived whole or was dropped: its address's share is free again. */
+    private void releaseShare() {
+        if (frameShare > 0) {
+            admission.releaseFrameBytes(frameShare);
+            frameShare = 0;
+        }
+    }
+
+    /** @return true when the large frame completed (and reading may go on) */
+    private boolean readLarge() throws IOException {
+        int n = channel.read(reassembler.readTarget());
+        if (n < 0) {
+            connection.closeNow(new EOFException("peer closed the connection inside a frame"));
+            return false;
+        }
+        if (n > 0) {
+            timers.received();
+        }
+        if (!reassembler.advance(n)) {
+            return false;
+        }
+        timers.frameDone();
+        releaseShare();
+        int frameLength = reassembler.frameLength();
+        PooledBuffer b = reassembler.take();
+        dispatching = b;
+        try {
+            connection.handler().onFrame(connection, b.segment(), 0, frameLength);
+        } finally {
+            dispatching = null;
+            b.release(); // responses sending from it hold it until they are written
+        }
+        return connection.receiving();
+    }
+
+    private void protocolError(long code) {
+        String msg = "protocol error from " + connection.remoteAddress() + ": " + FrameDescriptor.describe(code);
+        if (code == FrameDescriptor.BAD_MAGIC) {
+            // not this protocol at all (a TLS hello, HTTP, a port scanner): nothing it could read is sent
+            LOG.log(System.Logger.Level.WARNING, "closing connection: " + msg);
+            connection.closeNow(new ProtocolException(msg));
+            return;
+        }
+        connection.refuse(new ProtocolException(msg));
+    }
+
+    /** The large buffer whose frame the handler is being given, or null. */
+    PooledBuffer dispatching() {
+        return dispatching;
+    }
+
+    boolean waitingForShare() {
+        return waitingForShare;
+    }
+
+    /** Tries again to reserve the waiting frame's share (on the tick): the frame's buffer may fit now. */
+    void retryShare() {
+        if (waitingForShare) {
+            parse();
+        }
+    }
+
+    /** @return true while part of a frame has arrived */
+    boolean hasPartialFrame() {
+        return reassembler.active() || (readBuf != null && readPos > parsePos);
+    }
+
+    /** @return the bytes of the frame being received that have arrived */
+    long partialBytes() {
+        return reassembler.active() ? reassembler.frameLength() - reassembler.missing() : readBuf == null ? 0 : readPos - parsePos;
+    }
+
+    /** Gives the receive chunk back to the pool if it holds nothing. @return true if it did */
+    boolean releaseEmptyChunk() {
+        if (readBuf == null || readPos != 0) {
+            return false;
+        }
+        readBuf.release();
+        readBuf = null;
+        return true;
+    }
+
+    /** Gives back every buffer and share held; reading stops for good. */
+    void release() {
+        if (readBuf != null) {
+            readBuf.release();
+            readBuf = null;
+        }
+        reassembler.release();
+        releaseShare();
+        waitingForShare = false;
+    }
+}
