@@ -95,8 +95,8 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         this.maxFrameLength = maxFrameLength;
         this.recvCqEntries = recvCqEntries;
         this.sendCqEntries = sendCqEntries;
-        this.tableIndex = loop.reserveIndex();
-        this.wrIdBits = WorkRequestId.connectionBits(tableIndex, loop.generation(tableIndex));
+        this.tableIndex = loop.table.reserveIndex();
+        this.wrIdBits = WorkRequestId.connectionBits(tableIndex, loop.table.generation(tableIndex));
         int sendWrs = RdmaSender.workRequests(config.send().window());
         ReceiveBuffers b = null;
         QueuePair q = null;
@@ -117,7 +117,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
             if (b != null) {
                 b.close();
             }
-            loop.releaseIndex(tableIndex);
+            loop.table.releaseIndex(tableIndex);
             loop.release(loopDevice, recvCqEntries, sendCqEntries);
             throw new IOException("cannot create the queue pair on " + device + ": " + e.getMessage(), e);
         }
@@ -180,7 +180,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     /** Releases everything of a connection that never reached the loop (failed handshake): SETUP to CLOSED. */
     void abandon() {
         if (toClosed()) {
-            loop.releaseIndex(tableIndex);
+            loop.table.releaseIndex(tableIndex);
         }
     }
 

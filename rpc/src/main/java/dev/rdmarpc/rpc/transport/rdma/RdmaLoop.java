@@ -9,7 +9,6 @@ import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -24,8 +23,8 @@ import java.util.List;
  * between poll and arm) and the thread sleeps in {@code poll(2)} on the channels and an eventfd.
  * The {@link dev.rdmarpc.rpc.transport.IdleStrategy} decides when it blocks.
  *
- * <p>A completion names its connection by its work request id ({@link WorkRequestId}: table index
- * and generation), or, from a shared receive queue, by its QP number.
+ * <p>A completion names its connection by its work request id ({@link WorkRequestId}: index and
+ * generation in the {@link ConnectionTable}), or, from a shared receive queue, by its QP number.
  */
 final class RdmaLoop implements IoLoop.Poller {
     private static final System.Logger LOG = System.getLogger(RdmaLoop.class.getName());
@@ -42,10 +41,8 @@ final class RdmaLoop implements IoLoop.Poller {
     private final LoopDevice[] devices = new LoopDevice[DeviceTable.MAX_DEVICES];
     private final Object setupLock = new Object();
 
-    // connection table: indexes reserved under setupLock, slots filled and read on the loop thread
-    private volatile RdmaConnection[] table = new RdmaConnection[64];
-    private int[] generations = new int[64];
-    private boolean[] reserved = new boolean[64];
+    // connection table: indexes reserved by setup threads, slots filled and read on the loop thread
+    final ConnectionTable table = new ConnectionTable();
 
     // loop-thread state
     private final WorkCompletions wc;
@@ -177,53 +174,12 @@ final class RdmaLoop implements IoLoop.Poller {
         }
     }
 
-    int reserveIndex() {
-        synchronized (setupLock) {
-            for (int i = 0; i < reserved.length; i++) {
-                if (!reserved[i]) {
-                    return take(i);
-                }
-            }
-            int n = reserved.length;
-            if (n * 2 > WorkRequestId.MAX_CONNECTIONS) {
-                throw new IllegalStateException("too many connections on one RDMA I/O thread");
-            }
-            reserved = Arrays.copyOf(reserved, n * 2);
-            generations = Arrays.copyOf(generations, n * 2);
-            RdmaConnection[] t = Arrays.copyOf(table, n * 2);
-            table = t; // a larger table; the loop reads it only after an attach task (happens-after)
-            return take(n);
-        }
-    }
-
-    private int take(int i) {
-        reserved[i] = true;
-        generations[i] = (generations[i] + 1) & 0xFFFF;
-        return i;
-    }
-
-    int generation(int index) {
-        synchronized (setupLock) {
-            return generations[index];
-        }
-    }
-
-    void releaseIndex(int index) {
-        synchronized (setupLock) {
-            reserved[index] = false;
-        }
-    }
-
     /**
      * Hands a connected connection to the loop and its frames to {@code handler}; runs on the loop.
      * Its receives were posted already; no completion can come before the peer learns our QP.
      */
     void attach(RdmaConnection c, FrameHandler handler) {
-        RdmaConnection[] t;
-        synchronized (setupLock) {
-            t = table;
-        }
-        t[c.tableIndex()] = c;
+        table.put(c);
         connections.add(c);
         LoopDevice ld = c.loopDevice;
         boolean known = false;
@@ -256,14 +212,7 @@ final class RdmaLoop implements IoLoop.Poller {
 
     /** The connection was destroyed; its table slot is free again (loop thread). */
     void detach(RdmaConnection c) {
-        RdmaConnection[] t;
-        synchronized (setupLock) {
-            t = table;
-            if (t[c.tableIndex()] == c) {
-                t[c.tableIndex()] = null;
-            }
-            reserved[c.tableIndex()] = false;
-        }
+        table.remove(c);
         connections.remove(c);
     }
 
@@ -450,14 +399,7 @@ final class RdmaLoop implements IoLoop.Poller {
             dispatchShared(ld.shared, WorkRequestId.slot(id), i);
             return;
         }
-        int index = WorkRequestId.index(id);
-        RdmaConnection[] t = table;
-        if (index >= t.length) {
-            synchronized (setupLock) {
-                t = table;
-            }
-        }
-        RdmaConnection c = index < t.length ? t[index] : null;
+        RdmaConnection c = table.get(WorkRequestId.index(id));
         if (c == null || c.generationMismatch(WorkRequestId.generation(id))) {
             return; // a completion of a connection already destroyed
         }

@@ -10,12 +10,12 @@ package dev.rdmarpc.rpc.transport.rdma;
  * +--------------+---------------------------+------+-------------------------+
  * </pre>
  *
- * The table index names the connection in its {@link RdmaLoop}'s table; the generation lets the
- * table slot of a closed connection be reused at once (completions still in flight for the old one
- * carry an older generation and are dropped). The kind says which queue the work request was
- * posted on, the slot which of the connection's work requests (or receive buffers) it was. A
- * receive of a shared receive queue ({@link #SHARED_RECEIVE}) carries neither index nor generation:
- * the completion's QP number names its connection.
+ * The table index names the connection in its {@link RdmaLoop}'s {@link ConnectionTable}; the
+ * generation lets the table slot of a closed connection be reused at once (completions still in
+ * flight for the old one carry an older generation and are dropped). The kind says which queue the
+ * work request was posted on, the slot which of the connection's work requests (or receive buffers)
+ * it was. A receive of a shared receive queue ({@link #SHARED_RECEIVE}) carries neither index nor
+ * generation: the completion's QP number names its connection.
  *
  * <p>Static methods on {@code long}s: nothing allocates.
  */
