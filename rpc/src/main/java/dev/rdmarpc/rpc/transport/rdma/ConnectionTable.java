@@ -51,13 +51,15 @@ final class ConnectionTable {
         }
     }
 
-    /** Puts {@code c} in the slot of its index (loop thread, attaching it). */
+    /**
+     * Puts {@code c} in the slot of its index (loop thread, attaching it). Under the lock: a setup
+     * thread growing the table at the same moment copies the slot either after this write or into
+     * the table this writes to, never before it into a table this then misses.
+     */
     void put(RdmaConnection c) {
-        RdmaConnection[] t;
         synchronized (lock) {
-            t = table;
+            table[c.tableIndex()] = c;
         }
-        t[c.tableIndex()] = c;
     }
 
     /** {@code c} was destroyed: its slot is free again (loop thread). */
