@@ -104,7 +104,9 @@ public interface RpcChannel {
      * @param request the request
      * @param <Q>     request type
      * @param <R>     response type
-     * @return a future completed with the response or an {@link RpcException}
+     * @return a future completed with the response or an {@link RpcException}; its
+     *         {@code cancel} ends the call at once and tells the server, whose blocking handler, if
+     *         still running, is interrupted (see {@link CallContext#isCancelled()})
      * @throws RpcException when the call cannot start: {@link Status#CONNECTION_CLOSED},
      *                      {@link Status#PAYLOAD_TOO_LARGE}, {@link Status#UNAVAILABLE} (a pool that
      *                      cannot connect)

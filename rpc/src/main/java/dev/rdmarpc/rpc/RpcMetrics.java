@@ -40,4 +40,11 @@ public interface RpcMetrics {
 
     /** @return calls in flight now (client: awaiting a response; server: being handled) */
     long inFlight();
+
+    /**
+     * @return calls cancelled: on a client, calls its callers cancelled before their response came
+     *         (each sent the server a cancel); on a server, blocking calls a client cancelled while
+     *         they were queued or running
+     */
+    long cancelled();
 }

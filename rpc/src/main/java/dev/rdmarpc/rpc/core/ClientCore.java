@@ -16,6 +16,7 @@ import dev.rdmarpc.rpc.transport.ProtocolException;
 import java.io.EOFException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -329,7 +330,7 @@ public final class ClientCore implements FrameHandler {
                     + " use callAsync or send there");
         }
         long timeout = effectiveTimeout(timeoutNanos);
-        PendingCall call = new PendingCall(method, kind.reply(), responseTarget, timeout);
+        PendingCall call = new PendingCall(this, method, kind.reply(), responseTarget, timeout);
         long waitDeadline = System.nanoTime() + timeout;
         // A host attachment in memory the transport registered goes without a copy (RDMA); a GPU one is staged.
         boolean hostTail = alen > 0 && attachment.location() == Attachment.Location.HOST;
@@ -343,6 +344,7 @@ public final class ClientCore implements FrameHandler {
                 return call;
             }
             id = reserve(call, 0, method, timeout, (int) frame, wait, waitDeadline, false);
+            call.id = id;
             if (id < 0) {
                 metrics.rejected.increment();
                 metrics.errors.increment();
@@ -561,6 +563,40 @@ public final class ClientCore implements FrameHandler {
         }
     }
 
+    /**
+     * The caller cancelled call {@code id}: frees its slot at once and tells the server, which stops
+     * the call if it still runs. Nothing when the call had ended (answered, failed, timed out). The
+     * cancel frame is skipped when the send queue cannot take it now (full, no buffer, closed): the
+     * server then finishes the call, and its late response is dropped like any other.
+     */
+    void cancel(long id) {
+        int methodId;
+        boolean detach;
+        lock.lock();
+        try {
+            int slot = (int) (id & SLOT_MASK);
+            if (slot >= capacity || ids[slot] != id) {
+                return;
+            }
+            methodId = methods[slot].id();
+            detach = inPlace[slot];
+            freeSlot(slot);
+        } finally {
+            lock.unlock();
+        }
+        metrics.cancelled.increment();
+        lastActivityNanos = System.nanoTime();
+        FrameWriter w = writer;
+        Connection c = w.connection();
+        if (detach) {
+            c.execute(() -> c.detachInPlace(id)); // on the I/O thread, where the writes happen
+        }
+        if (w.claim(FrameDescriptor.HEADER_LENGTH, sendHighWaterMark + FrameDescriptor.HEADER_LENGTH) >= 0) {
+            w.cancel(id, methodId).commit();
+            metrics.bytesSent.add(FrameDescriptor.HEADER_LENGTH);
+        }
+    }
+
     private void freeSlot(int slot) {
         ids[slot] = 0;
         sinks[slot] = null;
@@ -577,9 +613,11 @@ public final class ClientCore implements FrameHandler {
 
     @Override
     public void onFrame(Connection c, MemorySegment buf, long offset, int length) {
-        if (FrameHeader.type(buf, offset) != FrameDescriptor.TYPE_RESPONSE) {
-            LOG.log(System.Logger.Level.WARNING, "closing connection to {0}: server sent a request frame", c.remoteAddress());
-            c.close(new ProtocolException("server sent a request frame"));
+        int type = FrameHeader.type(buf, offset);
+        if (type != FrameDescriptor.TYPE_RESPONSE) {
+            String why = type == FrameDescriptor.TYPE_CANCEL ? "server sent a cancel frame" : "server sent a request frame";
+            LOG.log(System.Logger.Level.WARNING, "closing connection to {0}: {1}", c.remoteAddress(), why);
+            c.close(new ProtocolException(why));
             return;
         }
         metrics.bytesReceived.add(length);
@@ -812,12 +850,16 @@ public final class ClientCore implements FrameHandler {
 
     /** A typed call in flight: a future that decodes its own response. */
     public static final class PendingCall extends CompletableFuture<Object> {
+        private final ClientCore core;
         private final Method<?, ?> method;
         private final boolean reply;
         private final Attachment responseTarget;
         private final long timeoutNanos;
+        /** The call's request id once it holds a slot; 0 before (or when it never got one). */
+        volatile long id;
 
-        PendingCall(Method<?, ?> method, boolean reply, Attachment responseTarget, long timeoutNanos) {
+        PendingCall(ClientCore core, Method<?, ?> method, boolean reply, Attachment responseTarget, long timeoutNanos) {
+            this.core = core;
             this.method = method;
             this.reply = reply;
             this.responseTarget = responseTarget;
@@ -846,12 +888,36 @@ public final class ClientCore implements FrameHandler {
                     throw rt;
                 }
                 throw new RpcException(Status.PROTOCOL_ERROR, String.valueOf(c), c);
+            } catch (CancellationException e) {
+                throw new RpcException(Status.CANCELLED, "call cancelled", e);
             } catch (InterruptedException e) {
+                cancel(true); // the server is told; the slot is free at once
                 Thread.currentThread().interrupt();
                 throw new RpcException(Status.CANCELLED, "interrupted while waiting for the response");
             } catch (TimeoutException e) {
                 throw new RpcException(Status.TIMEOUT, "no response (I/O thread unresponsive)");
             }
+        }
+
+        /**
+         * Cancels the call, if it has not completed: it completes with a {@link CancellationException}
+         * at once (a blocking {@link #await} throws {@link RpcException} with {@link Status#CANCELLED}),
+         * its slot on the connection is free again, and the server is sent a cancel: a blocking
+         * handler still running is interrupted and its result dropped. A response that arrives
+         * after is discarded.
+         *
+         * @param mayInterruptIfRunning ignored: the server is always told
+         * @return true when the call is cancelled (by this cancel or an earlier one), false when it
+         *         had completed already
+         */
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            boolean cancelled = super.cancel(mayInterruptIfRunning);
+            long callId = id;
+            if (cancelled && callId > 0) {
+                core.cancel(callId);
+            }
+            return cancelled;
         }
 
         /**

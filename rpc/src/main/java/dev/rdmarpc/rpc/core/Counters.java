@@ -15,6 +15,7 @@ public final class Counters implements RpcMetrics {
     final LongAdder connectionsClosed = new LongAdder();
     final LongAdder protocolErrors = new LongAdder();
     final LongAdder inFlight = new LongAdder();
+    final LongAdder cancelled = new LongAdder();
 
     /** Creates zeroed counters. */
     public Counters() {
@@ -71,10 +72,15 @@ public final class Counters implements RpcMetrics {
     }
 
     @Override
+    public long cancelled() {
+        return cancelled.sum();
+    }
+
+    @Override
     public String toString() {
         return "RpcMetrics[calls=" + calls() + ", errors=" + errors() + ", timeouts=" + timeouts() + ", rejected="
                 + rejected() + ", sent=" + bytesSent() + " B, received=" + bytesReceived() + " B, connections="
                 + connectionsActive() + " (opened " + connectionsOpened() + "), protocolErrors=" + protocolErrors()
-                + ", inFlight=" + inFlight() + "]";
+                + ", inFlight=" + inFlight() + ", cancelled=" + cancelled() + "]";
     }
 }

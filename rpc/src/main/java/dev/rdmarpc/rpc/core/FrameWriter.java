@@ -114,6 +114,11 @@ final class FrameWriter {
     }
 
     /** Writes a response header with {@code status} for the open claim. */
+    FrameWriter cancel(long requestId, int methodId) {
+        header.wrap(buffer, frameStart).type(FrameDescriptor.TYPE_CANCEL).requestId(requestId).methodId(methodId);
+        return this;
+    }
+
     FrameWriter response(long requestId, int methodId, int status) {
         header.wrap(buffer, frameStart).type(FrameDescriptor.TYPE_RESPONSE).requestId(requestId).methodId(methodId)
                 .status(status);

@@ -18,7 +18,10 @@ import java.io.IOException;
 import java.io.EOFException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -35,6 +38,12 @@ final class ServerConnection implements FrameHandler, RawCall {
     private final InetSocketAddress peer;
     /** Blocking calls of this connection still running (the transport's {@link #callsInFlight}). */
     private final AtomicInteger blockingCalls = new AtomicInteger();
+    /**
+     * The blocking calls of this connection by request id, from dispatch until their response is
+     * written, so that a cancel finds them. (Inline and raw calls end before the next frame is read:
+     * a cancel can only arrive after them.)
+     */
+    private final ConcurrentHashMap<Long, BlockingCall> running = new ConcurrentHashMap<>();
 
     // current inline call (I/O thread)
     private MemorySegment buf;
@@ -58,6 +67,10 @@ final class ServerConnection implements FrameHandler, RawCall {
         Counters m = core.metrics;
         m.bytesReceived.add(length);
         int type = FrameHeader.type(frame, offset);
+        if (type == FrameDescriptor.TYPE_CANCEL) {
+            cancel(FrameHeader.requestId(frame, offset));
+            return;
+        }
         if (type != FrameDescriptor.TYPE_REQUEST) {
             String why = type == FrameDescriptor.TYPE_RDMA_HELLO
                     ? "client asked for RDMA but this server was started without rdma()"
@@ -162,14 +175,25 @@ final class ServerConnection implements FrameHandler, RawCall {
         MemorySegment.copy(frame, offset, copy.segment(), 0, length);
         m.inFlight.increment();
         blockingCalls.incrementAndGet();
+        BlockingCall call = new BlockingCall(e, copy, length);
+        running.put(id, call);
         try {
-            core.blockingExecutor.execute(new BlockingCall(e, copy, length));
+            core.blockingExecutor.execute(call);
         } catch (RuntimeException ex) { // executor shut down
+            running.remove(id, call);
             copy.release();
             m.inFlight.decrement();
             blockingCalls.decrementAndGet();
             core.blockingInFlight.decrementAndGet();
             ResponseWriter.writeError(writer, m, id, mid, Status.SHUTTING_DOWN, "server is shutting down");
+        }
+    }
+
+    /** The client gave up on call {@code id}: stop it if it still runs; on the I/O thread. */
+    private void cancel(long id) {
+        BlockingCall call = running.get(id);
+        if (call != null) {
+            call.cancel();
         }
     }
 
@@ -313,6 +337,14 @@ final class ServerConnection implements FrameHandler, RawCall {
         return responded;
     }
 
+    private static void runListener(Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "cancel listener threw", e);
+        }
+    }
+
     // ============================================================ blocking calls
 
     /** A request copied out of the receive buffer, handled on a virtual thread. */
@@ -323,6 +355,11 @@ final class ServerConnection implements FrameHandler, RawCall {
         private final long id;
         private final int mid;
         private Attachment response = Attachment.NONE;
+        // guarded by this: the handler's thread while it runs (interrupted by a cancel), the cancel itself
+        private Thread runner;
+        private boolean handlerDone;
+        private volatile boolean cancelled;
+        private List<Runnable> cancelListeners;
 
         BlockingCall(MethodRegistry.Entry entry, PooledBuffer frame, int length) {
             this.entry = entry;
@@ -339,6 +376,9 @@ final class ServerConnection implements FrameHandler, RawCall {
             long start = timed ? System.nanoTime() : 0;
             Status status;
             Counters m = core.metrics;
+            synchronized (this) {
+                runner = Thread.currentThread();
+            }
             try {
                 MemorySegment seg = frame.segment();
                 int plen = FrameHeader.payloadLength(seg, 0);
@@ -354,12 +394,15 @@ final class ServerConnection implements FrameHandler, RawCall {
                 if (decoded) {
                     Object resp = null;
                     Throwable failure = null;
-                    try {
-                        resp = ((Handler) entry.handler()).handle(this, request);
-                    } catch (Throwable t) {
-                        failure = t;
+                    if (!cancelled) {
+                        try {
+                            resp = ((Handler) entry.handler()).handle(this, request);
+                        } catch (Throwable t) {
+                            failure = t;
+                        }
                     }
-                    status = failure != null
+                    status = handlerReturned() ? Status.CANCELLED // the client forgot the call: no response
+                            : failure != null
                             ? ResponseWriter.writeError(writer, m, id, mid, ResponseWriter.statusOf(failure),
                                     ResponseWriter.messageOf(failure))
                             : ResponseWriter.writeValue(writer, core.maxFrameLength, m, id, mid,
@@ -368,6 +411,8 @@ final class ServerConnection implements FrameHandler, RawCall {
                     status = Status.PROTOCOL_ERROR;
                 }
             } finally {
+                handlerReturned();
+                running.remove(id, this);
                 frame.release();
                 m.inFlight.decrement();
                 blockingCalls.decrementAndGet();
@@ -376,6 +421,65 @@ final class ServerConnection implements FrameHandler, RawCall {
             if (timed) {
                 Events.serverCall(entry.method().name(), mid, peer, status.name(), System.nanoTime() - start, length, "BLOCKING");
             }
+        }
+
+        /**
+         * The handler is over (returned, threw, or never ran): no cancel interrupts this thread from now
+         * on, and an interrupt a cancel left is cleared, so that writing the response is not cut short.
+         *
+         * @return true when the call was cancelled
+         */
+        private synchronized boolean handlerReturned() {
+            if (!handlerDone) {
+                handlerDone = true;
+                runner = null;
+                if (cancelled) {
+                    Thread.interrupted();
+                }
+            }
+            return cancelled;
+        }
+
+        /** The client cancelled: interrupt the handler if it runs, then tell the listeners; on the I/O thread. */
+        void cancel() {
+            List<Runnable> listeners;
+            synchronized (this) {
+                if (cancelled || handlerDone) {
+                    return;
+                }
+                cancelled = true;
+                if (runner != null) {
+                    runner.interrupt();
+                }
+                listeners = cancelListeners;
+                cancelListeners = null;
+            }
+            core.metrics.cancelled.increment();
+            if (listeners != null) {
+                for (Runnable r : listeners) {
+                    runListener(r);
+                }
+            }
+        }
+
+        @Override
+        public boolean isCancelled() {
+            return cancelled;
+        }
+
+        @Override
+        public void onCancel(Runnable listener) {
+            Objects.requireNonNull(listener, "listener");
+            synchronized (this) {
+                if (!cancelled) {
+                    if (cancelListeners == null) {
+                        cancelListeners = new ArrayList<>(2);
+                    }
+                    cancelListeners.add(listener);
+                    return;
+                }
+            }
+            runListener(listener); // cancelled already: at once, on this thread
         }
 
         @Override

@@ -89,6 +89,13 @@ public final class FrameDescriptor {
     public static final int TYPE_PING = 4;
     /** Message type: the answer to a {@link #TYPE_PING}, header only, with the ping's request id. */
     public static final int TYPE_PONG = 5;
+    /**
+     * Message type: the client gave up on a call, header only, with the call's request id and method
+     * id. The server stops the call if it still runs (a blocking handler's thread is interrupted, its
+     * {@code CallContext} reports it) and sends no response; a cancel for a call it already answered,
+     * or never saw, is ignored. Needs no answer: the client freed the call's slot when it sent it.
+     */
+    public static final int TYPE_CANCEL = 6;
 
     /** No flags are defined in version 1; every bit is reserved and must be 0. */
     public static final int FLAGS_RESERVED_MASK = 0xFFFF;
@@ -161,7 +168,7 @@ public final class FrameDescriptor {
             return BAD_VERSION;
         }
         int type = buf.get(BYTE, offset + TYPE_OFFSET);
-        if (type < TYPE_REQUEST || type > TYPE_PONG) {
+        if (type < TYPE_REQUEST || type > TYPE_CANCEL) {
             return BAD_TYPE;
         }
         if ((buf.get(SHORT, offset + FLAGS_OFFSET) & FLAGS_RESERVED_MASK) != 0
@@ -184,6 +191,14 @@ public final class FrameDescriptor {
     }
 
     /**
+     * @param type a frame's message type
+     * @return true for a ping or a pong: the transport's own frames, answered or dropped below the RPC layer
+     */
+    public static boolean isLiveness(int type) {
+        return type == TYPE_PING || type == TYPE_PONG;
+    }
+
+    /**
      * @param code a negative result of {@link #check}
      * @return a short human-readable reason, for logs and close causes
      */
@@ -194,7 +209,7 @@ public final class FrameDescriptor {
             case (int) BAD_VERSION -> "unsupported protocol version";
             case (int) BAD_TYPE -> "unknown message type";
             case (int) BAD_RESERVED -> "reserved flag or field set";
-            case (int) BAD_LENGTH -> "negative length, or a ping or pong with a body";
+            case (int) BAD_LENGTH -> "negative length, or a ping, pong or cancel with a body";
             case (int) TOO_LONG -> "frame longer than the maximum frame size";
             case (int) BAD_STATUS -> "request with a nonzero status";
             default -> "invalid frame (" + code + ")";

@@ -133,7 +133,7 @@ final class TcpReceiver {
                 break;
             }
             timers.frameDone();
-            if (seg.get(ValueLayout.JAVA_BYTE, parsePos + FrameDescriptor.TYPE_OFFSET) >= FrameDescriptor.TYPE_PING) {
+            if (FrameDescriptor.isLiveness(seg.get(ValueLayout.JAVA_BYTE, parsePos + FrameDescriptor.TYPE_OFFSET))) {
                 connection.liveness(seg, parsePos); // the transport's own: no handler sees it
             } else {
                 connection.handler().onFrame(connection, seg, parsePos, (int) len);
