@@ -32,18 +32,35 @@ public interface CallContext {
     void responseAttachment(Attachment attachment);
 
     /**
-     * Whether the client cancelled this call ({@code cancel} on its future, or an interrupted
-     * blocking call). A blocking handler that sees it may stop early: its result is not sent. An
-     * inline handler (on the I/O thread) runs to its end before a cancel can be read, and sees false.
+     * The time left before the client stops waiting for this call: the timeout its request carried,
+     * counted from when the server received it. A blocking call still waiting for a thread at its
+     * deadline is answered {@link Status#DEADLINE_EXCEEDED} without running; a blocking handler
+     * still running then is interrupted ({@link #isCancelled()} turns true) and the call is answered
+     * DEADLINE_EXCEEDED. Calls the handler makes on its own thread inherit the deadline: they wait
+     * no longer, and fail with DEADLINE_EXCEEDED once it has passed. An inline handler is not
+     * interrupted: it may read this and give up itself.
      *
-     * @return true once the client's cancel has arrived
+     * @return nanoseconds left (0 or less: passed), or {@link Long#MAX_VALUE} when the call has no deadline
+     */
+    default long remainingNanos() {
+        return Long.MAX_VALUE;
+    }
+
+    /**
+     * Whether this call was stopped: the client cancelled it ({@code cancel} on its future, or an
+     * interrupted blocking call), or its deadline passed while a blocking handler ran. A blocking
+     * handler that sees it may stop early: its result is not sent (a cancelled call gets no
+     * response, an expired one DEADLINE_EXCEEDED). An inline handler (on the I/O thread) runs to its
+     * end before a cancel can be read, and sees false.
+     *
+     * @return true once the client's cancel has arrived, or the deadline passed
      */
     default boolean isCancelled() {
         return false;
     }
 
     /**
-     * Runs {@code listener} when the client cancels this call: on the connection's I/O thread, right
+     * Runs {@code listener} when this call is stopped (see {@link #isCancelled()}): on the connection's I/O thread, right
      * after the handler's thread was interrupted, so it must be short and must not block; at once,
      * on the caller's thread, when the call is cancelled already. Never runs once the handler has
      * returned, nor for an inline handler.

@@ -12,7 +12,7 @@ public interface RpcMetrics {
     /** @return calls that ended with an error status (any cause, timeouts included) */
     long errors();
 
-    /** @return calls that timed out (client side) */
+    /** @return calls that timed out: on a client, calls with no response by their deadline; on a server, blocking calls stopped at their deadline */
     long timeouts();
 
     /** @return calls refused for backpressure ({@link Status#OVERLOADED}) */

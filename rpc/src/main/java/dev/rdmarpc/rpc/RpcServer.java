@@ -177,7 +177,7 @@ public final class RpcServer implements AutoCloseable {
          */
         public <Q, R> Builder register(Method<Q, R> method, Handler<Q, R> handler) {
             registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.INLINE,
-                    Objects.requireNonNull(handler, "handler"), null));
+                    Objects.requireNonNull(handler, "handler"), null, null));
             return this;
         }
 
@@ -193,7 +193,7 @@ public final class RpcServer implements AutoCloseable {
          */
         public <Q, R> Builder registerBlocking(Method<Q, R> method, Handler<Q, R> handler) {
             registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.BLOCKING,
-                    Objects.requireNonNull(handler, "handler"), null));
+                    Objects.requireNonNull(handler, "handler"), null, null));
             return this;
         }
 
@@ -208,7 +208,25 @@ public final class RpcServer implements AutoCloseable {
          */
         public Builder registerRaw(Method<?, ?> method, RawHandler handler) {
             registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.RAW, null,
-                    Objects.requireNonNull(handler, "handler")));
+                    Objects.requireNonNull(handler, "handler"), null));
+            return this;
+        }
+
+        /**
+         * Registers an asynchronous handler: it runs on the I/O thread (and must not block there) and
+         * returns a future; the response goes out when the future completes, from whichever thread
+         * completes it. A cancel or the call's deadline cancels the future (see {@link AsyncHandler}).
+         *
+         * @param method  the method
+         * @param handler its implementation; must not block
+         * @param <Q>     request type
+         * @param <R>     response type
+         * @return this
+         * @throws IllegalArgumentException when a method with the same id is already registered
+         */
+        public <Q, R> Builder registerAsync(Method<Q, R> method, AsyncHandler<Q, R> handler) {
+            registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.ASYNC, null,
+                    null, Objects.requireNonNull(handler, "handler")));
             return this;
         }
 

@@ -28,8 +28,13 @@ public enum Status {
     SHUTTING_DOWN(9, true),
     /** The endpoint could not be reached (connect failed or timed out). */
     UNAVAILABLE(10, false),
-    /** The calling thread was interrupted while it waited. */
-    CANCELLED(11, false);
+    /** The call was cancelled: its future's {@code cancel}, or the calling thread interrupted while it waited. */
+    CANCELLED(11, false),
+    /**
+     * The call's deadline passed on the server: a blocking call that waited past it for a thread was
+     * not started, a handler still running at it was interrupted (see {@link CallContext#remainingNanos()}).
+     */
+    DEADLINE_EXCEEDED(12, true);
 
     private static final Status[] BY_CODE;
 

@@ -278,7 +278,8 @@ public final class ClientCore implements FrameHandler {
             metrics.rejected.increment();
             return false;
         }
-        long id = reserve(listener, tag, method, timeoutNanos, (int) frame, false, 0, payloadInPlace);
+        long timeout = inheritTimeout(effectiveTimeout(timeoutNanos));
+        long id = reserve(listener, tag, method, timeout, (int) frame, false, 0, payloadInPlace);
         if (id < 0) {
             metrics.rejected.increment();
             return false;
@@ -290,7 +291,7 @@ public final class ClientCore implements FrameHandler {
             return claimFailed(w.connection(), id, off);
         }
         try {
-            w.request(id, method.id()).payload(payload, 0, (int) plen).attachment(attachment);
+            w.request(id, method.id(), timeout).payload(payload, 0, (int) plen).attachment(attachment);
         } catch (Throwable t) {
             release(id);
             throw t;
@@ -329,7 +330,7 @@ public final class ClientCore implements FrameHandler {
             throw new IllegalStateException("a blocking call on the client's own I/O thread would wait for itself;"
                     + " use callAsync or send there");
         }
-        long timeout = effectiveTimeout(timeoutNanos);
+        long timeout = inheritTimeout(effectiveTimeout(timeoutNanos));
         PendingCall call = new PendingCall(this, method, kind.reply(), responseTarget, timeout);
         long waitDeadline = System.nanoTime() + timeout;
         // A host attachment in memory the transport registered goes without a copy (RDMA); a GPU one is staged.
@@ -371,7 +372,7 @@ public final class ClientCore implements FrameHandler {
             return call;
         }
         try {
-            w.request(id, method.id()).payload(codec, request, plen).attachment(attachment);
+            w.request(id, method.id(), waitDeadline - System.nanoTime()).payload(codec, request, plen).attachment(attachment);
             w.commit(attachment);
         } catch (Throwable t) {
             release(id);
@@ -841,6 +842,25 @@ public final class ClientCore implements FrameHandler {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /**
+     * A call made from inside a handler (on its thread) waits no longer than the call that handler
+     * serves: its deadline travels on.
+     *
+     * @return {@code timeout}, or the time left to the served call's deadline when that is shorter
+     * @throws RpcException DEADLINE_EXCEEDED when that deadline has passed: the call is not sent
+     */
+    private long inheritTimeout(long timeout) {
+        long inherited = InheritedDeadline.remainingNanos();
+        if (inherited >= timeout) {
+            return timeout;
+        }
+        if (inherited <= 0) {
+            metrics.errors.increment();
+            throw new RpcException(Status.DEADLINE_EXCEEDED, "the deadline of the call this one is made for has passed");
+        }
+        return inherited;
     }
 
     /** @return the effective timeout for a call with {@code timeoutNanos} (0: the default) */

@@ -108,8 +108,10 @@ final class FrameWriter {
     // ------------------------------------------------------------------ write (the claim is open)
 
     /** Writes a request header for the open claim; the lengths follow from the payload and attachment. */
-    FrameWriter request(long requestId, int methodId) {
-        header.wrap(buffer, frameStart).type(FrameDescriptor.TYPE_REQUEST).requestId(requestId).methodId(methodId);
+    /** @param remainingNanos how long the client still waits for the call (its timeout field) */
+    FrameWriter request(long requestId, int methodId, long remainingNanos) {
+        header.wrap(buffer, frameStart).type(FrameDescriptor.TYPE_REQUEST).requestId(requestId).methodId(methodId)
+                .timeout(FrameDescriptor.encodeTimeout(remainingNanos));
         return this;
     }
 

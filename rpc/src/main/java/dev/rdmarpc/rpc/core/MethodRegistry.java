@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc.core;
 
+import dev.rdmarpc.rpc.AsyncHandler;
 import dev.rdmarpc.rpc.Handler;
 import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.RawHandler;
@@ -18,11 +19,13 @@ public final class MethodRegistry {
         /** Typed {@link Handler}, inline on the I/O thread. */
         INLINE,
         /** Typed {@link Handler}, on a virtual thread. */
-        BLOCKING
+        BLOCKING,
+        /** {@link AsyncHandler}, started inline on the I/O thread, answered when its future completes. */
+        ASYNC
     }
 
     /** One registered method. */
-    public record Entry(Method<?, ?> method, Mode mode, Handler<?, ?> handler, RawHandler raw) {
+    public record Entry(Method<?, ?> method, Mode mode, Handler<?, ?> handler, RawHandler raw, AsyncHandler<?, ?> async) {
     }
 
     private final Map<Integer, Entry> entries = new LinkedHashMap<>();

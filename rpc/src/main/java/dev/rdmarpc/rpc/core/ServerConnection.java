@@ -36,14 +36,14 @@ final class ServerConnection implements FrameHandler, RawCall {
     /** Writes this connection's responses. */
     final FrameWriter writer;
     private final InetSocketAddress peer;
-    /** Blocking calls of this connection still running (the transport's {@link #callsInFlight}). */
+    /** Blocking and asynchronous calls of this connection not over (the transport's {@link #callsInFlight}). */
     private final AtomicInteger blockingCalls = new AtomicInteger();
     /**
-     * The blocking calls of this connection by request id, from dispatch until their response is
-     * written, so that a cancel finds them. (Inline and raw calls end before the next frame is read:
-     * a cancel can only arrive after them.)
+     * The blocking and asynchronous calls of this connection by request id, from dispatch until
+     * they are over, so that a cancel or their deadline finds them. (Inline and raw calls end before
+     * the next frame is read: a cancel can only arrive after them.)
      */
-    private final ConcurrentHashMap<Long, BlockingCall> running = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Long, HeldCall> running = new ConcurrentHashMap<>();
 
     // current inline call (I/O thread)
     private MemorySegment buf;
@@ -52,6 +52,9 @@ final class ServerConnection implements FrameHandler, RawCall {
     private int methodId;
     private int payloadLength;
     private int attachmentLength;
+    /** The call's deadline ({@link System#nanoTime()}), when {@link #hasDeadline}. */
+    private long deadlineNanos;
+    private boolean hasDeadline;
     private boolean responded;
     private Attachment responseAttachment = Attachment.NONE;
 
@@ -91,12 +94,21 @@ final class ServerConnection implements FrameHandler, RawCall {
             ResponseWriter.writeError(writer, m, id, mid, Status.UNKNOWN_METHOD, "no method with id 0x" + Integer.toHexString(mid));
             return;
         }
+        int timeoutField = FrameHeader.timeoutField(frame, offset);
+        boolean deadline = timeoutField != 0;
+        long due = deadline ? System.nanoTime() + FrameDescriptor.decodeTimeout(timeoutField) : 0;
         if (e.mode() == MethodRegistry.Mode.BLOCKING) {
-            dispatchBlocking(e, frame, offset, length, id, mid);
+            dispatchBlocking(e, frame, offset, length, id, mid, deadline, due);
+            return;
+        }
+        if (e.mode() == MethodRegistry.Mode.ASYNC) {
+            dispatchAsync(e, frame, offset, id, mid, deadline, due);
             return;
         }
         boolean timed = Events.serverCallEnabled();
         long start = timed ? System.nanoTime() : 0;
+        hasDeadline = deadline;
+        deadlineNanos = due;
         buf = frame;
         frameOffset = offset;
         requestId = id;
@@ -106,9 +118,15 @@ final class ServerConnection implements FrameHandler, RawCall {
         responded = false;
         responseAttachment = Attachment.NONE;
         Status status;
+        if (deadline) {
+            InheritedDeadline.enter(due);
+        }
         try {
             status = e.mode() == MethodRegistry.Mode.RAW ? runRaw(e) : runInline(e);
         } finally {
+            if (deadline) {
+                InheritedDeadline.exit();
+            }
             buf = null;
             responseAttachment = Attachment.NONE;
         }
@@ -157,13 +175,10 @@ final class ServerConnection implements FrameHandler, RawCall {
                 e.method().responseCodec(), response, responseAttachment);
     }
 
-    private void dispatchBlocking(MethodRegistry.Entry e, MemorySegment frame, long offset, int length, long id, int mid) {
+    private void dispatchBlocking(MethodRegistry.Entry e, MemorySegment frame, long offset, int length, long id, int mid,
+                                  boolean deadline, long due) {
         Counters m = core.metrics;
-        if (core.blockingInFlight.incrementAndGet() > core.maxInFlight) {
-            core.blockingInFlight.decrementAndGet();
-            m.rejected.increment();
-            ResponseWriter.writeError(writer, m, id, mid, Status.OVERLOADED,
-                    "server has " + core.maxInFlight + " calls in flight");
+        if (!admit(id, mid)) {
             return;
         }
         PooledBuffer copy = core.pool.acquire(length);
@@ -175,36 +190,92 @@ final class ServerConnection implements FrameHandler, RawCall {
         MemorySegment.copy(frame, offset, copy.segment(), 0, length);
         m.inFlight.increment();
         blockingCalls.incrementAndGet();
-        BlockingCall call = new BlockingCall(e, copy, length);
+        BlockingCall call = new BlockingCall(this, e, copy, length, deadline, due);
         running.put(id, call);
         try {
             core.blockingExecutor.execute(call);
         } catch (RuntimeException ex) { // executor shut down
-            running.remove(id, call);
             copy.release();
-            m.inFlight.decrement();
-            blockingCalls.decrementAndGet();
-            core.blockingInFlight.decrementAndGet();
+            callEnded(call);
             ResponseWriter.writeError(writer, m, id, mid, Status.SHUTTING_DOWN, "server is shutting down");
         }
     }
 
+    /** Starts an asynchronous handler's call on the I/O thread; it ends when its future completes. */
+    private void dispatchAsync(MethodRegistry.Entry e, MemorySegment frame, long offset, long id, int mid,
+                               boolean deadline, long due) {
+        Counters m = core.metrics;
+        if (!admit(id, mid)) {
+            return;
+        }
+        int plen = FrameHeader.payloadLength(frame, offset);
+        int alen = FrameHeader.attachmentLength(frame, offset);
+        long poff = offset + FrameDescriptor.HEADER_LENGTH;
+        Object request;
+        try {
+            request = e.method().requestCodec().decode(frame, poff, plen);
+        } catch (RuntimeException ex) {
+            core.blockingInFlight.decrementAndGet();
+            ResponseWriter.writeError(writer, m, id, mid, Status.PROTOCOL_ERROR,
+                    "request of " + e.method().name() + " could not be decoded: " + ex.getMessage());
+            return;
+        }
+        m.inFlight.increment();
+        blockingCalls.incrementAndGet();
+        AsyncCall call = new AsyncCall(this, e, id, mid, deadline, due);
+        running.put(id, call);
+        call.start(request, frame.asSlice(poff + plen, alen));
+    }
+
+    /** Counts a call that will outlive its frame, or answers OVERLOADED. @return true when admitted */
+    private boolean admit(long id, int mid) {
+        if (core.blockingInFlight.incrementAndGet() > core.maxInFlight) {
+            core.blockingInFlight.decrementAndGet();
+            core.metrics.rejected.increment();
+            ResponseWriter.writeError(writer, core.metrics, id, mid, Status.OVERLOADED,
+                    "server has " + core.maxInFlight + " calls in flight");
+            return false;
+        }
+        return true;
+    }
+
+    /** A blocking or asynchronous call is over: forget it, and release what it counted. */
+    void callEnded(HeldCall call) {
+        running.remove(call.id, call);
+        core.metrics.inFlight.decrement();
+        blockingCalls.decrementAndGet();
+        core.blockingInFlight.decrementAndGet();
+    }
+
+    ServerCore core() {
+        return core;
+    }
+
     /** The client gave up on call {@code id}: stop it if it still runs; on the I/O thread. */
     private void cancel(long id) {
-        BlockingCall call = running.get(id);
+        HeldCall call = running.get(id);
         if (call != null) {
-            call.cancel();
+            call.stop(false);
         }
     }
 
+    /** Stops the blocking calls whose deadline has passed (the transport times frames and idleness). */
     @Override
     public void onTick(Connection c, long nowNanos) {
-        // nothing time-driven here: the transport times frames and idleness
+        if (running.isEmpty()) {
+            return;
+        }
+        for (HeldCall call : running.values()) {
+            if (call.hasDeadline && nowNanos - call.deadlineNanos >= 0) {
+                call.stop(true);
+            }
+        }
     }
 
+    /** Blocking calls running: their deadlines are checked on every tick. */
     @Override
     public boolean hasTimedWork() {
-        return false;
+        return !running.isEmpty();
     }
 
     /**
@@ -267,6 +338,11 @@ final class ServerConnection implements FrameHandler, RawCall {
         Objects.requireNonNull(attachment, "attachment");
         DeviceAttachments.validate(attachment);
         this.responseAttachment = attachment;
+    }
+
+    @Override
+    public long remainingNanos() {
+        return hasDeadline ? deadlineNanos - System.nanoTime() : Long.MAX_VALUE;
     }
 
     @Override
@@ -335,181 +411,5 @@ final class ServerConnection implements FrameHandler, RawCall {
     @Override
     public boolean responded() {
         return responded;
-    }
-
-    private static void runListener(Runnable r) {
-        try {
-            r.run();
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "cancel listener threw", e);
-        }
-    }
-
-    // ============================================================ blocking calls
-
-    /** A request copied out of the receive buffer, handled on a virtual thread. */
-    private final class BlockingCall implements Runnable, CallContext {
-        private final MethodRegistry.Entry entry;
-        private final PooledBuffer frame;
-        private final int length;
-        private final long id;
-        private final int mid;
-        private Attachment response = Attachment.NONE;
-        // guarded by this: the handler's thread while it runs (interrupted by a cancel), the cancel itself
-        private Thread runner;
-        private boolean handlerDone;
-        private volatile boolean cancelled;
-        private List<Runnable> cancelListeners;
-
-        BlockingCall(MethodRegistry.Entry entry, PooledBuffer frame, int length) {
-            this.entry = entry;
-            this.frame = frame;
-            this.length = length;
-            this.id = FrameHeader.requestId(frame.segment(), 0);
-            this.mid = FrameHeader.methodId(frame.segment(), 0);
-        }
-
-        @Override
-        @SuppressWarnings({"unchecked", "rawtypes"})
-        public void run() {
-            boolean timed = Events.serverCallEnabled();
-            long start = timed ? System.nanoTime() : 0;
-            Status status;
-            Counters m = core.metrics;
-            synchronized (this) {
-                runner = Thread.currentThread();
-            }
-            try {
-                MemorySegment seg = frame.segment();
-                int plen = FrameHeader.payloadLength(seg, 0);
-                Object request = null;
-                boolean decoded = false;
-                try {
-                    request = entry.method().requestCodec().decode(seg, FrameDescriptor.HEADER_LENGTH, plen);
-                    decoded = true;
-                } catch (RuntimeException ex) {
-                    status = ResponseWriter.writeError(writer, m, id, mid, Status.PROTOCOL_ERROR,
-                            "request of " + entry.method().name() + " could not be decoded: " + ex.getMessage());
-                }
-                if (decoded) {
-                    Object resp = null;
-                    Throwable failure = null;
-                    if (!cancelled) {
-                        try {
-                            resp = ((Handler) entry.handler()).handle(this, request);
-                        } catch (Throwable t) {
-                            failure = t;
-                        }
-                    }
-                    status = handlerReturned() ? Status.CANCELLED // the client forgot the call: no response
-                            : failure != null
-                            ? ResponseWriter.writeError(writer, m, id, mid, ResponseWriter.statusOf(failure),
-                                    ResponseWriter.messageOf(failure))
-                            : ResponseWriter.writeValue(writer, core.maxFrameLength, m, id, mid,
-                                    entry.method().responseCodec(), resp, response);
-                } else {
-                    status = Status.PROTOCOL_ERROR;
-                }
-            } finally {
-                handlerReturned();
-                running.remove(id, this);
-                frame.release();
-                m.inFlight.decrement();
-                blockingCalls.decrementAndGet();
-                core.blockingInFlight.decrementAndGet();
-            }
-            if (timed) {
-                Events.serverCall(entry.method().name(), mid, peer, status.name(), System.nanoTime() - start, length, "BLOCKING");
-            }
-        }
-
-        /**
-         * The handler is over (returned, threw, or never ran): no cancel interrupts this thread from now
-         * on, and an interrupt a cancel left is cleared, so that writing the response is not cut short.
-         *
-         * @return true when the call was cancelled
-         */
-        private synchronized boolean handlerReturned() {
-            if (!handlerDone) {
-                handlerDone = true;
-                runner = null;
-                if (cancelled) {
-                    Thread.interrupted();
-                }
-            }
-            return cancelled;
-        }
-
-        /** The client cancelled: interrupt the handler if it runs, then tell the listeners; on the I/O thread. */
-        void cancel() {
-            List<Runnable> listeners;
-            synchronized (this) {
-                if (cancelled || handlerDone) {
-                    return;
-                }
-                cancelled = true;
-                if (runner != null) {
-                    runner.interrupt();
-                }
-                listeners = cancelListeners;
-                cancelListeners = null;
-            }
-            core.metrics.cancelled.increment();
-            if (listeners != null) {
-                for (Runnable r : listeners) {
-                    runListener(r);
-                }
-            }
-        }
-
-        @Override
-        public boolean isCancelled() {
-            return cancelled;
-        }
-
-        @Override
-        public void onCancel(Runnable listener) {
-            Objects.requireNonNull(listener, "listener");
-            synchronized (this) {
-                if (!cancelled) {
-                    if (cancelListeners == null) {
-                        cancelListeners = new ArrayList<>(2);
-                    }
-                    cancelListeners.add(listener);
-                    return;
-                }
-            }
-            runListener(listener); // cancelled already: at once, on this thread
-        }
-
-        @Override
-        public InetSocketAddress peer() {
-            return peer;
-        }
-
-        @Override
-        public int methodId() {
-            return mid;
-        }
-
-        @Override
-        public long requestId() {
-            return id;
-        }
-
-        @Override
-        public Attachment requestAttachment() {
-            MemorySegment seg = frame.segment();
-            int plen = FrameHeader.payloadLength(seg, 0);
-            int alen = FrameHeader.attachmentLength(seg, 0);
-            return alen == 0 ? Attachment.NONE : Attachment.of(seg.asSlice(FrameDescriptor.HEADER_LENGTH + plen, alen));
-        }
-
-        @Override
-        public void responseAttachment(Attachment attachment) {
-            Objects.requireNonNull(attachment, "attachment");
-            DeviceAttachments.validate(attachment);
-            this.response = attachment;
-        }
     }
 }

@@ -21,7 +21,7 @@ import java.nio.ByteOrder;
  * +---------------------------------------------------------------+
  * |                     method id (32 bit)                        | 16
  * +-------------------------------+-------------------------------+
- * |            status             |        reserved (0)           | 20
+ * |  status (response) / timeout (request, 32 bit) | reserved (0)  | 20
  * +-------------------------------+-------------------------------+
  * |                  payload length (32 bit)                      | 24
  * +---------------------------------------------------------------+
@@ -35,8 +35,10 @@ import java.nio.ByteOrder;
  *
  * <p>All integers are little-endian and need no alignment. The frame length is
  * {@code HEADER_LENGTH + payload length + attachment length} and must not exceed the receiver's
- * maximum frame size (at most {@link #MAX_FRAME_LENGTH_LIMIT}). A request carries status 0
- * ({@link #STATUS_OK}); a response echoes the request's id and method id. The method id is the
+ * maximum frame size (at most {@link #MAX_FRAME_LENGTH_LIMIT}). In a request, bytes 20 to 23 are the
+ * call's timeout: how long the client still waits, as {@link #encodeTimeout} writes it (0: no
+ * deadline); in every other frame they are the status and a reserved 0. A response echoes the
+ * request's id and method id. The method id is the
  * 32-bit FNV-1a hash of the method name's UTF-8 bytes ({@link #methodId(String)}); a server refuses
  * to register two names with the same id, so no handshake is needed. An error response carries a
  * nonzero status and, as payload, the error message in UTF-8.
@@ -61,8 +63,12 @@ public final class FrameDescriptor {
     public static final int METHOD_ID_OFFSET = 16;
     /** Offset of the status (unsigned short). */
     public static final int STATUS_OFFSET = 20;
-    /** Offset of the reserved field (unsigned short, must be 0). */
+    /** Offset of the reserved field (unsigned short, must be 0; a request's timeout covers it). */
     public static final int RESERVED_OFFSET = 22;
+    /** Offset of a request's timeout (unsigned int, see {@link #encodeTimeout}); status and reserved in other frames. */
+    public static final int TIMEOUT_OFFSET = 20;
+    /** A timeout's unit bit: set, the low 31 bits count milliseconds; clear, microseconds. */
+    public static final int TIMEOUT_MILLIS = 0x8000_0000;
     /** Offset of the payload length (int). */
     public static final int PAYLOAD_LENGTH_OFFSET = 24;
     /** Offset of the attachment length (int). */
@@ -130,7 +136,10 @@ public final class FrameDescriptor {
     public static final int BAD_LENGTH = -6;
     /** {@link #check} result: the frame is longer than the receiver's maximum. */
     public static final int TOO_LONG = -7;
-    /** {@link #check} result: a request with a nonzero status. */
+    /**
+     * A former {@link #check} result (a request with a nonzero status), no longer returned: a
+     * request's status field is its timeout now.
+     */
     public static final int BAD_STATUS = -8;
 
     static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -172,11 +181,8 @@ public final class FrameDescriptor {
             return BAD_TYPE;
         }
         if ((buf.get(SHORT, offset + FLAGS_OFFSET) & FLAGS_RESERVED_MASK) != 0
-                || buf.get(SHORT, offset + RESERVED_OFFSET) != 0) {
+                || type != TYPE_REQUEST && buf.get(SHORT, offset + RESERVED_OFFSET) != 0) {
             return BAD_RESERVED;
-        }
-        if (type == TYPE_REQUEST && buf.get(SHORT, offset + STATUS_OFFSET) != STATUS_OK) {
-            return BAD_STATUS;
         }
         int payload = buf.get(INT, offset + PAYLOAD_LENGTH_OFFSET);
         int attachment = buf.get(INT, offset + ATTACHMENT_LENGTH_OFFSET);
@@ -188,6 +194,36 @@ public final class FrameDescriptor {
             return TOO_LONG;
         }
         return length;
+    }
+
+    /**
+     * Encodes how long a client still waits for a call, for a request's timeout field: microseconds
+     * up to 2<sup>31</sup> - 1 (about 35 minutes), milliseconds with {@link #TIMEOUT_MILLIS} set above
+     * that (up to about 24 days; longer waits are sent as that); at least 1 microsecond.
+     *
+     * @param remainingNanos the time left, in nanoseconds; {@link Long#MAX_VALUE} for no deadline
+     * @return the field's value; 0 for no deadline
+     */
+    public static int encodeTimeout(long remainingNanos) {
+        if (remainingNanos == Long.MAX_VALUE) {
+            return 0;
+        }
+        long micros = Math.max(1, (remainingNanos + 999) / 1000);
+        if (micros <= Integer.MAX_VALUE) {
+            return (int) micros;
+        }
+        return TIMEOUT_MILLIS | (int) Math.min((micros + 999) / 1000, Integer.MAX_VALUE);
+    }
+
+    /**
+     * @param field a request's timeout field
+     * @return the time it says, in nanoseconds; {@link Long#MAX_VALUE} for no deadline (0)
+     */
+    public static long decodeTimeout(int field) {
+        if (field == 0) {
+            return Long.MAX_VALUE;
+        }
+        return (field & TIMEOUT_MILLIS) != 0 ? (field & Integer.MAX_VALUE) * 1_000_000L : field * 1_000L;
     }
 
     /**

@@ -32,6 +32,15 @@ public final class FrameHeader {
         return buf.get(SHORT, offset + STATUS_OFFSET) & 0xFFFF;
     }
 
+    /**
+     * Reads a request's timeout field (see {@link FrameDescriptor#decodeTimeout}).
+     *
+     * @return the field's raw value; 0 for no deadline
+     */
+    public static int timeoutField(MemorySegment buf, long offset) {
+        return buf.get(INT, offset + TIMEOUT_OFFSET);
+    }
+
     /** Reads the payload length of the frame starting at {@code offset} in {@code buf}. */
     public static int payloadLength(MemorySegment buf, long offset) {
         return buf.get(INT, offset + PAYLOAD_LENGTH_OFFSET);

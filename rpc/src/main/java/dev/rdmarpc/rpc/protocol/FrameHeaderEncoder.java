@@ -76,8 +76,19 @@ public final class FrameHeaderEncoder {
     }
 
     /**
+     * Sets a request's timeout field (bytes 20 to 23; only in requests).
+     *
+     * @param field as {@link FrameDescriptor#encodeTimeout} makes it
+     * @return this
+     */
+    public FrameHeaderEncoder timeout(int field) {
+        buffer.set(INT, offset + TIMEOUT_OFFSET, field);
+        return this;
+    }
+
+    /**
      * @param status the status code, an unsigned short ({@link FrameDescriptor#STATUS_OK} for
-     *               requests and successful responses)
+     *               successful responses; not in requests, whose bytes 20 to 23 are their timeout)
      * @return this
      */
     public FrameHeaderEncoder status(int status) {

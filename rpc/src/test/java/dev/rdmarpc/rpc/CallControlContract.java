@@ -1,0 +1,355 @@
+package dev.rdmarpc.rpc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.rdmarpc.rpc.codec.Codecs;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Call control end to end. Cancellation: {@code cancel} on a call's future (or an interrupted blocking call) frees
+ * the call's slot at once and sends the server a cancel; a blocking handler still running is
+ * interrupted, sees {@link CallContext#isCancelled()}, runs its cancel listeners, and sends nothing;
+ * many cancelled calls leave no slot, call or buffer behind on either side. Deadlines: the time a
+ * call has left travels with it, a blocking handler still running at it is stopped, and calls made
+ * from a handler inherit it, so that a chain of calls gives up together.
+ *
+ * <p>Subclassed per transport (TCP on the host, RDMA in the Soft-RoCE VM).
+ */
+public abstract class CallControlContract {
+    /** Blocks until interrupted (or a minute), then answers; on a virtual thread. */
+    static final Method<String, String> WAIT = Method.of("waitForCancel", Codecs.STRING, Codecs.STRING);
+    /** Echoes a string, on the I/O thread. */
+    static final Method<String, String> ECHO = Method.of("echo", Codecs.STRING, Codecs.STRING);
+    /** The time the call has left, as the server sees it, on the I/O thread. */
+    static final Method<Void, Long> REMAINING = Method.of("remaining", Codecs.VOID, Codecs.LONG);
+    /** The same from a blocking handler. */
+    static final Method<Void, Long> REMAINING_BLOCKING = Method.of("remainingBlocking", Codecs.VOID, Codecs.LONG);
+    /** Answers the request plus "!" from another thread after 20 ms: an asynchronous handler. */
+    static final Method<String, String> LATER = Method.of("later", Codecs.STRING, Codecs.STRING);
+    /** An asynchronous handler whose future only a cancel or the deadline ends. */
+    static final Method<String, String> NEVER = Method.of("never", Codecs.STRING, Codecs.STRING);
+    /** Calls the next server's {@link #RELAY} (or {@link #WAIT} at the end of a chain), on a virtual thread. */
+    static final Method<String, String> RELAY = Method.of("relay", Codecs.STRING, Codecs.STRING);
+
+    final CountDownLatch started = new CountDownLatch(1);
+    private final AtomicLong interruptedAt = new AtomicLong();
+    private final AtomicLong listenerAt = new AtomicLong();
+    private final AtomicBoolean sawCancelled = new AtomicBoolean();
+    private final AtomicReference<Thread> listenerThread = new AtomicReference<>();
+    RpcServer server;
+    private RpcClient client;
+    private final List<CompletableFuture<String>> neverFutures = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** @return a server of this transport, not started */
+    protected abstract RpcServer.Builder serverBuilder();
+
+    /** @return a client of this transport connected to {@code server} */
+    protected abstract RpcClient connect(RpcServer server);
+
+    /** @return the longest a cancel may take to reach a running handler (its thread interrupted) */
+    protected abstract Duration cancelBound();
+
+    /** @return the deadline of the chained call in {@link #aChainOfThreeCallsGivesUpTogether}: long enough to pass three hops */
+    protected abstract Duration chainDeadline();
+
+    /** @return how many calls {@link #manyCancelledCallsLeaveNothingBehind} cancels */
+    protected int cancelledCalls() {
+        return 10_000;
+    }
+
+    @BeforeEach
+    void start() {
+        server = serverBuilder()
+                .registerBlocking(WAIT, (ctx, s) -> {
+                    ctx.onCancel(() -> {
+                        listenerAt.compareAndSet(0, System.nanoTime());
+                        listenerThread.set(Thread.currentThread());
+                    });
+                    started.countDown();
+                    try {
+                        Thread.sleep(60_000);
+                        return "slept";
+                    } catch (InterruptedException e) {
+                        interruptedAt.compareAndSet(0, System.nanoTime());
+                        sawCancelled.set(ctx.isCancelled());
+                        return "interrupted";
+                    }
+                })
+                .register(ECHO, (ctx, s) -> s)
+                .register(REMAINING, (ctx, v) -> ctx.remainingNanos())
+                .registerBlocking(REMAINING_BLOCKING, (ctx, v) -> ctx.remainingNanos())
+                .registerAsync(LATER, (ctx, s) -> s.equals("fail")
+                        ? CompletableFuture.failedFuture(new RpcException(Status.RESOURCE_EXHAUSTED, "told to fail"))
+                        : CompletableFuture.supplyAsync(() -> s + "!",
+                                CompletableFuture.delayedExecutor(20, TimeUnit.MILLISECONDS)))
+                .registerAsync(NEVER, (ctx, s) -> {
+                    CompletableFuture<String> f = new CompletableFuture<>();
+                    neverFutures.add(f);
+                    started.countDown();
+                    return f;
+                })
+                .start();
+        client = connect(server);
+    }
+
+    @AfterEach
+    void stop() {
+        if (client != null) {
+            client.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @Test
+    void aRunningHandlerIsInterruptedAndItsResultDropped() throws Exception {
+        CompletableFuture<String> call = client.callAsync(WAIT, "x");
+        assertTrue(started.await(10, TimeUnit.SECONDS), "handler started");
+        TestSupport.await("the server's call in flight", Duration.ofSeconds(5), () -> server.metrics().inFlight() == 1);
+        long serverSentBefore = server.metrics().bytesSent();
+        long cancelAt = System.nanoTime();
+        assertTrue(call.cancel(true));
+        assertEquals(0, client.metrics().inFlight(), "the client's slot is free at once");
+        assertEquals(1, client.metrics().cancelled());
+        assertTrue(call.isCancelled());
+        assertThrows(CancellationException.class, call::join);
+
+        TestSupport.await("the handler interrupted", cancelBound(), () -> interruptedAt.get() != 0);
+        long tookNanos = interruptedAt.get() - cancelAt;
+        System.out.printf("cancel to handler interrupt: %.2f ms, to listener: %.2f ms%n", tookNanos / 1e6,
+                (listenerAt.get() - cancelAt) / 1e6);
+        assertTrue(sawCancelled.get(), "CallContext.isCancelled() in the handler");
+        assertTrue(listenerAt.get() != 0, "the cancel listener ran");
+        assertFalse(listenerThread.get().isVirtual(), "the listener runs on an I/O thread, not the handler's: " + listenerThread.get());
+        TestSupport.await("the server's call over", Duration.ofSeconds(5),
+                () -> server.metrics().inFlight() == 0 && server.metrics().cancelled() == 1);
+        Thread.sleep(100);
+        assertEquals(serverSentBefore, server.metrics().bytesSent(), "no response to a cancelled call");
+
+        assertEquals("still works", client.call(ECHO, "still works"), "the connection goes on");
+        assertTrue(call.cancel(true), "still cancelled (CompletableFuture's contract)");
+        assertEquals(1, client.metrics().cancelled(), "a second cancel sends nothing");
+        assertEquals(1, server.metrics().cancelled());
+    }
+
+    @Test
+    void anInterruptedBlockingCallCancelsOnTheServer() throws Exception {
+        AtomicReference<Throwable> outcome = new AtomicReference<>();
+        Thread caller = Thread.ofPlatform().name("blocking-caller").start(() -> {
+            try {
+                client.call(WAIT, "x", CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(60)));
+            } catch (Throwable t) {
+                outcome.set(t);
+            }
+        });
+        assertTrue(started.await(10, TimeUnit.SECONDS), "handler started");
+        caller.interrupt();
+        caller.join(5_000);
+        assertTrue(outcome.get() instanceof RpcException e && e.status() == Status.CANCELLED, "caller sees " + outcome.get());
+        assertEquals(0, client.metrics().inFlight());
+        TestSupport.await("the handler interrupted", cancelBound(), () -> interruptedAt.get() != 0);
+        TestSupport.await("the server's call over", Duration.ofSeconds(5),
+                () -> server.metrics().inFlight() == 0 && server.metrics().cancelled() == 1);
+    }
+
+    @Test
+    void aCancelAfterTheResponseChangesNothing() {
+        CompletableFuture<String> call = client.callAsync(ECHO, "done");
+        assertEquals("done", call.join());
+        assertFalse(call.cancel(true));
+        assertEquals(0, client.metrics().cancelled());
+        assertEquals("again", client.call(ECHO, "again"));
+        assertEquals(0, server.metrics().cancelled());
+    }
+
+    /**
+     * Waves of calls to a handler that waits until it is interrupted, each cancelled, some as soon
+     * as sent, some once running: every one reaches the server (cancels follow their requests on the
+     * connection, and none of these handlers ends by itself), and afterwards neither side holds a
+     * call, a slot or a buffer more than before.
+     */
+    @Test
+    void manyCancelledCallsLeaveNothingBehind() throws Exception {
+        assertEquals("warm", client.call(ECHO, "warm"));
+        long serverChunks = server.bufferPool().chunksInUse();
+        long clientChunks = client.bufferPool().chunksInUse();
+        int total = cancelledCalls();
+        int wave = 100;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(240);
+        for (int done = 0; done < total; done += wave) {
+            List<CompletableFuture<String>> calls = new ArrayList<>(wave);
+            for (int i = 0; i < wave; i++) {
+                calls.add(client.callAsync(WAIT, "w", CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(120))));
+            }
+            if ((done / wave) % 2 == 1) { // every other wave: once the server runs them all
+                TestSupport.await("a wave running", Duration.ofSeconds(30), () -> server.metrics().inFlight() == wave);
+            }
+            for (CompletableFuture<String> c : calls) {
+                assertTrue(c.cancel(true), "cancelled before any response");
+            }
+            assertEquals(0, client.metrics().inFlight());
+            assertTrue(System.nanoTime() < deadline, "bounded in time: " + done + " calls cancelled");
+        }
+        assertEquals(total, client.metrics().cancelled());
+        TestSupport.await("every call over on the server", Duration.ofSeconds(60),
+                () -> server.metrics().inFlight() == 0 && server.metrics().cancelled() == total);
+        TestSupport.await("buffers back on both sides", Duration.ofSeconds(10),
+                () -> server.bufferPool().chunksInUse() <= serverChunks && server.bufferPool().largeBuffersInUse() == 0
+                        && client.bufferPool().chunksInUse() <= clientChunks);
+        assertEquals("after", client.call(ECHO, "after"));
+    }
+
+    @Test
+    void theDeadlineTravelsWithTheCall() {
+        for (Method<Void, Long> m : List.of(REMAINING, REMAINING_BLOCKING)) {
+            long left = client.call(m, null, CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(20)));
+            assertTrue(left <= TimeUnit.SECONDS.toNanos(20) && left > TimeUnit.SECONDS.toNanos(15),
+                    m.name() + ": the server sees " + left + " ns of a 20 s timeout");
+            long byDefault = client.call(m, null);
+            assertTrue(byDefault <= TimeUnit.SECONDS.toNanos(30) && byDefault > TimeUnit.SECONDS.toNanos(25),
+                    m.name() + ": the default timeout, 30 s, travels too: " + byDefault + " ns");
+        }
+    }
+
+    @Test
+    void aHandlerRunningPastItsDeadlineIsStopped() throws Exception {
+        Duration timeout = Duration.ofMillis(300);
+        long t0 = System.nanoTime();
+        RpcException e = assertThrows(RpcException.class,
+                () -> client.call(WAIT, "x", CallOptions.DEFAULT.withTimeout(timeout)));
+        assertTrue(e.status() == Status.TIMEOUT || e.status() == Status.DEADLINE_EXCEEDED, "client sees " + e.status());
+        TestSupport.await("the handler interrupted", cancelBound(), () -> interruptedAt.get() != 0);
+        long tookNanos = interruptedAt.get() - t0;
+        System.out.printf("deadline 300 ms: handler interrupted after %.1f ms%n", tookNanos / 1e6);
+        assertTrue(tookNanos >= timeout.toNanos() - TimeUnit.MILLISECONDS.toNanos(50), "not before its deadline: " + tookNanos);
+        assertTrue(tookNanos < timeout.plus(cancelBound()).toNanos(), "stopped at its deadline: " + tookNanos);
+        assertTrue(sawCancelled.get(), "isCancelled() once stopped");
+        TestSupport.await("the server's call over", Duration.ofSeconds(5),
+                () -> server.metrics().inFlight() == 0 && server.metrics().timeouts() == 1);
+        assertEquals(0, server.metrics().cancelled(), "a deadline, not a cancel");
+        assertEquals("after", client.call(ECHO, "after"));
+    }
+
+    /**
+     * client -> A -> B -> C, each a blocking relay, C waiting until interrupted: the client's
+     * deadline reaches C through A and B, and all four give up at about that deadline, not at the
+     * 30 s default of the inner calls.
+     */
+    @Test
+    void aChainOfThreeCallsGivesUpTogether() throws Exception {
+        Map<String, Long> endedAt = new ConcurrentHashMap<>();
+        Map<String, String> endedWith = new ConcurrentHashMap<>();
+        List<AutoCloseable> chain = new ArrayList<>();
+        try {
+            RpcClient toC = connect(server);
+            chain.add(toC);
+            RpcServer b = relay("B", toC, WAIT, endedAt, endedWith);
+            chain.add(b);
+            RpcClient toB = connect(b);
+            chain.add(toB);
+            RpcServer a = relay("A", toB, RELAY, endedAt, endedWith);
+            chain.add(a);
+            RpcClient toA = connect(a);
+            chain.add(toA);
+            Duration deadline = chainDeadline();
+            long t0 = System.nanoTime();
+            RpcException e = assertThrows(RpcException.class,
+                    () -> toA.call(RELAY, "x", CallOptions.DEFAULT.withTimeout(deadline)));
+            long clientGaveUp = System.nanoTime() - t0;
+            TestSupport.await("C's handler interrupted", cancelBound().plus(deadline), () -> interruptedAt.get() != 0);
+            TestSupport.await("A's and B's handlers over", cancelBound().plus(deadline), () -> endedAt.size() == 2);
+            long bound = deadline.plus(cancelBound()).toNanos();
+            System.out.printf("chain with a %d ms deadline: client %.1f ms (%s), A %.1f ms (%s), B %.1f ms (%s), C %.1f ms%n",
+                    deadline.toMillis(), clientGaveUp / 1e6, e.status(), (endedAt.get("A") - t0) / 1e6, endedWith.get("A"),
+                    (endedAt.get("B") - t0) / 1e6, endedWith.get("B"), (interruptedAt.get() - t0) / 1e6);
+            assertTrue(e.status() == Status.TIMEOUT || e.status() == Status.DEADLINE_EXCEEDED, "client sees " + e.status());
+            assertTrue(clientGaveUp < bound, "client gave up at its deadline: " + clientGaveUp);
+            for (String hop : List.of("A", "B")) {
+                assertTrue(endedAt.get(hop) - t0 < bound, hop + " gave up at the deadline: " + (endedAt.get(hop) - t0));
+                assertTrue(endedWith.get(hop).matches("TIMEOUT|DEADLINE_EXCEEDED|CANCELLED"), hop + ": " + endedWith.get(hop));
+            }
+            assertTrue(interruptedAt.get() - t0 < bound, "C stopped at the deadline: " + (interruptedAt.get() - t0));
+            TestSupport.await("every hop's calls over", Duration.ofSeconds(10),
+                    () -> server.metrics().inFlight() == 0 && a.metrics().inFlight() == 0 && b.metrics().inFlight() == 0);
+        } finally {
+            for (int i = chain.size() - 1; i >= 0; i--) {
+                chain.get(i).close();
+            }
+        }
+    }
+
+    /** A server whose blocking {@link #RELAY} calls {@code next} through {@code to}, recording when and how that ended. */
+    private RpcServer relay(String name, RpcClient to, Method<String, String> next, Map<String, Long> endedAt,
+                            Map<String, String> endedWith) {
+        return serverBuilder().registerBlocking(RELAY, (ctx, s) -> {
+            try {
+                return to.call(next, s); // no timeout of its own: the deadline it serves applies
+            } catch (RpcException e) {
+                endedWith.put(name, e.status().name());
+                throw e;
+            } finally {
+                endedAt.put(name, System.nanoTime());
+                endedWith.putIfAbsent(name, "OK");
+            }
+        }).start();
+    }
+
+    @Test
+    void anAsyncHandlerAnswersFromAnotherThread() {
+        assertEquals("x!", client.call(LATER, "x"));
+        RpcException e = assertThrows(RpcException.class, () -> client.call(LATER, "fail"));
+        assertEquals(Status.RESOURCE_EXHAUSTED, e.status());
+        assertTrue(e.getMessage().contains("told to fail"), e.getMessage());
+        List<CompletableFuture<String>> calls = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            calls.add(client.callAsync(LATER, "n" + i));
+        }
+        for (int i = 0; i < calls.size(); i++) {
+            assertEquals("n" + i + "!", calls.get(i).join());
+        }
+        TestSupport.await("the server's calls over", Duration.ofSeconds(5), () -> server.metrics().inFlight() == 0);
+    }
+
+    @Test
+    void aCancelOrTheDeadlineCancelsAnAsyncHandlersFuture() throws Exception {
+        CompletableFuture<String> call = client.callAsync(NEVER, "x");
+        assertTrue(started.await(10, TimeUnit.SECONDS), "handler started");
+        long sentBefore = server.metrics().bytesSent();
+        long cancelAt = System.nanoTime();
+        assertTrue(call.cancel(true));
+        TestSupport.await("the handler's future cancelled", cancelBound(), () -> neverFutures.get(0).isCancelled());
+        System.out.printf("cancel to the async handler's future cancelled: %.2f ms%n", (System.nanoTime() - cancelAt) / 1e6);
+        TestSupport.await("the server's call over", Duration.ofSeconds(5),
+                () -> server.metrics().inFlight() == 0 && server.metrics().cancelled() == 1);
+        assertEquals(sentBefore, server.metrics().bytesSent(), "no response to a cancelled call");
+
+        long t0 = System.nanoTime();
+        RpcException e = assertThrows(RpcException.class,
+                () -> client.call(NEVER, "y", CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300))));
+        assertTrue(e.status() == Status.TIMEOUT || e.status() == Status.DEADLINE_EXCEEDED, "client sees " + e.status());
+        TestSupport.await("the second future cancelled at its deadline", cancelBound(),
+                () -> neverFutures.size() == 2 && neverFutures.get(1).isCancelled());
+        assertTrue(System.nanoTime() - t0 < Duration.ofMillis(300).plus(cancelBound()).toNanos());
+        TestSupport.await("the server's call over", Duration.ofSeconds(5),
+                () -> server.metrics().inFlight() == 0 && server.metrics().timeouts() == 1);
+        assertEquals("after", client.call(LATER, "after").replace("!", ""));
+    }
+}
