@@ -633,6 +633,7 @@ public final class ClientCore implements FrameHandler {
         int reqBytes;
         Method<?, ?> method;
         boolean detach;
+        boolean pastDeadline;
         long now = System.nanoTime();
         lock.lock();
         try {
@@ -640,6 +641,7 @@ public final class ClientCore implements FrameHandler {
             if (slot >= capacity || ids[slot] != id) {
                 return; // a late response to a call that timed out
             }
+            pastDeadline = now - deadlines[slot] >= 0;
             sink = sinks[slot];
             tag = tags[slot];
             start = starts[slot];
@@ -657,6 +659,14 @@ public final class ClientCore implements FrameHandler {
         int statusCode = FrameHeader.status(buf, offset);
         if (statusCode != FrameDescriptor.STATUS_OK) {
             RpcException error = errorFrom(buf, offset, statusCode);
+            if (pastDeadline) {
+                // the server gave up at the deadline it was sent (DEADLINE_EXCEEDED), or a call the
+                // handler made timed out with it: either way this call timed out, as the sweep would say
+                metrics.timeouts.increment();
+                error = new RpcException(Status.TIMEOUT, method.name() + " timed out after "
+                        + TimeUnit.NANOSECONDS.toMillis(now - start) + " ms (the server said: " + error.status() + " "
+                        + error.getMessage() + ")");
+            }
             metrics.errors.increment();
             fail(sink, tag, error);
             if (Events.clientCallEnabled()) {
