@@ -9,7 +9,7 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>The payload is {@code payloadLength()} bytes of {@link #buffer()} at {@link #payloadOffset()};
  * reading them through these accessors allocates nothing. Exactly one of the {@code respond} methods
- * must be called, once.
+ * must be called, once, or {@link #defer()} to answer later from another thread.
  */
 public interface RawCall extends CallContext {
     /** @return the memory holding the received frame (do not keep it) */
@@ -69,6 +69,17 @@ public interface RawCall extends CallContext {
      */
     void respondError(Status status, String message);
 
-    /** @return true once a {@code respond} method has been called */
+    /** @return true once a {@code respond} method (or {@link #defer()}) has been called */
     boolean responded();
+
+    /**
+     * Takes the call over, to answer it later from any thread through the returned
+     * {@link DeferredCall}; counts as this call's response here (a {@code respond} after it throws).
+     * Copy what the answer needs from the request before the handler returns. Allocates nothing
+     * once the connection has as many deferred calls pending as it ever had.
+     *
+     * @return the call, to answer once
+     * @throws IllegalStateException when already responded, or after the handler returned
+     */
+    DeferredCall defer();
 }

@@ -45,6 +45,8 @@ public abstract class CallControlContract {
     static final Method<String, String> LATER = Method.of("later", Codecs.STRING, Codecs.STRING);
     /** An asynchronous handler whose future only a cancel or the deadline ends. */
     static final Method<String, String> NEVER = Method.of("never", Codecs.STRING, Codecs.STRING);
+    /** A raw handler that defers: it copies the request and answers it from another thread, reversed. */
+    static final Method<byte[], byte[]> DEFERRED = Method.of("deferredReverse", Codecs.BYTES, Codecs.BYTES);
     /** Calls the next server's {@link #RELAY} (or {@link #WAIT} at the end of a chain), on a virtual thread. */
     static final Method<String, String> RELAY = Method.of("relay", Codecs.STRING, Codecs.STRING);
 
@@ -56,6 +58,8 @@ public abstract class CallControlContract {
     RpcServer server;
     private RpcClient client;
     private final List<CompletableFuture<String>> neverFutures = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final java.util.concurrent.ExecutorService answerer = java.util.concurrent.Executors.newFixedThreadPool(2);
+    private final AtomicReference<Throwable> deferMisuse = new AtomicReference<>();
 
     /** @return a server of this transport, not started */
     protected abstract RpcServer.Builder serverBuilder();
@@ -99,6 +103,23 @@ public abstract class CallControlContract {
                         ? CompletableFuture.failedFuture(new RpcException(Status.RESOURCE_EXHAUSTED, "told to fail"))
                         : CompletableFuture.supplyAsync(() -> s + "!",
                                 CompletableFuture.delayedExecutor(20, TimeUnit.MILLISECONDS)))
+                .registerRaw(DEFERRED, call -> {
+                    byte[] request = call.payload().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+                    DeferredCall d = call.defer();
+                    try {
+                        call.respondError(Status.HANDLER_FAILED, "a respond after defer");
+                        deferMisuse.set(new AssertionError("a respond after defer was taken"));
+                    } catch (IllegalStateException expected) {
+                        // the deferred call is the response now
+                    }
+                    answerer.execute(() -> {
+                        byte[] reversed = new byte[request.length];
+                        for (int i = 0; i < request.length; i++) {
+                            reversed[i] = request[request.length - 1 - i];
+                        }
+                        d.respond(java.lang.foreign.MemorySegment.ofArray(reversed), 0, reversed.length);
+                    });
+                })
                 .registerAsync(NEVER, (ctx, s) -> {
                     CompletableFuture<String> f = new CompletableFuture<>();
                     neverFutures.add(f);
@@ -111,6 +132,7 @@ public abstract class CallControlContract {
 
     @AfterEach
     void stop() {
+        answerer.shutdownNow();
         if (client != null) {
             client.close();
         }
@@ -351,5 +373,26 @@ public abstract class CallControlContract {
         TestSupport.await("the server's call over", Duration.ofSeconds(5),
                 () -> server.metrics().inFlight() == 0 && server.metrics().timeouts() == 1);
         assertEquals("after", client.call(LATER, "after").replace("!", ""));
+    }
+
+    /**
+     * A raw handler takes its call over and answers it from another thread: every answer arrives,
+     * right, while the handler's thread long returned; a second answer is refused; the server counts
+     * the calls in flight until they are answered.
+     */
+    @Test
+    void aRawHandlerAnswersLaterFromAnotherThread() {
+        List<CompletableFuture<byte[]>> calls = new ArrayList<>();
+        for (int i = 0; i < 500; i++) {
+            calls.add(client.callAsync(DEFERRED, new byte[] {(byte) i, 1, 2, 3}));
+        }
+        for (int i = 0; i < calls.size(); i++) {
+            byte[] r = calls.get(i).join();
+            assertEquals(4, r.length);
+            assertEquals((byte) i, r[3], "call " + i + " answered with its own request, reversed");
+            assertEquals(3, r[0]);
+        }
+        assertEquals(null, deferMisuse.get());
+        TestSupport.await("the server's deferred calls over", Duration.ofSeconds(5), () -> server.metrics().inFlight() == 0);
     }
 }

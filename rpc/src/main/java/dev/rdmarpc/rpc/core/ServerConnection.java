@@ -2,6 +2,7 @@ package dev.rdmarpc.rpc.core;
 
 import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.CallContext;
+import dev.rdmarpc.rpc.DeferredCall;
 import dev.rdmarpc.rpc.Handler;
 import dev.rdmarpc.rpc.RawCall;
 import dev.rdmarpc.rpc.Status;
@@ -18,8 +19,7 @@ import java.io.IOException;
 import java.io.EOFException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -44,6 +44,8 @@ final class ServerConnection implements FrameHandler, RawCall {
      * the next frame is read: a cancel can only arrive after them.)
      */
     private final ConcurrentHashMap<Long, HeldCall> running = new ConcurrentHashMap<>();
+    /** Deferred raw calls answered, for the next {@link #defer()}; guarded by itself. */
+    private final ArrayDeque<DeferredRawCall> spareDeferred = new ArrayDeque<>();
 
     // current inline call (I/O thread)
     private MemorySegment buf;
@@ -411,5 +413,31 @@ final class ServerConnection implements FrameHandler, RawCall {
     @Override
     public boolean responded() {
         return responded;
+    }
+
+    @Override
+    public DeferredCall defer() {
+        checkRespond();
+        DeferredRawCall d;
+        synchronized (spareDeferred) {
+            d = spareDeferred.poll();
+        }
+        if (d == null) {
+            d = new DeferredRawCall(this);
+        }
+        core.metrics.inFlight.increment();
+        blockingCalls.incrementAndGet();
+        d.begin(requestId, methodId, hasDeadline, deadlineNanos);
+        lastStatus = Status.OK;
+        return d;
+    }
+
+    /** A deferred call was answered (any thread): it is a spare again. */
+    void deferredAnswered(DeferredRawCall d) {
+        core.metrics.inFlight.decrement();
+        blockingCalls.decrementAndGet();
+        synchronized (spareDeferred) {
+            spareDeferred.push(d);
+        }
     }
 }
