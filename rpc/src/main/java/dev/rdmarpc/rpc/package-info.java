@@ -12,6 +12,16 @@
  * String r = channel.call(ECHO, "hello");
  * }
  *
+ * <p>A server method runs one of four ways: inline on the I/O thread ({@code register}), on a
+ * virtual thread ({@code registerBlocking}), answered when its {@link java.util.concurrent.CompletableFuture}
+ * completes ({@code registerAsync}, an {@link dev.rdmarpc.rpc.AsyncHandler}), or raw over the
+ * received bytes ({@code registerRaw}, a {@link dev.rdmarpc.rpc.RawHandler}, which may
+ * {@link dev.rdmarpc.rpc.RawCall#defer() defer} its answer to another thread without allocating).
+ * Call control: a call's future's {@code cancel} reaches the server
+ * ({@link dev.rdmarpc.rpc.CallContext#isCancelled()}, {@link dev.rdmarpc.rpc.CallContext#onCancel}),
+ * and every call's timeout travels with it ({@link dev.rdmarpc.rpc.CallContext#remainingNanos()}),
+ * inherited by the calls a handler makes.
+ *
  * <p>The builders share their settings: {@link dev.rdmarpc.rpc.RpcBuilder} the maximum frame length
  * and the transport, {@link dev.rdmarpc.rpc.ClientBuilder} those of a connection to a server (for a
  * client and a pool alike). A builder chooses its transport one way: {@code tcp(cfg -> ...)}

@@ -1,6 +1,7 @@
 package dev.rdmarpc.rpc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import java.lang.foreign.MemorySegment;
@@ -51,6 +52,40 @@ class CallControlTcpTest extends CallControlContract {
             assertEquals(Status.DEADLINE_EXCEEDED.code(), response.getShort(FrameDescriptor.STATUS_OFFSET));
             assertEquals(1, started.getCount(), "the handler never ran");
             assertEquals(1, server.metrics().timeouts());
+        }
+    }
+
+    /**
+     * A frame of a message type a later protocol version may define (9, with a body) gets an error
+     * response for its request id naming the type, and the connection goes on; type 0 is still a
+     * protocol error that ends the connection.
+     */
+    @Test
+    void anUnknownMessageTypeIsAnsweredAndTheConnectionGoesOn() throws Exception {
+        try (SocketChannel ch = TestSupport.open(server.address())) {
+            byte[] future = TestSupport.requestFrame(41, 0x1234, new byte[] {1, 2, 3}, new byte[0]);
+            future[FrameDescriptor.TYPE_OFFSET] = 9;
+            TestSupport.write(ch, future);
+            ByteBuffer answer = TestSupport.readFrame(ch);
+            assertEquals(41, answer.getLong(FrameDescriptor.REQUEST_ID_OFFSET));
+            assertEquals(Status.PROTOCOL_ERROR.code(), answer.getShort(FrameDescriptor.STATUS_OFFSET));
+            String message = new String(answer.array(), FrameDescriptor.HEADER_LENGTH,
+                    answer.getInt(FrameDescriptor.PAYLOAD_LENGTH_OFFSET), java.nio.charset.StandardCharsets.UTF_8);
+            assertTrue(message.contains("unknown message type 9"), message);
+
+            byte[] echo = TestSupport.requestFrame(42, ECHO.id(), "ok".getBytes(java.nio.charset.StandardCharsets.UTF_8), new byte[0]);
+            TestSupport.write(ch, echo);
+            ByteBuffer response = TestSupport.readFrame(ch);
+            assertEquals(42, response.getLong(FrameDescriptor.REQUEST_ID_OFFSET));
+            assertEquals(Status.OK.code(), response.getShort(FrameDescriptor.STATUS_OFFSET), "the connection goes on");
+
+            byte[] bad = TestSupport.requestFrame(43, ECHO.id(), new byte[0], new byte[0]);
+            bad[FrameDescriptor.TYPE_OFFSET] = 0;
+            TestSupport.write(ch, bad);
+            ByteBuffer last = TestSupport.readFrame(ch);
+            assertEquals(FrameDescriptor.CONNECTION_REQUEST_ID, last.getLong(FrameDescriptor.REQUEST_ID_OFFSET),
+                    "type 0: a connection-level error");
+            assertEquals(null, TestSupport.readFrame(ch), "then closed");
         }
     }
 }

@@ -615,6 +615,11 @@ public final class ClientCore implements FrameHandler {
     @Override
     public void onFrame(Connection c, MemorySegment buf, long offset, int length) {
         int type = FrameHeader.type(buf, offset);
+        if (type > FrameDescriptor.TYPE_MAX_KNOWN) {
+            LOG.log(System.Logger.Level.DEBUG, "ignoring a frame of unknown message type {0} from {1}", type,
+                    c.remoteAddress());
+            return; // a later version's: nothing here depends on it
+        }
         if (type != FrameDescriptor.TYPE_RESPONSE) {
             String why = type == FrameDescriptor.TYPE_CANCEL ? "server sent a cancel frame" : "server sent a request frame";
             LOG.log(System.Logger.Level.WARNING, "closing connection to {0}: {1}", c.remoteAddress(), why);

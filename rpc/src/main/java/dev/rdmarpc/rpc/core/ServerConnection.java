@@ -76,6 +76,10 @@ final class ServerConnection implements FrameHandler, RawCall {
             cancel(FrameHeader.requestId(frame, offset));
             return;
         }
+        if (type > FrameDescriptor.TYPE_MAX_KNOWN) {
+            unknownType(type, frame, offset);
+            return;
+        }
         if (type != FrameDescriptor.TYPE_REQUEST) {
             String why = type == FrameDescriptor.TYPE_RDMA_HELLO
                     ? "client asked for RDMA but this server was started without rdma()"
@@ -201,6 +205,20 @@ final class ServerConnection implements FrameHandler, RawCall {
             callEnded(call);
             ResponseWriter.writeError(writer, m, id, mid, Status.SHUTTING_DOWN, "server is shutting down");
         }
+    }
+
+    /**
+     * A frame of a later protocol version's type: answered with an error for its request id, so that
+     * a newer client learns at once that this server does not know it; the connection goes on.
+     */
+    private void unknownType(int type, MemorySegment frame, long offset) {
+        long id = FrameHeader.requestId(frame, offset);
+        if (id == FrameDescriptor.CONNECTION_REQUEST_ID) {
+            return; // that id's responses mean the connection ends: nothing to answer
+        }
+        ResponseWriter.writeError(writer, core.metrics, id, FrameHeader.methodId(frame, offset), Status.PROTOCOL_ERROR,
+                "unknown message type " + type + ": this server knows types 1 to " + FrameDescriptor.TYPE_MAX_KNOWN
+                        + " of protocol version " + FrameDescriptor.VERSION);
     }
 
     /** Starts an asynchronous handler's call on the I/O thread; it ends when its future completes. */

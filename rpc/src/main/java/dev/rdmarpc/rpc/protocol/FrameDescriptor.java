@@ -102,6 +102,14 @@ public final class FrameDescriptor {
      * or never saw, is ignored. Needs no answer: the client freed the call's slot when it sent it.
      */
     public static final int TYPE_CANCEL = 6;
+    /**
+     * The highest message type this implementation knows. Types above it, up to 127, are those of
+     * later versions of the protocol: {@link #check} accepts them (with any body), and a server
+     * answers such a frame with an error response for its request id ({@code PROTOCOL_ERROR},
+     * naming the type) and keeps the connection; a client ignores one. Types 0 and 128 to 255 are
+     * invalid.
+     */
+    public static final int TYPE_MAX_KNOWN = TYPE_CANCEL;
 
     /** No flags are defined in version 1; every bit is reserved and must be 0. */
     public static final int FLAGS_RESERVED_MASK = 0xFFFF;
@@ -177,7 +185,7 @@ public final class FrameDescriptor {
             return BAD_VERSION;
         }
         int type = buf.get(BYTE, offset + TYPE_OFFSET);
-        if (type < TYPE_REQUEST || type > TYPE_CANCEL) {
+        if (type < TYPE_REQUEST) { // 0, or 128-255 (a signed byte)
             return BAD_TYPE;
         }
         if ((buf.get(SHORT, offset + FLAGS_OFFSET) & FLAGS_RESERVED_MASK) != 0
@@ -186,7 +194,8 @@ public final class FrameDescriptor {
         }
         int payload = buf.get(INT, offset + PAYLOAD_LENGTH_OFFSET);
         int attachment = buf.get(INT, offset + ATTACHMENT_LENGTH_OFFSET);
-        if (payload < 0 || attachment < 0 || type >= TYPE_PING && (payload | attachment) != 0) {
+        if (payload < 0 || attachment < 0
+                || (type == TYPE_PING || type == TYPE_PONG || type == TYPE_CANCEL) && (payload | attachment) != 0) {
             return BAD_LENGTH;
         }
         long length = (long) HEADER_LENGTH + payload + attachment;
