@@ -30,7 +30,9 @@ import org.junit.jupiter.api.Test;
  * call has left travels with it, a blocking handler still running at it is stopped, and calls made
  * from a handler inherit it, so that a chain of calls gives up together.
  *
- * <p>Subclassed per transport (TCP on the host, RDMA in the Soft-RoCE VM).
+ * <p>Subclassed per transport (TCP on the host, RDMA in the Soft-RoCE VM). The test and lifecycle
+ * methods are public: a subclass in another package (the RDMA one) runs them through reflection
+ * even when the test run opens only that package.
  */
 public abstract class CallControlContract {
     /** Blocks until interrupted (or a minute), then answers; on a virtual thread. */
@@ -79,7 +81,7 @@ public abstract class CallControlContract {
     }
 
     @BeforeEach
-    void start() {
+    public void start() {
         server = serverBuilder()
                 .registerBlocking(WAIT, (ctx, s) -> {
                     ctx.onCancel(() -> {
@@ -131,7 +133,7 @@ public abstract class CallControlContract {
     }
 
     @AfterEach
-    void stop() {
+    public void stop() {
         answerer.shutdownNow();
         if (client != null) {
             client.close();
@@ -142,7 +144,7 @@ public abstract class CallControlContract {
     }
 
     @Test
-    void aRunningHandlerIsInterruptedAndItsResultDropped() throws Exception {
+    public void aRunningHandlerIsInterruptedAndItsResultDropped() throws Exception {
         CompletableFuture<String> call = client.callAsync(WAIT, "x");
         assertTrue(started.await(10, TimeUnit.SECONDS), "handler started");
         TestSupport.await("the server's call in flight", Duration.ofSeconds(5), () -> server.metrics().inFlight() == 1);
@@ -173,7 +175,7 @@ public abstract class CallControlContract {
     }
 
     @Test
-    void anInterruptedBlockingCallCancelsOnTheServer() throws Exception {
+    public void anInterruptedBlockingCallCancelsOnTheServer() throws Exception {
         AtomicReference<Throwable> outcome = new AtomicReference<>();
         Thread caller = Thread.ofPlatform().name("blocking-caller").start(() -> {
             try {
@@ -193,7 +195,7 @@ public abstract class CallControlContract {
     }
 
     @Test
-    void aCancelAfterTheResponseChangesNothing() {
+    public void aCancelAfterTheResponseChangesNothing() {
         CompletableFuture<String> call = client.callAsync(ECHO, "done");
         assertEquals("done", call.join());
         assertFalse(call.cancel(true));
@@ -209,7 +211,7 @@ public abstract class CallControlContract {
      * call, a slot or a buffer more than before.
      */
     @Test
-    void manyCancelledCallsLeaveNothingBehind() throws Exception {
+    public void manyCancelledCallsLeaveNothingBehind() throws Exception {
         assertEquals("warm", client.call(ECHO, "warm"));
         int total = cancelledCalls();
         int wave = 100;
@@ -258,7 +260,7 @@ public abstract class CallControlContract {
     }
 
     @Test
-    void theDeadlineTravelsWithTheCall() {
+    public void theDeadlineTravelsWithTheCall() {
         for (Method<Void, Long> m : List.of(REMAINING, REMAINING_BLOCKING)) {
             long left = client.call(m, null, CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(20)));
             assertTrue(left <= TimeUnit.SECONDS.toNanos(20) && left > TimeUnit.SECONDS.toNanos(15),
@@ -270,7 +272,7 @@ public abstract class CallControlContract {
     }
 
     @Test
-    void aHandlerRunningPastItsDeadlineIsStopped() throws Exception {
+    public void aHandlerRunningPastItsDeadlineIsStopped() throws Exception {
         Duration timeout = Duration.ofMillis(300);
         long t0 = System.nanoTime();
         RpcException e = assertThrows(RpcException.class,
@@ -294,7 +296,7 @@ public abstract class CallControlContract {
      * 30 s default of the inner calls.
      */
     @Test
-    void aChainOfThreeCallsGivesUpTogether() throws Exception {
+    public void aChainOfThreeCallsGivesUpTogether() throws Exception {
         Map<String, Long> endedAt = new ConcurrentHashMap<>();
         Map<String, String> endedWith = new ConcurrentHashMap<>();
         List<AutoCloseable> chain = new ArrayList<>();
@@ -353,7 +355,7 @@ public abstract class CallControlContract {
     }
 
     @Test
-    void anAsyncHandlerAnswersFromAnotherThread() {
+    public void anAsyncHandlerAnswersFromAnotherThread() {
         assertEquals("x!", client.call(LATER, "x"));
         RpcException e = assertThrows(RpcException.class, () -> client.call(LATER, "fail"));
         assertEquals(Status.RESOURCE_EXHAUSTED, e.status());
@@ -369,7 +371,7 @@ public abstract class CallControlContract {
     }
 
     @Test
-    void aCancelOrTheDeadlineCancelsAnAsyncHandlersFuture() throws Exception {
+    public void aCancelOrTheDeadlineCancelsAnAsyncHandlersFuture() throws Exception {
         CompletableFuture<String> call = client.callAsync(NEVER, "x");
         assertTrue(started.await(10, TimeUnit.SECONDS), "handler started");
         long sentBefore = server.metrics().bytesSent();
@@ -399,7 +401,7 @@ public abstract class CallControlContract {
      * the calls in flight until they are answered.
      */
     @Test
-    void aRawHandlerAnswersLaterFromAnotherThread() {
+    public void aRawHandlerAnswersLaterFromAnotherThread() {
         List<CompletableFuture<byte[]>> calls = new ArrayList<>();
         for (int i = 0; i < 500; i++) {
             calls.add(client.callAsync(DEFERRED, new byte[] {(byte) i, 1, 2, 3}));
