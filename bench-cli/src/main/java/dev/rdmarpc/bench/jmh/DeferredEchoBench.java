@@ -137,25 +137,13 @@ public class DeferredEchoBench {
     /** One round trip at a time. */
     @Benchmark
     public long rawDeferredRoundTrip() {
-        long target = waiter.completed + 1;
-        while (!client.send(DEFERRED_ECHO, payload, waiter, 0)) {
-            Thread.onSpinWait();
-        }
-        waiter.await(target);
-        return target;
+        return EchoBench.calls(client, DEFERRED_ECHO, payload, waiter, 1);
     }
 
     /** 16 calls in flight, then wait for all: time per call. */
     @Benchmark
     @OperationsPerInvocation(EchoBench.PIPELINE)
     public long rawDeferredPipelined() {
-        long target = waiter.completed + EchoBench.PIPELINE;
-        for (int i = 0; i < EchoBench.PIPELINE; i++) {
-            while (!client.send(DEFERRED_ECHO, payload, waiter, i)) {
-                Thread.onSpinWait();
-            }
-        }
-        waiter.await(target);
-        return target;
+        return EchoBench.calls(client, DEFERRED_ECHO, payload, waiter, EchoBench.PIPELINE);
     }
 }

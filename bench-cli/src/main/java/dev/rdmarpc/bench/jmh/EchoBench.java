@@ -105,21 +105,22 @@ public class EchoBench {
     /** One zero-allocation round trip at a time. */
     @Benchmark
     public long rawRoundTrip() {
-        long target = waiter.completed + 1;
-        while (!client.send(RAW_ECHO, payload, waiter, 0)) {
-            Thread.onSpinWait();
-        }
-        waiter.await(target);
-        return target;
+        return calls(client, RAW_ECHO, payload, waiter, 1);
     }
 
     /** 16 zero-allocation calls in flight, then wait for all: time per call. */
     @Benchmark
     @OperationsPerInvocation(PIPELINE)
     public long rawPipelined() {
-        long target = waiter.completed + PIPELINE;
-        for (int i = 0; i < PIPELINE; i++) {
-            while (!client.send(RAW_ECHO, payload, waiter, i)) {
+        return calls(client, RAW_ECHO, payload, waiter, PIPELINE);
+    }
+
+    /** Sends {@code n} calls (retrying while back-pressured), then waits for their responses. */
+    static long calls(RpcClient client, Method<MemorySegment, MemorySegment> method, MemorySegment payload, Waiter waiter,
+                      int n) {
+        long target = waiter.completed + n;
+        for (int i = 0; i < n; i++) {
+            while (!client.send(method, payload, waiter, i)) {
                 Thread.onSpinWait();
             }
         }
