@@ -415,4 +415,24 @@ public abstract class CallControlContract {
         assertEquals(null, deferMisuse.get());
         TestSupport.await("the server's deferred calls over", Duration.ofSeconds(5), () -> server.metrics().inFlight() == 0);
     }
+
+    /**
+     * A client that goes away with calls in flight: the server stops them as a cancel would (the
+     * blocking handler interrupted, the asynchronous one's future cancelled), so none keeps its
+     * place among the server's calls in flight.
+     */
+    @Test
+    public void aClosedConnectionStopsItsCalls() throws Exception {
+        RpcClient leaving = connect(server);
+        leaving.callAsync(WAIT, "w");
+        leaving.callAsync(NEVER, "n");
+        TestSupport.await("both calls held by the server", Duration.ofSeconds(10), () -> server.metrics().inFlight() == 2);
+        leaving.close();
+        TestSupport.await("the blocking handler interrupted", cancelBound(), () -> interruptedAt.get() != 0);
+        TestSupport.await("the async handler's future cancelled", cancelBound(),
+                () -> neverFutures.size() == 1 && neverFutures.get(0).isCancelled());
+        TestSupport.await("the server's calls over", Duration.ofSeconds(5), () -> server.metrics().inFlight() == 0);
+        assertEquals(2, server.metrics().cancelled());
+        assertEquals("still serving", client.call(ECHO, "still serving"));
+    }
 }

@@ -319,6 +319,14 @@ final class ServerConnection implements FrameHandler, RawCall {
     @Override
     public void onClose(Connection c, Throwable cause) {
         core.removed(this);
+        // Nobody is left to answer: stop the calls still held, as a cancel would (a blocking
+        // handler's thread interrupted, an asynchronous one's future cancelled), so that a handler
+        // waiting for something that never comes does not keep its place among maxInFlight.
+        if (!running.isEmpty()) {
+            for (HeldCall call : running.values()) {
+                call.stop(false);
+            }
+        }
         String reason = cause == null ? "server closed the connection"
                 : cause instanceof EOFException ? "client closed the connection" : cause.getMessage();
         if (cause instanceof ProtocolException) {
