@@ -194,10 +194,8 @@ final class ServerConnection implements FrameHandler, RawCall {
             return;
         }
         MemorySegment.copy(frame, offset, copy.segment(), 0, length);
-        m.inFlight.increment();
-        blockingCalls.incrementAndGet();
         BlockingCall call = new BlockingCall(this, e, copy, length, deadline, due);
-        running.put(id, call);
+        callStarted(call);
         try {
             core.blockingExecutor.execute(call);
         } catch (RuntimeException ex) { // executor shut down
@@ -240,10 +238,8 @@ final class ServerConnection implements FrameHandler, RawCall {
                     "request of " + e.method().name() + " could not be decoded: " + ex.getMessage());
             return;
         }
-        m.inFlight.increment();
-        blockingCalls.incrementAndGet();
         AsyncCall call = new AsyncCall(this, e, id, mid, deadline, due);
-        running.put(id, call);
+        callStarted(call);
         call.start(request, frame.asSlice(poff + plen, alen));
     }
 
@@ -257,6 +253,13 @@ final class ServerConnection implements FrameHandler, RawCall {
             return false;
         }
         return true;
+    }
+
+    /** A blocking or asynchronous call was admitted: count it and hold it until {@link #callEnded}. */
+    private void callStarted(HeldCall call) {
+        core.metrics.inFlight.increment();
+        blockingCalls.incrementAndGet();
+        running.put(call.id, call);
     }
 
     /** A blocking or asynchronous call is over: forget it, and release what it counted. */
