@@ -63,6 +63,11 @@ public abstract class CallControlContract {
     private final java.util.concurrent.ExecutorService answerer = java.util.concurrent.Executors.newFixedThreadPool(2);
     private final AtomicReference<Throwable> deferMisuse = new AtomicReference<>();
 
+    /** @return the client connected to {@link #server} for this test */
+    RpcClient client() {
+        return client;
+    }
+
     /** @return a server of this transport, not started */
     protected abstract RpcServer.Builder serverBuilder();
 

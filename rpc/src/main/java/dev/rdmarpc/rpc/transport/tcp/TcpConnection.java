@@ -415,9 +415,11 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         } else if (timers.pingDue()) {
             sendLiveness(FrameDescriptor.TYPE_PING, ++pings);
         } else if (timers.quietSinceTick() && receiver.releaseEmptyChunk()) {
-            // nothing arrived for a whole tick and nothing is half received: the chunk went back to
-            // the pool (a connection that sent one byte and stopped keeps it until frameReadTimeout),
-            // and so does the send side's kept one, so an idle connection holds no buffer
+            // nothing arrived for a whole tick and nothing is half received: the receive chunk is
+            // back in the pool (a connection that sent one byte and stopped keeps it until
+            // frameReadTimeout), and so goes the send side's kept one, so an idle connection holds
+            // no buffer. Also when the receive chunk went back at an earlier tick: a client whose
+            // calls get no answer for a while (cancelled, or slow) still writes, and keeps a send chunk
             ring.releaseKeptChunk();
         }
     }

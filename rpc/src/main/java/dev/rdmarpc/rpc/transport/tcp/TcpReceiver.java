@@ -254,9 +254,12 @@ final class TcpReceiver {
         return reassembler.active() ? reassembler.frameLength() - reassembler.missing() : readBuf == null ? 0 : readPos - parsePos;
     }
 
-    /** Gives the receive chunk back to the pool if it holds nothing. @return true if it did */
+    /** Gives the receive chunk back to the pool if it holds nothing. @return true if no chunk is held now */
     boolean releaseEmptyChunk() {
-        if (readBuf == null || readPos != 0) {
+        if (readBuf == null) {
+            return true;
+        }
+        if (readPos != 0) {
             return false;
         }
         readBuf.release();

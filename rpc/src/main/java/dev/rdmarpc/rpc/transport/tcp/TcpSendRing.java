@@ -466,6 +466,9 @@ final class TcpSendRing {
      * that is all the ring holds: an idle connection keeps no send buffer. Loop thread.
      */
     void releaseKeptChunk() {
+        if (entries.count == 0) {
+            return; // read without the lock: a ring that holds nothing (every tick of an idle connection) costs no lock; a stale count is read again next tick
+        }
         PooledBuffer kept = null;
         sendLock.lock();
         try {
