@@ -37,6 +37,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 public final class VerbsNative {
     private static final Linker LINKER = Linker.nativeLinker();
     private static final Linker.Option CAPTURE_ERRNO = Linker.Option.captureCallState("errno");
+    private static final int EAGAIN = 11;
 
     /** Layout of the call state the JDK fills in after a capturing downcall (it holds errno). */
     public static final StructLayout CALL_STATE_LAYOUT = Linker.Option.captureStateLayout();
@@ -330,6 +331,31 @@ public final class VerbsNative {
             throw new AssertionError("ibv_get_cq_event", t);
         }
         zero("ibv_get_cq_event", rc, state);
+    }
+
+    /**
+     * {@link #ibv_get_cq_event} for the per-wake-up path: the call captures no errno (a capturing call
+     * slices its call-state segment each time, which only the full JIT removes, and not always), and
+     * only when it fails is it made once more, capturing, to learn why.
+     *
+     * @return true when an event was taken, false when none was pending (EAGAIN on a non-blocking channel)
+     * @throws VerbsException for any other failure
+     */
+    public static boolean tryGetCqEvent(MemorySegment channel, MemorySegment cqOut, MemorySegment cqContextOut) {
+        Ibverbs.ensureAvailability();
+        requirePointer(channel, "channel");
+        if (ibverbs_h.ibv_get_cq_event(channel, cqOut, cqContextOut) == 0) {
+            return true;
+        }
+        try {
+            ibv_get_cq_event(channel, cqOut, cqContextOut);
+            return true;
+        } catch (VerbsException e) {
+            if (e.errno() == EAGAIN) {
+                return false;
+            }
+            throw e;
+        }
     }
 
     /** {@code int ibv_get_async_event(context, struct ibv_async_event *event)}; acknowledge with ibv_ack_async_event. */

@@ -1,6 +1,5 @@
 package dev.rdmarpc.ibverbs.verbs;
 
-import dev.rdmarpc.ibverbs.VerbsException;
 import dev.rdmarpc.ibverbs.VerbsNative;
 import dev.rdmarpc.ibverbs.raw.ibv_comp_channel;
 import dev.rdmarpc.ibverbs.raw.ibverbs_h;
@@ -86,16 +85,11 @@ public final class CompletionChannel extends VerbsResource {
             if (Posix.poll(pollfd, 1, wait) == 0) {
                 return null;
             }
-            try {
-                VerbsNative.ibv_get_cq_event(channel, cqOut, cqContextOut);
-            } catch (VerbsException e) {
-                if (e.errno() == Posix.EAGAIN) { // another reader took it
-                    if (timeoutMillis == 0 || (timeoutMillis > 0 && System.nanoTime() - deadline >= 0)) {
-                        return null;
-                    }
-                    continue;
+            if (!VerbsNative.tryGetCqEvent(channel, cqOut, cqContextOut)) { // another reader took it
+                if (timeoutMillis == 0 || (timeoutMillis > 0 && System.nanoTime() - deadline >= 0)) {
+                    return null;
                 }
-                throw e;
+                continue;
             }
             long address = cqOut.get(ADDRESS, 0).address();
             CompletionQueue[] qs = queues;

@@ -46,8 +46,18 @@ final class Posix {
             Linker.Option.captureCallState("errno"));
     private static final MethodHandle EVENTFD = capture("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle WRITE = capture("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle READ = capture("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
     private static final MethodHandle CLOSE = capture("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    // The wake-up path (poll, read and write of an eventfd, on every wake-up of an event-mode I/O
+    // thread) calls these, which capture no errno: a capturing call slices its call-state segment on
+    // every call (the JDK's capture-segment check), an object only the full JIT removes, and not
+    // always (the VM's RdmaAllocationTest saw about 40 bytes per wake-up in some runs). On a
+    // failure, the capturing handle runs the call once more to learn errno.
+    private static final MethodHandle POLL_FAST = LINKER.downcallHandle(find("poll"),
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle WRITE_FAST = LINKER.downcallHandle(find("write"),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle READ_FAST = LINKER.downcallHandle(find("read"),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
     private static final MethodHandle IF_INDEXTONAME =
             LINKER.downcallHandle(find("if_indextoname"), FunctionDescriptor.of(ADDRESS, JAVA_INT, ADDRESS));
 
@@ -84,18 +94,27 @@ final class Posix {
     static int poll(MemorySegment fds, int n, int timeoutMillis) {
         long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : 0;
         int wait = timeoutMillis;
-        MemorySegment state = VerbsNative.callState();
         while (true) {
             int rc;
             try {
-                rc = (int) POLL.invokeExact(state, fds, (long) n, wait);
+                rc = (int) POLL_FAST.invokeExact(fds, (long) n, wait);
             } catch (Throwable t) {
                 throw new AssertionError("poll", t);
             }
             if (rc >= 0) {
                 return rc;
             }
-            int errno = VerbsNative.errno(state);
+            // Failed (EINTR, or a bad argument): once more without waiting, capturing errno.
+            MemorySegment state = VerbsNative.callState();
+            try {
+                rc = (int) POLL.invokeExact(state, fds, (long) n, 0);
+            } catch (Throwable t) {
+                throw new AssertionError("poll", t);
+            }
+            if (rc > 0) {
+                return rc;
+            }
+            int errno = rc == 0 ? EINTR : VerbsNative.errno(state); // nothing ready now: as if interrupted
             if (errno != EINTR) {
                 throw new VerbsException("poll", errno);
             }
@@ -141,8 +160,11 @@ final class Posix {
     /** Adds 1 to an eventfd's counter (wakes its pollers); {@code scratch} holds 8 bytes. */
     static void signal(int eventfd, MemorySegment scratch) {
         scratch.set(JAVA_LONG, 0, 1L);
-        MemorySegment state = VerbsNative.callState();
         try {
+            if ((long) WRITE_FAST.invokeExact(eventfd, scratch, 8L) >= 0) {
+                return;
+            }
+            MemorySegment state = VerbsNative.callState();
             long rc = (long) WRITE.invokeExact(state, eventfd, scratch, 8L);
             if (rc < 0 && VerbsNative.errno(state) != EAGAIN) {
                 throw new VerbsException("write(eventfd)", VerbsNative.errno(state));
@@ -156,9 +178,8 @@ final class Posix {
 
     /** Resets an eventfd's counter; {@code scratch} holds 8 bytes. */
     static void drain(int eventfd, MemorySegment scratch) {
-        MemorySegment state = VerbsNative.callState();
         try {
-            long ignored = (long) READ.invokeExact(state, eventfd, scratch, 8L);
+            long ignored = (long) READ_FAST.invokeExact(eventfd, scratch, 8L); // EAGAIN (already drained) is fine
         } catch (Throwable t) {
             throw new AssertionError("read", t);
         }
