@@ -3,6 +3,7 @@ package dev.rdmarpc.rpc;
 import dev.rdmarpc.rpc.core.ClientCore;
 import dev.rdmarpc.rpc.core.ClientCore.CallKind;
 import java.lang.foreign.MemorySegment;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -86,12 +87,65 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
 
     private <Q, R> ClientCore.PendingCall start(Method<Q, R> method, Q request, CallOptions options, CallKind kind) {
         ClientCore c = pick();
+        ClientInterceptor[] interceptors = c.interceptors();
+        if (interceptors.length != 0) {
+            return intercepted(c, interceptors, method, request, options, kind);
+        }
+        return start(c, method, request, options, options.metadata(), kind);
+    }
+
+    private <Q, R> ClientCore.PendingCall start(ClientCore c, Method<Q, R> method, Q request, CallOptions options,
+                                                Metadata metadata, CallKind kind) {
         for (int attempt = 1; ; attempt++) {
             try {
                 return c.start(method, request, options.attachment(), options.responseAttachment(), options.timeoutNanos(),
-                        kind);
+                        kind, metadata);
             } catch (RpcException e) {
                 c = retry(c, e, attempt);
+            }
+        }
+    }
+
+    /**
+     * A typed call with the client's interceptors around it: their {@code beforeCall} in order here,
+     * their {@code afterCall} in reverse once the call completes (see {@link ClientInterceptor}).
+     */
+    private <Q, R> ClientCore.PendingCall intercepted(ClientCore c, ClientInterceptor[] interceptors, Method<Q, R> method,
+                                                      Q request, CallOptions options, CallKind kind) {
+        long t0 = System.nanoTime();
+        Metadata metadata = options.metadata();
+        ClientCore.PendingCall call;
+        try {
+            for (ClientInterceptor i : interceptors) {
+                metadata = Objects.requireNonNull(i.beforeCall(method, metadata), "a client interceptor returned null metadata");
+            }
+            call = start(c, method, request, options, metadata, kind);
+        } catch (RuntimeException e) {
+            RpcException failure = e instanceof RpcException re ? re
+                    : new RpcException(Status.HANDLER_FAILED, "client interceptor failed: " + e, e);
+            afterCall(interceptors, method, failure.status(), failure.metadata(), t0);
+            throw failure;
+        }
+        call.whenComplete((value, failure) -> {
+            Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            Status status = cause == null ? Status.OK : cause instanceof RpcException re ? re.status()
+                    : cause instanceof java.util.concurrent.CancellationException ? Status.CANCELLED : Status.HANDLER_FAILED;
+            Metadata md = cause == null ? call.responseMetadata()
+                    : cause instanceof RpcException re ? re.metadata() : Metadata.EMPTY;
+            afterCall(interceptors, method, status, md, t0);
+        });
+        return call;
+    }
+
+    private static void afterCall(ClientInterceptor[] interceptors, Method<?, ?> method, Status status, Metadata md, long t0) {
+        long nanos = System.nanoTime() - t0;
+        for (int i = interceptors.length - 1; i >= 0; i--) {
+            try {
+                interceptors[i].afterCall(method, status, md, nanos);
+            } catch (RuntimeException e) {
+                System.getLogger(AbstractChannel.class.getName()).log(System.Logger.Level.WARNING,
+                        "client interceptor " + interceptors[i] + " threw in afterCall", e);
             }
         }
     }

@@ -16,6 +16,32 @@ public interface CallContext {
     /** @return the request id the client chose (unique among its outstanding calls) */
     long requestId();
 
+    /** @return the name of the called method, as registered */
+    String methodName();
+
+    /**
+     * The request's metadata (see {@link Metadata}), copied to the heap; {@link Metadata#EMPTY}
+     * when the client sent none (then nothing is allocated). A raw handler reads it in place through
+     * {@link RawCall#requestMetadataView()}.
+     *
+     * @return the client's metadata for this call
+     */
+    Metadata requestMetadata();
+
+    /**
+     * Sets the metadata sent back with the response, successful or not (an error response carries it
+     * too, and the client sees it in {@link RpcException#metadata()}). Replaces what an interceptor
+     * or an earlier call set: add to it with {@code responseMetadata(responseMetadata().with(k, v))}.
+     * Longer than the server's {@code maxMetadataBytes}, the call is answered
+     * {@link Status#PAYLOAD_TOO_LARGE} instead.
+     *
+     * @param metadata the response metadata, {@link Metadata#EMPTY} for none
+     */
+    void responseMetadata(Metadata metadata);
+
+    /** @return the response metadata set so far, {@link Metadata#EMPTY} at first */
+    Metadata responseMetadata();
+
     /**
      * The request attachment: a view of the received bytes, valid until the handler returns.
      *

@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Per-call settings: a timeout, a request attachment, and optionally the buffer the response
- * attachment lands in. Immutable; the {@code with*} methods return
+ * Per-call settings: a timeout, a request attachment, request metadata, and optionally the buffer
+ * the response attachment lands in. Immutable; the {@code with*} methods return
  * a copy, so a prepared instance can be shared by every call.
  * {@snippet :
  * CallOptions opts = CallOptions.DEFAULT.withTimeout(Duration.ofMillis(200)).withAttachment(Attachment.of(blob));
@@ -14,16 +14,18 @@ import java.util.Objects;
  */
 public final class CallOptions {
     /** The client's default timeout and no attachment. */
-    public static final CallOptions DEFAULT = new CallOptions(0, Attachment.NONE, null);
+    public static final CallOptions DEFAULT = new CallOptions(0, Attachment.NONE, null, Metadata.EMPTY);
 
     private final long timeoutNanos;
     private final Attachment attachment;
     private final Attachment responseAttachment;
+    private final Metadata metadata;
 
-    private CallOptions(long timeoutNanos, Attachment attachment, Attachment responseAttachment) {
+    private CallOptions(long timeoutNanos, Attachment attachment, Attachment responseAttachment, Metadata metadata) {
         this.timeoutNanos = timeoutNanos;
         this.attachment = attachment;
         this.responseAttachment = responseAttachment;
+        this.metadata = metadata;
     }
 
     /**
@@ -35,7 +37,7 @@ public final class CallOptions {
         if (nanos <= 0) {
             throw new IllegalArgumentException("timeout must be positive: " + timeout);
         }
-        return new CallOptions(nanos, attachment, responseAttachment);
+        return new CallOptions(nanos, attachment, responseAttachment, metadata);
     }
 
     /**
@@ -43,7 +45,7 @@ public final class CallOptions {
      * @return a copy with this attachment
      */
     public CallOptions withAttachment(Attachment attachment) {
-        return new CallOptions(timeoutNanos, Objects.requireNonNull(attachment, "attachment"), responseAttachment);
+        return new CallOptions(timeoutNanos, Objects.requireNonNull(attachment, "attachment"), responseAttachment, metadata);
     }
 
     /** @return the timeout in nanoseconds, or 0 for the client's default */
@@ -83,7 +85,25 @@ public final class CallOptions {
             throw new IllegalArgumentException("the response attachment target must be memory any thread may"
                     + " access (not from a confined arena): the connection's I/O thread copies into it");
         }
-        return new CallOptions(timeoutNanos, attachment, target);
+        return new CallOptions(timeoutNanos, attachment, target, metadata);
+    }
+
+    /**
+     * Metadata sent with the request (the server reads it from {@link CallContext#requestMetadata()}),
+     * after the client's interceptors added theirs. Its {@link Metadata#encodedLength()} must be
+     * within the client's {@code maxMetadataBytes} (default 8 KiB) or the call fails with
+     * {@link Status#PAYLOAD_TOO_LARGE} without being sent.
+     *
+     * @param metadata the request metadata, {@link Metadata#EMPTY} for none
+     * @return a copy with this metadata
+     */
+    public CallOptions withMetadata(Metadata metadata) {
+        return new CallOptions(timeoutNanos, attachment, responseAttachment, Objects.requireNonNull(metadata, "metadata"));
+    }
+
+    /** @return the request metadata, {@link Metadata#EMPTY} by default */
+    public Metadata metadata() {
+        return metadata;
     }
 
     /** @return the memory the response attachment lands in, or null (then it is copied to the heap) */

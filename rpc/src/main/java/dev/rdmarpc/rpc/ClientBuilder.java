@@ -8,6 +8,8 @@ import dev.rdmarpc.rpc.transport.Transport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -28,6 +30,7 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
     private Duration connectTimeout = Duration.ofSeconds(5);
     private Duration defaultTimeout = Duration.ofSeconds(30);
     private int maxOutstanding = 1024;
+    private final List<ClientInterceptor> interceptors = new ArrayList<>();
 
     ClientBuilder() {
     }
@@ -64,6 +67,18 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
         return self();
     }
 
+    /**
+     * Adds an interceptor, run around every typed call after those added before it (see
+     * {@link ClientInterceptor} for the order and threads).
+     *
+     * @param interceptor the interceptor
+     * @return this
+     */
+    public B intercept(ClientInterceptor interceptor) {
+        interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+        return self();
+    }
+
     /** Validates the settings of this class and {@link RpcBuilder}'s. */
     void validate() {
         if (maxOutstanding < 1 || maxOutstanding > ClientCore.MAX_OUTSTANDING) {
@@ -73,6 +88,7 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
         Settings.checkPositive("connectTimeout", connectTimeout);
         Settings.checkPositive("defaultTimeout", defaultTimeout);
         checkedMaxFrameLength();
+        checkedMaxMetadataBytes();
     }
 
     /**
@@ -84,12 +100,13 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
     final Connector connector(Transport transport, Counters metrics) {
         validate();
         return new Connector(transport, metrics, maxOutstanding, checkedMaxFrameLength(), defaultTimeout.toNanos(),
-                connectTimeout);
+                connectTimeout, checkedMaxMetadataBytes(), List.copyOf(interceptors));
     }
 
     /** Opens connections with a builder's settings, fixed when the client or pool was built. */
     record Connector(Transport transport, Counters metrics, int maxOutstanding, int maxFrameLength,
-                     long defaultTimeoutNanos, Duration connectTimeout) {
+                     long defaultTimeoutNanos, Duration connectTimeout, int maxMetadataBytes,
+                     List<ClientInterceptor> interceptors) {
         /**
          * @param address the server
          * @return the connection's client core, attached
@@ -98,7 +115,7 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
          */
         ClientCore connect(InetSocketAddress address) {
             ClientCore core = new ClientCore(metrics, maxOutstanding, maxFrameLength, defaultTimeoutNanos,
-                    SEND_HIGH_WATER_MARK, transport.name());
+                    SEND_HIGH_WATER_MARK, transport.name(), maxMetadataBytes, interceptors);
             try {
                 Connection c = transport.connect(address, maxFrameLength, core, connectTimeout);
                 core.attach(c);

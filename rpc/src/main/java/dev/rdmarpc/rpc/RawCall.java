@@ -7,7 +7,8 @@ import java.lang.foreign.MemorySegment;
  * The request of a {@link RawHandler} and the way to answer it: a flyweight over the received frame,
  * reused for every call on the connection, valid only until the handler returns.
  *
- * <p>The payload is {@code payloadLength()} bytes of {@link #buffer()} at {@link #payloadOffset()};
+ * <p>The payload is {@code payloadLength()} bytes of {@link #buffer()} at {@link #payloadOffset()}
+ * (the codec's bytes: a metadata block the frame starts its payload with is not part of it);
  * reading them through these accessors allocates nothing. Exactly one of the {@code respond} methods
  * must be called, once, or {@link #defer()} to answer later from another thread.
  */
@@ -26,6 +27,14 @@ public interface RawCall extends CallContext {
 
     /** @return length of the request attachment (0 when none) */
     int attachmentLength();
+
+    /**
+     * The request's metadata read in place, allocating nothing: a view reused for every call of the
+     * connection, valid until the handler returns (copy what a deferred answer needs).
+     *
+     * @return the view; empty when the client sent no metadata
+     */
+    MetadataView requestMetadataView();
 
     /** @return a view of the request payload (allocates a small view object) */
     MemorySegment payload();

@@ -31,6 +31,14 @@ public interface ResponseView {
     /** @return length of the response attachment (0 when none) */
     int attachmentLength();
 
+    /**
+     * The response's metadata, read in place (a view reused for every response, valid during the
+     * callback); empty when the server sent none. The payload accessors never include it.
+     *
+     * @return the view
+     */
+    MetadataView metadata();
+
     /** @return a view of the payload, valid during the callback */
     MemorySegment payload();
 

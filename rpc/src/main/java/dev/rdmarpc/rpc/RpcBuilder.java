@@ -1,6 +1,7 @@
 package dev.rdmarpc.rpc;
 
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.MetadataBlock;
 import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
@@ -54,6 +55,7 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
     }
 
     private int maxFrameLength = FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH;
+    private int maxMetadataBytes = MetadataBlock.DEFAULT_MAX_BYTES;
     /** Which of tcp, rdma, transport was chosen, for the error when another is; null: TCP by default. */
     private String chosen;
     private Consumer<TcpTransport.Config> tcp;
@@ -79,6 +81,31 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
     public B maxFrameLength(int bytes) {
         this.maxFrameLength = bytes;
         return self();
+    }
+
+    /**
+     * The most bytes of metadata ({@link Metadata#encodedLength()}) one frame may carry, sent or
+     * received: a client refuses to send a request with more ({@link Status#PAYLOAD_TOO_LARGE},
+     * nothing sent) and fails a call whose response has more; a server answers a request with more
+     * PAYLOAD_TOO_LARGE without running it, and sends PAYLOAD_TOO_LARGE instead of a response with
+     * more. Use the same value on clients and servers.
+     *
+     * @param bytes in [0, {@value MetadataBlock#MAX_BYTES_LIMIT}] (0: no metadata at all); default
+     *              {@value MetadataBlock#DEFAULT_MAX_BYTES} (8 KiB, as gRPC's default header list)
+     * @return this
+     */
+    public B maxMetadataBytes(int bytes) {
+        this.maxMetadataBytes = bytes;
+        return self();
+    }
+
+    /** @return the metadata limit, validated */
+    final int checkedMaxMetadataBytes() {
+        if (maxMetadataBytes < 0 || maxMetadataBytes > MetadataBlock.MAX_BYTES_LIMIT) {
+            throw new IllegalArgumentException("maxMetadataBytes must be in [0, " + MetadataBlock.MAX_BYTES_LIMIT + "]: "
+                    + maxMetadataBytes);
+        }
+        return maxMetadataBytes;
     }
 
     /**

@@ -14,6 +14,8 @@ public class RpcException extends RuntimeException {
 
     /** The status of the failure. */
     private final Status status;
+    /** The metadata the server's error response carried. */
+    private transient Metadata metadata = Metadata.EMPTY;
 
     /**
      * @param status  why the call failed, not {@link Status#OK}
@@ -44,6 +46,27 @@ public class RpcException extends RuntimeException {
     /** @return why the call failed */
     public Status status() {
         return status;
+    }
+
+    /**
+     * The metadata of the failure: on the client, what the server's error response carried (a
+     * handler's or interceptor's {@link CallContext#responseMetadata(Metadata)}); on the server, a
+     * handler or interceptor that throws this exception may set it to send it with the error.
+     *
+     * @return the metadata, {@link Metadata#EMPTY} when none
+     */
+    public Metadata metadata() {
+        Metadata m = metadata;
+        return m == null ? Metadata.EMPTY : m;
+    }
+
+    /**
+     * @param metadata metadata to send with the error response (server side), or that came with it
+     * @return this
+     */
+    public RpcException withMetadata(Metadata metadata) {
+        this.metadata = Objects.requireNonNull(metadata, "metadata");
+        return this;
     }
 
     @Override

@@ -10,6 +10,8 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -133,6 +135,7 @@ public final class RpcServer implements AutoCloseable {
         private int maxInFlight = 10_000;
         private Duration drainTimeout = Duration.ofSeconds(5);
         private final MethodRegistry registry = new MethodRegistry();
+        private final List<ServerInterceptor> interceptors = new ArrayList<>();
 
         private Builder() {
         }
@@ -231,6 +234,18 @@ public final class RpcServer implements AutoCloseable {
         }
 
         /**
+         * Adds an interceptor, run around every call after those added before it (see
+         * {@link ServerInterceptor} for the order and threads).
+         *
+         * @param interceptor the interceptor
+         * @return this
+         */
+        public Builder intercept(ServerInterceptor interceptor) {
+            interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+            return this;
+        }
+
+        /**
          * Validates the settings, binds and starts serving.
          *
          * @return the running server, owned by the caller
@@ -239,12 +254,14 @@ public final class RpcServer implements AutoCloseable {
          */
         public RpcServer start() {
             int maxFrameLength = checkedMaxFrameLength();
+            int maxMetadataBytes = checkedMaxMetadataBytes();
             Settings.checkAtLeastOne("maxInFlight", maxInFlight);
             Settings.checkNotNegative("drainTimeout", drainTimeout);
             boolean owns = ownsTransport();
             Transport t = openTransport(Role.SERVER);
             try {
-                ServerCore core = new ServerCore(registry, maxFrameLength, maxInFlight, t.bufferPool(), t.name());
+                ServerCore core = new ServerCore(registry, maxFrameLength, maxMetadataBytes, List.copyOf(interceptors),
+                        maxInFlight, t.bufferPool(), t.name());
                 ServerEndpoint endpoint = t.listen(bind, maxFrameLength, core);
                 LOG.log(System.Logger.Level.INFO, "RPC server listening on {0} ({1}, {2} methods)", endpoint.address(),
                         t.name(), registry.size());

@@ -34,7 +34,14 @@ public enum Status {
      * The call's deadline passed on the server: a blocking call that waited past it for a thread was
      * not started, a handler still running at it was interrupted (see {@link CallContext#remainingNanos()}).
      */
-    DEADLINE_EXCEEDED(12, true);
+    DEADLINE_EXCEEDED(12, true),
+    /**
+     * The caller could not be identified: a credential missing or not valid (a server interceptor
+     * refusing a call without a good auth token, say).
+     */
+    UNAUTHENTICATED(13, true),
+    /** The caller is known but may not make this call. */
+    PERMISSION_DENIED(14, true);
 
     private static final Status[] BY_CODE;
 

@@ -56,6 +56,7 @@ class ReadmeExampleTest {
         assertTrue(exited, "README example did not exit:\n" + out);
         assertEquals(0, p.exitValue(), out);
         assertTrue(out.lines().anyMatch("hello 5"::equals), "README example printed:\n" + out);
+        assertTrue(out.lines().anyMatch("hello, ada from quickstart"::equals), "README example printed:\n" + out);
     }
 
     private static Path findReadme() {

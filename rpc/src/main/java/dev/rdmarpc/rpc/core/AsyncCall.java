@@ -2,6 +2,8 @@ package dev.rdmarpc.rpc.core;
 
 import dev.rdmarpc.rpc.AsyncHandler;
 import dev.rdmarpc.rpc.Attachment;
+import dev.rdmarpc.rpc.Metadata;
+import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.Status;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
@@ -16,10 +18,17 @@ final class AsyncCall extends HeldCall {
     /** The request's attachment while the handler runs (a view of the receive buffer); null after. */
     private MemorySegment requestAttachment;
     private volatile CompletableFuture<?> future;
+    private final Metadata requestMetadata;
 
     AsyncCall(ServerConnection connection, MethodRegistry.Entry entry, long id, int mid, boolean hasDeadline,
-              long deadlineNanos) {
+              long deadlineNanos, Metadata requestMetadata) {
         super(connection, entry, id, mid, hasDeadline, deadlineNanos);
+        this.requestMetadata = requestMetadata;
+    }
+
+    @Override
+    public Metadata requestMetadata() {
+        return requestMetadata;
     }
 
     /** Runs the handler (on the I/O thread) and waits for its future. */
@@ -31,7 +40,8 @@ final class AsyncCall extends HeldCall {
             InheritedDeadline.enter(deadlineNanos);
         }
         try {
-            f = ((AsyncHandler) entry.async()).handle(this, request);
+            Throwable refused = connection.core().interceptors.length == 0 ? null : connection.core().beforeCall(this);
+            f = refused != null ? CompletableFuture.failedFuture(refused) : ((AsyncHandler) entry.async()).handle(this, request);
             if (f == null) {
                 f = CompletableFuture.failedFuture(new NullPointerException(
                         "the async handler of " + entry.method().name() + " returned no future"));
@@ -57,16 +67,17 @@ final class AsyncCall extends HeldCall {
         }
         ServerCore core = connection.core();
         Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        Status status = Status.HANDLER_FAILED;
         try {
-            if (cause != null) {
-                ResponseWriter.writeError(connection.writer, core.metrics, id, mid, ResponseWriter.statusOf(cause),
-                        ResponseWriter.messageOf(cause));
-            } else {
-                ResponseWriter.writeValue(connection.writer, core.maxFrameLength, core.metrics, id, mid,
-                        entry.method().responseCodec(), value, response);
-            }
+            status = cause != null
+                    ? ResponseWriter.writeFailure(connection.writer, core, id, mid, cause, responseMetadata())
+                    : ResponseWriter.writeValue(connection.writer, core, id, mid, entry.method().responseCodec(), value,
+                            response, responseMetadata());
         } finally {
             connection.callEnded(this);
+            if (core.interceptors.length != 0) {
+                core.afterCall(this, status);
+            }
         }
     }
 
@@ -77,12 +88,16 @@ final class AsyncCall extends HeldCall {
 
     @Override
     void stopped(boolean deadline) {
+        ServerCore core = connection.core();
         try {
             if (deadline) {
                 answerExpired();
             }
         } finally {
             connection.callEnded(this);
+            if (core.interceptors.length != 0) {
+                core.afterCall(this, deadline ? Status.DEADLINE_EXCEEDED : Status.CANCELLED);
+            }
         }
         CompletableFuture<?> f = future;
         if (f != null) {

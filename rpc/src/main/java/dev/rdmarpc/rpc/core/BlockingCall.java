@@ -2,6 +2,7 @@ package dev.rdmarpc.rpc.core;
 
 import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.Handler;
+import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
@@ -15,15 +16,23 @@ import java.lang.foreign.MemorySegment;
 final class BlockingCall extends HeldCall implements Runnable {
     private final PooledBuffer frame;
     private final int length;
+    /** The request's metadata block, which starts the payload; 0 when none. */
+    private final int metadataLength;
     // guarded by this: the handler's thread while the call is not over
     private Thread runner;
 
     BlockingCall(ServerConnection connection, MethodRegistry.Entry entry, PooledBuffer frame, int length,
-                 boolean hasDeadline, long deadlineNanos) {
+                 boolean hasDeadline, long deadlineNanos, int metadataLength) {
         super(connection, entry, FrameHeader.requestId(frame.segment(), 0), FrameHeader.methodId(frame.segment(), 0),
                 hasDeadline, deadlineNanos);
         this.frame = frame;
         this.length = length;
+        this.metadataLength = metadataLength;
+    }
+
+    @Override
+    public Metadata requestMetadata() {
+        return metadataLength == 0 ? Metadata.EMPTY : Metadata.readFrom(frame.segment(), FrameDescriptor.HEADER_LENGTH);
     }
 
     @Override
@@ -57,40 +66,14 @@ final class BlockingCall extends HeldCall implements Runnable {
             InheritedDeadline.enter(deadlineNanos);
         }
         try {
-            MemorySegment seg = frame.segment();
-            int plen = FrameHeader.payloadLength(seg, 0);
-            Object request = null;
-            boolean decoded = false;
-            try {
-                request = entry.method().requestCodec().decode(seg, FrameDescriptor.HEADER_LENGTH, plen);
-                decoded = true;
-            } catch (RuntimeException ex) {
-                end();
-                status = ResponseWriter.writeError(writer, m, id, mid, Status.PROTOCOL_ERROR,
-                        "request of " + entry.method().name() + " could not be decoded: " + ex.getMessage());
-            }
-            if (decoded) {
-                Object resp = null;
-                Throwable failure = null;
-                if (!isCancelled()) {
-                    try {
-                        resp = ((Handler) entry.handler()).handle(this, request);
-                    } catch (Throwable t) {
-                        failure = t;
-                    }
-                }
-                if (end()) {
-                    Thread.interrupted(); // the stop's interrupt must not cut the response short
-                    status = expired() ? answerExpired() : Status.CANCELLED; // a cancelled call: no response
-                } else {
-                    status = failure != null
-                            ? ResponseWriter.writeError(writer, m, id, mid, ResponseWriter.statusOf(failure),
-                                    ResponseWriter.messageOf(failure))
-                            : ResponseWriter.writeValue(writer, core.maxFrameLength, m, id, mid,
-                                    entry.method().responseCodec(), resp, response);
-                }
+            Throwable refused = core.interceptors.length == 0 || isCancelled() ? null : core.beforeCall(this);
+            if (refused != null) {
+                status = end() ? stoppedStatus() : ResponseWriter.writeFailure(writer, core, id, mid, refused, responseMetadata());
             } else {
-                status = Status.PROTOCOL_ERROR;
+                status = decodeAndHandle(core, m, writer);
+            }
+            if (core.interceptors.length != 0) {
+                core.afterCall(this, status);
             }
         } finally {
             if (hasDeadline) {
@@ -108,10 +91,46 @@ final class BlockingCall extends HeldCall implements Runnable {
         }
     }
 
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private Status decodeAndHandle(ServerCore core, Counters m, FrameWriter writer) {
+        MemorySegment seg = frame.segment();
+        int plen = FrameHeader.payloadLength(seg, 0) - metadataLength;
+        Object request;
+        try {
+            request = entry.method().requestCodec().decode(seg, FrameDescriptor.HEADER_LENGTH + metadataLength, plen);
+        } catch (RuntimeException ex) {
+            end();
+            return ResponseWriter.writeError(writer, m, id, mid, Status.PROTOCOL_ERROR,
+                    "request of " + entry.method().name() + " could not be decoded: " + ex.getMessage());
+        }
+        Object resp = null;
+        Throwable failure = null;
+        if (!isCancelled()) {
+            try {
+                resp = ((Handler) entry.handler()).handle(this, request);
+            } catch (Throwable t) {
+                failure = t;
+            }
+        }
+        if (end()) {
+            return stoppedStatus();
+        }
+        return failure != null
+                ? ResponseWriter.writeFailure(writer, core, id, mid, failure, responseMetadata())
+                : ResponseWriter.writeValue(writer, core, id, mid, entry.method().responseCodec(), resp, response,
+                        responseMetadata());
+    }
+
+    /** A call stopped first: answered DEADLINE_EXCEEDED for its deadline, nothing for a cancel. */
+    private Status stoppedStatus() {
+        Thread.interrupted(); // the stop's interrupt must not cut the response short
+        return expired() ? answerExpired() : Status.CANCELLED;
+    }
+
     @Override
     public Attachment requestAttachment() {
         MemorySegment seg = frame.segment();
-        int plen = FrameHeader.payloadLength(seg, 0);
+        int plen = FrameHeader.payloadLength(seg, 0); // the metadata block included
         int alen = FrameHeader.attachmentLength(seg, 0);
         return alen == 0 ? Attachment.NONE : Attachment.of(seg.asSlice(FrameDescriptor.HEADER_LENGTH + plen, alen));
     }

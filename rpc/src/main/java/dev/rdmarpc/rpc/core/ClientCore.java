@@ -1,6 +1,8 @@
 package dev.rdmarpc.rpc.core;
 
 import dev.rdmarpc.rpc.Attachment;
+import dev.rdmarpc.rpc.ClientInterceptor;
+import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.Reply;
 import dev.rdmarpc.rpc.ResponseListener;
@@ -10,12 +12,14 @@ import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.codec.Codecs;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.protocol.MetadataBlock;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.ProtocolException;
 import java.io.EOFException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -84,6 +88,10 @@ public final class ClientCore implements FrameHandler {
 
     // I/O-thread scratch
     private final ResponseViewImpl view = new ResponseViewImpl();
+    /** Most bytes of metadata a frame may carry, either way. */
+    private final int maxMetadataBytes;
+    /** Run around every typed call (by the channel), in this order. */
+    private final ClientInterceptor[] interceptors;
     private final Object[] expiredSinks;
     private final long[] expiredTags;
     private final long[] expiredElapsedNanos;
@@ -97,9 +105,12 @@ public final class ClientCore implements FrameHandler {
      * @param defaultTimeoutNanos timeout of calls that set none
      * @param sendHighWaterMark   bytes queued unsent above which calls are refused as overloaded
      * @param transportName       for events and logs
+     * @param maxMetadataBytes    most bytes of metadata a frame may carry, either way
+     * @param interceptors        run around every typed call, in this order
      */
     public ClientCore(Counters metrics, int capacity, int maxFrameLength, long defaultTimeoutNanos,
-                      long sendHighWaterMark, String transportName) {
+                      long sendHighWaterMark, String transportName, int maxMetadataBytes,
+                      List<ClientInterceptor> interceptors) {
         if (capacity < 1 || capacity > MAX_OUTSTANDING) {
             throw new IllegalArgumentException("maxOutstanding must be in [1, " + MAX_OUTSTANDING + "]: " + capacity);
         }
@@ -109,6 +120,8 @@ public final class ClientCore implements FrameHandler {
         this.defaultTimeoutNanos = defaultTimeoutNanos;
         this.sendHighWaterMark = sendHighWaterMark;
         this.transportName = transportName;
+        this.maxMetadataBytes = maxMetadataBytes;
+        this.interceptors = interceptors.toArray(new ClientInterceptor[0]);
         this.ids = new long[capacity];
         this.sinks = new Object[capacity];
         this.tags = new long[capacity];
@@ -127,6 +140,11 @@ public final class ClientCore implements FrameHandler {
         this.expiredElapsedNanos = new long[capacity];
         this.expiredMethods = new Method<?, ?>[capacity];
         this.expiredInPlace = new long[capacity];
+    }
+
+    /** @return the interceptors the channel runs around this connection's typed calls, in order */
+    public ClientInterceptor[] interceptors() {
+        return interceptors;
     }
 
     /**
@@ -309,20 +327,27 @@ public final class ClientCore implements FrameHandler {
      * @param responseTarget where the response attachment goes, or null for a heap copy
      * @param timeoutNanos   the call's timeout, or 0 for the default
      * @param kind           whether the caller waits, and whether the call completes with a {@link Reply}
+     * @param metadata       the request's metadata
      * @return the call; completed already when it failed before it was sent (OVERLOADED)
      * @throws RpcException when the call cannot start: CONNECTION_CLOSED, PAYLOAD_TOO_LARGE, RESOURCE_EXHAUSTED
      */
     public <Q, R> PendingCall start(Method<Q, R> method, Q request, Attachment attachment, Attachment responseTarget,
-                                    long timeoutNanos, CallKind kind) {
+                                    long timeoutNanos, CallKind kind, Metadata metadata) {
         boolean wait = kind.blocking();
         DeviceAttachments.validate(attachment);
         if (responseTarget != null) {
             DeviceAttachments.validate(responseTarget);
         }
+        if (metadata.encodedLength() > maxMetadataBytes) {
+            metrics.errors.increment();
+            throw new RpcException(Status.PAYLOAD_TOO_LARGE, "request metadata of " + metadata.encodedLength()
+                    + " bytes is over the client's maxMetadataBytes (" + maxMetadataBytes + ")");
+        }
         Codec<Q> codec = method.requestCodec();
         int plen = codec.encodedSize(request);
+        int mlen = metadata.isEmpty() ? 0 : metadata.encodedLength();
         int alen = attachment.length();
-        long frame = (long) FrameDescriptor.HEADER_LENGTH + plen + alen;
+        long frame = (long) FrameDescriptor.HEADER_LENGTH + mlen + plen + alen;
         checkFrame(frame);
         FrameWriter w = writer;
         Connection c = w.connection();
@@ -372,7 +397,8 @@ public final class ClientCore implements FrameHandler {
             return call;
         }
         try {
-            w.request(id, method.id(), waitDeadline - System.nanoTime()).payload(codec, request, plen).attachment(attachment);
+            w.request(id, method.id(), waitDeadline - System.nanoTime()).metadata(metadata).payload(codec, request, plen)
+                    .attachment(attachment);
             w.commit(attachment);
         } catch (Throwable t) {
             release(id);
@@ -662,8 +688,9 @@ public final class ClientCore implements FrameHandler {
         }
         lastActivityNanos = now;
         int statusCode = FrameHeader.status(buf, offset);
-        if (statusCode != FrameDescriptor.STATUS_OK) {
-            RpcException error = errorFrom(buf, offset, statusCode);
+        RpcException badMetadata = FrameHeader.metadataLength(buf, offset) == 0 ? null : checkMetadata(buf, offset, method);
+        if (badMetadata != null || statusCode != FrameDescriptor.STATUS_OK) {
+            RpcException error = badMetadata != null ? badMetadata : errorFrom(buf, offset, statusCode);
             if (pastDeadline) {
                 // the server gave up at the deadline it was sent (DEADLINE_EXCEEDED), or a call the
                 // handler made timed out with it: either way this call timed out, as the sweep would say
@@ -701,23 +728,46 @@ public final class ClientCore implements FrameHandler {
         int statusCode = FrameHeader.status(buf, offset);
         RpcException error = statusCode == FrameDescriptor.STATUS_OK
                 ? new RpcException(Status.PROTOCOL_ERROR, "server sent a successful response to request id 0")
+                : FrameHeader.metadataLength(buf, offset) != 0
+                ? new RpcException(Status.PROTOCOL_ERROR, "server sent a connection-level error with metadata")
                 : errorFrom(buf, offset, statusCode);
         c.close(error);
     }
 
+    /**
+     * Checks a response's metadata block: well formed, and within this client's maxMetadataBytes.
+     *
+     * @return null when it is, else the error its call fails with
+     */
+    private RpcException checkMetadata(MemorySegment buf, long offset, Method<?, ?> method) {
+        String bad = MetadataBlock.check(buf, offset + FrameDescriptor.HEADER_LENGTH, FrameHeader.payloadLength(buf, offset));
+        if (bad != null) {
+            return new RpcException(Status.PROTOCOL_ERROR, "response of " + method.name() + " has bad metadata: " + bad);
+        }
+        int mlen = FrameHeader.metadataLength(buf, offset);
+        if (mlen > maxMetadataBytes) {
+            return new RpcException(Status.PAYLOAD_TOO_LARGE, "response metadata of " + mlen
+                    + " bytes is over the client's maxMetadataBytes (" + maxMetadataBytes + ")");
+        }
+        return null;
+    }
+
+    /** An error response's status and message, and its metadata (checked, or a connection-level error's: none). */
     private static RpcException errorFrom(MemorySegment buf, long offset, int statusCode) {
         Status status = Status.fromCode(statusCode);
-        int plen = FrameHeader.payloadLength(buf, offset);
+        int mlen = FrameHeader.metadataLength(buf, offset);
+        int plen = FrameHeader.payloadLength(buf, offset) - mlen;
         String message;
         try {
-            message = Codecs.STRING.decode(buf, offset + FrameDescriptor.HEADER_LENGTH, plen);
+            message = Codecs.STRING.decode(buf, offset + FrameDescriptor.HEADER_LENGTH + mlen, plen);
         } catch (RuntimeException e) {
             message = "(undecodable error message)";
         }
         if (status == null || status == Status.OK || !status.isWire()) {
             return new RpcException(Status.PROTOCOL_ERROR, "server sent unknown status code " + statusCode + ": " + message);
         }
-        return new RpcException(status, message);
+        RpcException e = new RpcException(status, message);
+        return mlen == 0 ? e : e.withMetadata(Metadata.readFrom(buf, offset + FrameDescriptor.HEADER_LENGTH));
     }
 
     private void fail(Object sink, long tag, RpcException error) {
@@ -892,6 +942,8 @@ public final class ClientCore implements FrameHandler {
         private final long timeoutNanos;
         /** The call's request id once it holds a slot; 0 before (or when it never got one). */
         volatile long id;
+        /** The successful response's metadata, set before the call completes. */
+        private volatile Metadata responseMetadata = Metadata.EMPTY;
 
         PendingCall(ClientCore core, Method<?, ?> method, boolean reply, Attachment responseTarget, long timeoutNanos) {
             this.core = core;
@@ -917,7 +969,7 @@ public final class ClientCore implements FrameHandler {
             } catch (ExecutionException e) {
                 Throwable c = e.getCause();
                 if (c instanceof RpcException re) {
-                    throw new RpcException(re.status(), re.getMessage(), re);
+                    throw new RpcException(re.status(), re.getMessage(), re).withMetadata(re.metadata());
                 }
                 if (c instanceof RuntimeException rt) {
                     throw rt;
@@ -955,6 +1007,11 @@ public final class ClientCore implements FrameHandler {
             return cancelled;
         }
 
+        /** @return the metadata of the call's successful response; {@link Metadata#EMPTY} before, or when none */
+        public Metadata responseMetadata() {
+            return responseMetadata;
+        }
+
         /**
          * @param <T> what the call completes with: the response value, or a {@link Reply}
          * @return this call as the future its caller sees
@@ -965,9 +1022,12 @@ public final class ClientCore implements FrameHandler {
         }
 
         void completeFrom(MemorySegment buf, long offset, Counters metrics) {
-            int plen = FrameHeader.payloadLength(buf, offset);
+            int mlen = FrameHeader.metadataLength(buf, offset); // checked by the caller
+            int plen = FrameHeader.payloadLength(buf, offset) - mlen;
             int alen = FrameHeader.attachmentLength(buf, offset);
-            long poff = offset + FrameDescriptor.HEADER_LENGTH;
+            long poff = offset + FrameDescriptor.HEADER_LENGTH + mlen;
+            Metadata md = mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(buf, offset + FrameDescriptor.HEADER_LENGTH);
+            responseMetadata = md;
             Codec<?> codec = method.responseCodec();
             Object value;
             try {
@@ -1006,7 +1066,7 @@ public final class ClientCore implements FrameHandler {
                 att = Attachment.of(copy);
             }
             if (reply) {
-                complete(new Reply<>(value, att));
+                complete(new Reply<>(value, att, md));
             } else {
                 complete(value);
             }

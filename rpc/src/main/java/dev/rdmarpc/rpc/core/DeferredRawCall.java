@@ -2,6 +2,7 @@ package dev.rdmarpc.rpc.core;
 
 import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.DeferredCall;
+import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.codec.Codec;
 import java.lang.foreign.MemorySegment;
@@ -33,13 +34,16 @@ final class DeferredRawCall implements DeferredCall {
     private int mid;
     private boolean hasDeadline;
     private long deadlineNanos;
+    /** What the handler (or an interceptor) set before it deferred: sent with the answer. */
+    private Metadata responseMetadata = Metadata.EMPTY;
 
     DeferredRawCall(ServerConnection connection) {
         this.connection = connection;
     }
 
     /** Stands for call {@code id} from now on; on the I/O thread, before the handler sees it. */
-    void begin(long requestId, int methodId, boolean deadline, long due) {
+    void begin(long requestId, int methodId, boolean deadline, long due, Metadata responseMetadata) {
+        this.responseMetadata = responseMetadata;
         this.id = requestId;
         this.mid = methodId;
         this.hasDeadline = deadline;
@@ -78,8 +82,7 @@ final class DeferredRawCall implements DeferredCall {
         answering();
         ServerCore core = connection.core();
         try {
-            ResponseWriter.writeBytes(connection.writer, core.maxFrameLength, core.metrics, id, mid, src, offset, length,
-                    Attachment.NONE);
+            ResponseWriter.writeBytes(connection.writer, core, id, mid, src, offset, length, Attachment.NONE, responseMetadata);
         } finally {
             answered();
         }
@@ -90,8 +93,7 @@ final class DeferredRawCall implements DeferredCall {
         answering();
         ServerCore core = connection.core();
         try {
-            ResponseWriter.writeValue(connection.writer, core.maxFrameLength, core.metrics, id, mid, codec, value,
-                    Attachment.NONE);
+            ResponseWriter.writeValue(connection.writer, core, id, mid, codec, value, Attachment.NONE, responseMetadata);
         } finally {
             answered();
         }
@@ -104,7 +106,9 @@ final class DeferredRawCall implements DeferredCall {
         }
         answering();
         try {
-            ResponseWriter.writeError(connection.writer, connection.core().metrics, id, mid, status, message);
+            ServerCore core = connection.core();
+            ResponseWriter.writeError(connection.writer, core.metrics, id, mid, status, message,
+                    responseMetadata.encodedLength() > core.maxMetadataBytes ? Metadata.EMPTY : responseMetadata);
         } finally {
             answered();
         }

@@ -1,6 +1,7 @@
 package dev.rdmarpc.rpc.core;
 
 import dev.rdmarpc.rpc.Attachment;
+import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
@@ -31,7 +32,10 @@ final class FrameWriter {
     // The open claim (the claiming thread holds the send lock).
     private MemorySegment buffer;
     private long frameStart;
+    /** The whole payload written so far: the metadata block, then the codec's bytes. */
     private int payloadLength;
+    /** The metadata block's length, 0 when the frame has none. */
+    private int metadataLength;
     private boolean payloadInPlace;
     private boolean attachmentInPlace;
 
@@ -99,6 +103,7 @@ final class FrameWriter {
             this.buffer = connection.claimBuffer();
             this.frameStart = at;
             this.payloadLength = 0;
+            this.metadataLength = 0;
             this.payloadInPlace = payloadInPlace;
             this.attachmentInPlace = attachmentInPlace;
         }
@@ -128,16 +133,36 @@ final class FrameWriter {
     }
 
     /**
+     * Writes {@code metadata} as the metadata block the payload starts with, and sets the flag that
+     * says so; nothing for {@link Metadata#EMPTY}. After the header, before the payload; the claim
+     * counted {@link Metadata#encodedLength()} more bytes, and does not send the payload in place.
+     */
+    FrameWriter metadata(Metadata metadata) {
+        if (!metadata.isEmpty()) {
+            header.flags(FrameDescriptor.FLAG_METADATA);
+            metadata.writeTo(buffer, frameStart + FrameDescriptor.HEADER_LENGTH);
+            metadataLength = metadata.encodedLength();
+            payloadLength = metadataLength;
+        }
+        return this;
+    }
+
+    /** @return where the codec's bytes start: after the header and the metadata block */
+    private long payloadStart() {
+        return frameStart + FrameDescriptor.HEADER_LENGTH + metadataLength;
+    }
+
+    /**
      * Writes the payload's length and copies its {@code length} bytes from {@code src} at
      * {@code offset}, unless the claim sends them in place. On a failure the claim is aborted and
      * the exception rethrown.
      */
     FrameWriter payload(MemorySegment src, long offset, int length) {
-        payloadLength = length;
-        header.payloadLength(length);
+        payloadLength = metadataLength + length;
+        header.payloadLength(payloadLength);
         if (!payloadInPlace) {
             try {
-                MemorySegment.copy(src, offset, buffer, frameStart + FrameDescriptor.HEADER_LENGTH, length);
+                MemorySegment.copy(src, offset, buffer, payloadStart(), length);
             } catch (Throwable t) {
                 connection.abort();
                 throw t;
@@ -151,10 +176,10 @@ final class FrameWriter {
      * {@code codec.encodedSize} said). On a failure the claim is aborted and the exception rethrown.
      */
     <T> FrameWriter payload(Codec<T> codec, T value, int length) {
-        payloadLength = length;
-        header.payloadLength(length);
+        payloadLength = metadataLength + length;
+        header.payloadLength(payloadLength);
         try {
-            codec.encode(value, buffer, frameStart + FrameDescriptor.HEADER_LENGTH);
+            codec.encode(value, buffer, payloadStart());
         } catch (Throwable t) {
             connection.abort();
             throw t;

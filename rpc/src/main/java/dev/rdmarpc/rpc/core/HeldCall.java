@@ -1,6 +1,7 @@
 package dev.rdmarpc.rpc.core;
 
 import dev.rdmarpc.rpc.Attachment;
+import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.CallContext;
 import dev.rdmarpc.rpc.Status;
 import java.net.InetSocketAddress;
@@ -27,6 +28,8 @@ abstract class HeldCall implements CallContext {
     final boolean hasDeadline;
     final long deadlineNanos;
     Attachment response = Attachment.NONE;
+    /** Set on the handler's thread, read on the one that writes the response (an async call's completer). */
+    private volatile Metadata responseMetadata = Metadata.EMPTY;
     // guarded by this
     private boolean over;
     private boolean expired;
@@ -155,6 +158,21 @@ abstract class HeldCall implements CallContext {
     @Override
     public final long requestId() {
         return id;
+    }
+
+    @Override
+    public final String methodName() {
+        return entry.method().name();
+    }
+
+    @Override
+    public final void responseMetadata(Metadata metadata) {
+        this.responseMetadata = Objects.requireNonNull(metadata, "metadata");
+    }
+
+    @Override
+    public final Metadata responseMetadata() {
+        return responseMetadata;
     }
 
     @Override

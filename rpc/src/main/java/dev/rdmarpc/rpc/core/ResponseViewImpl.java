@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc.core;
 
+import dev.rdmarpc.rpc.MetadataView;
 import dev.rdmarpc.rpc.ResponseView;
 import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
@@ -10,19 +11,30 @@ import java.lang.foreign.MemorySegment;
 final class ResponseViewImpl implements ResponseView {
     private MemorySegment buffer;
     private long offset;
+    /** The codec's bytes: the payload without its metadata block. */
     private int payloadLength;
+    private int metadataLength;
     private int attachmentLength;
+    private final MetadataView metadataView = new MetadataView();
 
+    /** Over a response whose metadata (if any) was checked. */
     ResponseViewImpl wrap(MemorySegment buffer, long offset) {
         this.buffer = buffer;
         this.offset = offset;
-        this.payloadLength = FrameHeader.payloadLength(buffer, offset);
+        this.metadataLength = FrameHeader.metadataLength(buffer, offset);
+        this.payloadLength = FrameHeader.payloadLength(buffer, offset) - metadataLength;
         this.attachmentLength = FrameHeader.attachmentLength(buffer, offset);
         return this;
     }
 
     void clear() {
         buffer = null;
+        metadataView.clear();
+    }
+
+    @Override
+    public MetadataView metadata() {
+        return metadataView.wrap(buffer, offset + FrameDescriptor.HEADER_LENGTH, metadataLength);
     }
 
     @Override
@@ -42,7 +54,7 @@ final class ResponseViewImpl implements ResponseView {
 
     @Override
     public long payloadOffset() {
-        return offset + FrameDescriptor.HEADER_LENGTH;
+        return offset + FrameDescriptor.HEADER_LENGTH + metadataLength;
     }
 
     @Override
@@ -52,7 +64,7 @@ final class ResponseViewImpl implements ResponseView {
 
     @Override
     public long attachmentOffset() {
-        return offset + FrameDescriptor.HEADER_LENGTH + payloadLength;
+        return offset + FrameDescriptor.HEADER_LENGTH + metadataLength + payloadLength;
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.rdmarpc.rpc.core;
 
 import dev.rdmarpc.rpc.Attachment;
+import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.codec.Codec;
@@ -19,48 +20,79 @@ final class ResponseWriter {
     private ResponseWriter() {
     }
 
-    /** Writes a response from raw bytes; returns the status actually sent. */
-    static Status writeBytes(FrameWriter w, int maxFrame, Counters m, long requestId, int methodId, MemorySegment src,
-                             long off, int len, Attachment att) {
+    /** Writes a response from raw bytes, with {@code md} as its metadata; returns the status actually sent. */
+    static Status writeBytes(FrameWriter w, ServerCore core, long requestId, int methodId, MemorySegment src,
+                             long off, int len, Attachment att, Metadata md) {
+        Counters m = core.metrics;
+        if (md.encodedLength() > core.maxMetadataBytes) {
+            return metadataTooLarge(w, core, requestId, methodId, md);
+        }
+        int mlen = md.isEmpty() ? 0 : md.encodedLength();
         int alen = att.length();
-        long frame = (long) FrameDescriptor.HEADER_LENGTH + len + alen;
-        if (frame > maxFrame) {
-            return tooLarge(w, m, requestId, methodId, frame, maxFrame);
+        long frame = (long) FrameDescriptor.HEADER_LENGTH + mlen + len + alen;
+        if (frame > core.maxFrameLength) {
+            return tooLarge(w, m, requestId, methodId, frame, core.maxFrameLength);
         }
         // Bytes of the request being handled (an echo) go from its receive buffer, when the transport can.
-        long at = alen == 0 ? w.claimPayloadFromReceived((int) frame, src, off, len) : w.claim((int) frame);
+        long at = alen == 0 && mlen == 0 ? w.claimPayloadFromReceived((int) frame, src, off, len) : w.claim((int) frame);
         if (at < 0) {
             return claimFailed(w, m, requestId, methodId, at);
         }
-        w.response(requestId, methodId, FrameDescriptor.STATUS_OK).payload(src, off, len).attachment(att);
+        w.response(requestId, methodId, FrameDescriptor.STATUS_OK).metadata(md).payload(src, off, len).attachment(att);
         return commit(w, m, requestId, methodId, att, frame);
     }
 
-    /** Writes a response encoded by {@code codec}; returns the status actually sent. */
+    /** Writes a response encoded by {@code codec}, with {@code md} as its metadata; returns the status actually sent. */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    static Status writeValue(FrameWriter w, int maxFrame, Counters m, long requestId, int methodId, Codec codec,
-                             Object value, Attachment att) {
+    static Status writeValue(FrameWriter w, ServerCore core, long requestId, int methodId, Codec codec,
+                             Object value, Attachment att, Metadata md) {
+        Counters m = core.metrics;
         int len;
         try {
             len = codec.encodedSize(value);
         } catch (RuntimeException e) {
             return writeError(w, m, requestId, methodId, Status.HANDLER_FAILED, "response could not be encoded: " + e);
         }
+        if (md.encodedLength() > core.maxMetadataBytes) {
+            return metadataTooLarge(w, core, requestId, methodId, md);
+        }
+        int mlen = md.isEmpty() ? 0 : md.encodedLength();
         int alen = att.length();
-        long frame = (long) FrameDescriptor.HEADER_LENGTH + len + alen;
-        if (frame > maxFrame) {
-            return tooLarge(w, m, requestId, methodId, frame, maxFrame);
+        long frame = (long) FrameDescriptor.HEADER_LENGTH + mlen + len + alen;
+        if (frame > core.maxFrameLength) {
+            return tooLarge(w, m, requestId, methodId, frame, core.maxFrameLength);
         }
         long at = w.claim((int) frame);
         if (at < 0) {
             return claimFailed(w, m, requestId, methodId, at);
         }
         try {
-            w.response(requestId, methodId, FrameDescriptor.STATUS_OK).payload(codec, value, len).attachment(att);
+            w.response(requestId, methodId, FrameDescriptor.STATUS_OK).metadata(md).payload(codec, value, len).attachment(att);
         } catch (RuntimeException e) { // the writer aborted the claim
             return writeError(w, m, requestId, methodId, Status.HANDLER_FAILED, "response could not be encoded: " + e);
         }
         return commit(w, m, requestId, methodId, att, frame);
+    }
+
+    private static Status metadataTooLarge(FrameWriter w, ServerCore core, long requestId, int methodId, Metadata md) {
+        return writeError(w, core.metrics, requestId, methodId, Status.PAYLOAD_TOO_LARGE, "response metadata of "
+                + md.encodedLength() + " bytes is over the server's maxMetadataBytes (" + core.maxMetadataBytes + ")");
+    }
+
+    /**
+     * Writes the error response of a failed handler (or of a refusing interceptor): its status and
+     * message (see {@link #statusOf}), and as metadata {@code md} plus what an {@link RpcException}
+     * carries. Metadata over the server's limit is left out, and the message says so.
+     */
+    static Status writeFailure(FrameWriter w, ServerCore core, long requestId, int methodId, Throwable t, Metadata md) {
+        Metadata all = t instanceof RpcException re && !re.metadata().isEmpty() ? md.withAll(re.metadata()) : md;
+        String message = messageOf(t);
+        if (all.encodedLength() > core.maxMetadataBytes) {
+            message += " (its response metadata of " + all.encodedLength() + " bytes, over the server's maxMetadataBytes ("
+                    + core.maxMetadataBytes + "), was left out)";
+            all = Metadata.EMPTY;
+        }
+        return writeError(w, core.metrics, requestId, methodId, statusOf(t), message, all);
     }
 
     /** Commits the written frame; a GPU attachment that cannot be copied is answered with an error instead. */
@@ -80,13 +112,20 @@ final class ResponseWriter {
 
     /** Writes an error response; returns its status. */
     static Status writeError(FrameWriter w, Counters m, long requestId, int methodId, Status status, String message) {
+        return writeError(w, m, requestId, methodId, status, message, Metadata.EMPTY);
+    }
+
+    /** Writes an error response with metadata (within the limit: the caller checked); returns its status. */
+    static Status writeError(FrameWriter w, Counters m, long requestId, int methodId, Status status, String message,
+                             Metadata md) {
         m.errors.increment();
         String msg = message == null ? status.name() : message;
         if (msg.length() > MAX_ERROR_MESSAGE_CHARS) {
             msg = msg.substring(0, MAX_ERROR_MESSAGE_CHARS) + "...";
         }
         int len = Codecs.STRING.encodedSize(msg);
-        long at = w.claim(FrameDescriptor.HEADER_LENGTH + len);
+        int mlen = md.isEmpty() ? 0 : md.encodedLength();
+        long at = w.claim(FrameDescriptor.HEADER_LENGTH + mlen + len);
         if (at < 0) {
             if (at != Connection.CLOSED) {
                 // Not even an error fits: the client would wait for its timeout. Close instead, so it
@@ -99,9 +138,9 @@ final class ResponseWriter {
             }
             return status;
         }
-        w.response(requestId, methodId, status.code()).payload(Codecs.STRING, msg, len);
+        w.response(requestId, methodId, status.code()).metadata(md).payload(Codecs.STRING, msg, len);
         w.commit();
-        m.bytesSent.add(FrameDescriptor.HEADER_LENGTH + len);
+        m.bytesSent.add(FrameDescriptor.HEADER_LENGTH + mlen + len);
         return status;
     }
 

@@ -4,12 +4,15 @@ import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.CallContext;
 import dev.rdmarpc.rpc.DeferredCall;
 import dev.rdmarpc.rpc.Handler;
+import dev.rdmarpc.rpc.Metadata;
+import dev.rdmarpc.rpc.MetadataView;
 import dev.rdmarpc.rpc.RawCall;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.protocol.MetadataBlock;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.IdleTimeoutException;
@@ -52,8 +55,14 @@ final class ServerConnection implements FrameHandler, RawCall {
     private long frameOffset;
     private long requestId;
     private int methodId;
+    /** The codec's bytes of the payload: the payload without the metadata block. */
     private int payloadLength;
+    /** The request's metadata block, which starts the payload; 0 when it has none. */
+    private int metadataLength;
     private int attachmentLength;
+    private MethodRegistry.Entry entry;
+    private Metadata responseMetadata = Metadata.EMPTY;
+    private final MetadataView metadataView = new MetadataView();
     /** The call's deadline ({@link System#nanoTime()}), when {@link #hasDeadline}. */
     private long deadlineNanos;
     private boolean hasDeadline;
@@ -100,15 +109,19 @@ final class ServerConnection implements FrameHandler, RawCall {
             ResponseWriter.writeError(writer, m, id, mid, Status.UNKNOWN_METHOD, "no method with id 0x" + Integer.toHexString(mid));
             return;
         }
+        int mlen = FrameHeader.metadataLength(frame, offset);
+        if (mlen != 0 && !metadataAccepted(frame, offset, id, mid, e)) {
+            return;
+        }
         int timeoutField = FrameHeader.timeoutField(frame, offset);
         boolean deadline = timeoutField != 0;
         long due = deadline ? System.nanoTime() + FrameDescriptor.decodeTimeout(timeoutField) : 0;
         if (e.mode() == MethodRegistry.Mode.BLOCKING) {
-            dispatchBlocking(e, frame, offset, length, id, mid, deadline, due);
+            dispatchBlocking(e, frame, offset, length, id, mid, deadline, due, mlen);
             return;
         }
         if (e.mode() == MethodRegistry.Mode.ASYNC) {
-            dispatchAsync(e, frame, offset, id, mid, deadline, due);
+            dispatchAsync(e, frame, offset, id, mid, deadline, due, mlen);
             return;
         }
         boolean timed = Events.serverCallEnabled();
@@ -119,26 +132,71 @@ final class ServerConnection implements FrameHandler, RawCall {
         frameOffset = offset;
         requestId = id;
         methodId = mid;
-        payloadLength = FrameHeader.payloadLength(frame, offset);
+        entry = e;
+        metadataLength = mlen;
+        payloadLength = FrameHeader.payloadLength(frame, offset) - mlen;
         attachmentLength = FrameHeader.attachmentLength(frame, offset);
         responded = false;
         responseAttachment = Attachment.NONE;
+        responseMetadata = Metadata.EMPTY;
         Status status;
         if (deadline) {
             InheritedDeadline.enter(due);
         }
         try {
-            status = e.mode() == MethodRegistry.Mode.RAW ? runRaw(e) : runInline(e);
+            status = core.interceptors.length == 0 ? run(e) : runIntercepted(e);
         } finally {
             if (deadline) {
                 InheritedDeadline.exit();
             }
             buf = null;
             responseAttachment = Attachment.NONE;
+            responseMetadata = Metadata.EMPTY;
+            metadataView.clear();
         }
         if (timed) {
             Events.serverCall(e.method().name(), mid, peer, status.name(), System.nanoTime() - start, length, e.mode().name());
         }
+    }
+
+    private Status run(MethodRegistry.Entry e) {
+        return e.mode() == MethodRegistry.Mode.RAW ? runRaw(e) : runInline(e);
+    }
+
+    /** The inline or raw call with the interceptors around it. */
+    private Status runIntercepted(MethodRegistry.Entry e) {
+        Throwable refused = core.beforeCall(this);
+        Status status;
+        if (refused != null) {
+            responded = true;
+            status = ResponseWriter.writeFailure(writer, core, requestId, methodId, refused, responseMetadata);
+        } else {
+            status = run(e);
+        }
+        core.afterCall(this, status);
+        return status;
+    }
+
+    /**
+     * Checks the request's metadata block: well formed (else PROTOCOL_ERROR) and within this
+     * server's maxMetadataBytes (else PAYLOAD_TOO_LARGE), answering the call when it is not.
+     *
+     * @return true when the call goes on
+     */
+    private boolean metadataAccepted(MemorySegment frame, long offset, long id, int mid, MethodRegistry.Entry e) {
+        String bad = MetadataBlock.check(frame, offset + FrameDescriptor.HEADER_LENGTH, FrameHeader.payloadLength(frame, offset));
+        if (bad != null) {
+            ResponseWriter.writeError(writer, core.metrics, id, mid, Status.PROTOCOL_ERROR,
+                    "request of " + e.method().name() + " has bad metadata: " + bad);
+            return false;
+        }
+        int mlen = FrameHeader.metadataLength(frame, offset);
+        if (mlen > core.maxMetadataBytes) {
+            ResponseWriter.writeError(writer, core.metrics, id, mid, Status.PAYLOAD_TOO_LARGE, "request metadata of " + mlen
+                    + " bytes is over the server's maxMetadataBytes (" + core.maxMetadataBytes + ")");
+            return false;
+        }
+        return true;
     }
 
     private Status runRaw(MethodRegistry.Entry e) {
@@ -147,8 +205,7 @@ final class ServerConnection implements FrameHandler, RawCall {
         } catch (Throwable t) {
             if (!responded) {
                 responded = true;
-                return ResponseWriter.writeError(writer, core.metrics, requestId, methodId,
-                        ResponseWriter.statusOf(t), ResponseWriter.messageOf(t));
+                return ResponseWriter.writeFailure(writer, core, requestId, methodId, t, responseMetadata);
             }
             LOG.log(System.Logger.Level.WARNING, "raw handler of " + e.method().name() + " threw after responding", t);
             return Status.OK;
@@ -174,15 +231,14 @@ final class ServerConnection implements FrameHandler, RawCall {
         try {
             response = ((Handler) e.handler()).handle(this, request);
         } catch (Throwable t) {
-            return ResponseWriter.writeError(writer, core.metrics, requestId, methodId,
-                    ResponseWriter.statusOf(t), ResponseWriter.messageOf(t));
+            return ResponseWriter.writeFailure(writer, core, requestId, methodId, t, responseMetadata);
         }
-        return ResponseWriter.writeValue(writer, core.maxFrameLength, core.metrics, requestId, methodId,
-                e.method().responseCodec(), response, responseAttachment);
+        return ResponseWriter.writeValue(writer, core, requestId, methodId, e.method().responseCodec(), response,
+                responseAttachment, responseMetadata);
     }
 
     private void dispatchBlocking(MethodRegistry.Entry e, MemorySegment frame, long offset, int length, long id, int mid,
-                                  boolean deadline, long due) {
+                                  boolean deadline, long due, int mlen) {
         Counters m = core.metrics;
         if (!admit(id, mid)) {
             return;
@@ -194,7 +250,7 @@ final class ServerConnection implements FrameHandler, RawCall {
             return;
         }
         MemorySegment.copy(frame, offset, copy.segment(), 0, length);
-        BlockingCall call = new BlockingCall(this, e, copy, length, deadline, due);
+        BlockingCall call = new BlockingCall(this, e, copy, length, deadline, due, mlen);
         callStarted(call);
         try {
             core.blockingExecutor.execute(call);
@@ -221,14 +277,14 @@ final class ServerConnection implements FrameHandler, RawCall {
 
     /** Starts an asynchronous handler's call on the I/O thread; it ends when its future completes. */
     private void dispatchAsync(MethodRegistry.Entry e, MemorySegment frame, long offset, long id, int mid,
-                               boolean deadline, long due) {
+                               boolean deadline, long due, int mlen) {
         Counters m = core.metrics;
         if (!admit(id, mid)) {
             return;
         }
-        int plen = FrameHeader.payloadLength(frame, offset);
+        int plen = FrameHeader.payloadLength(frame, offset) - mlen;
         int alen = FrameHeader.attachmentLength(frame, offset);
-        long poff = offset + FrameDescriptor.HEADER_LENGTH;
+        long poff = offset + FrameDescriptor.HEADER_LENGTH + mlen;
         Object request;
         try {
             request = e.method().requestCodec().decode(frame, poff, plen);
@@ -238,7 +294,8 @@ final class ServerConnection implements FrameHandler, RawCall {
                     "request of " + e.method().name() + " could not be decoded: " + ex.getMessage());
             return;
         }
-        AsyncCall call = new AsyncCall(this, e, id, mid, deadline, due);
+        AsyncCall call = new AsyncCall(this, e, id, mid, deadline, due,
+                mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(frame, offset + FrameDescriptor.HEADER_LENGTH));
         callStarted(call);
         call.start(request, frame.asSlice(poff + plen, alen));
     }
@@ -360,6 +417,31 @@ final class ServerConnection implements FrameHandler, RawCall {
     }
 
     @Override
+    public String methodName() {
+        return entry.method().name();
+    }
+
+    @Override
+    public Metadata requestMetadata() {
+        return metadataLength == 0 ? Metadata.EMPTY : Metadata.readFrom(buf, frameOffset + FrameDescriptor.HEADER_LENGTH);
+    }
+
+    @Override
+    public MetadataView requestMetadataView() {
+        return metadataView.wrap(buf, frameOffset + FrameDescriptor.HEADER_LENGTH, metadataLength);
+    }
+
+    @Override
+    public void responseMetadata(Metadata metadata) {
+        this.responseMetadata = Objects.requireNonNull(metadata, "metadata");
+    }
+
+    @Override
+    public Metadata responseMetadata() {
+        return responseMetadata;
+    }
+
+    @Override
     public Attachment requestAttachment() {
         return attachmentLength == 0 ? Attachment.NONE : Attachment.of(buf.asSlice(attachmentOffset(), attachmentLength));
     }
@@ -383,7 +465,7 @@ final class ServerConnection implements FrameHandler, RawCall {
 
     @Override
     public long payloadOffset() {
-        return frameOffset + FrameDescriptor.HEADER_LENGTH;
+        return frameOffset + FrameDescriptor.HEADER_LENGTH + metadataLength;
     }
 
     @Override
@@ -393,7 +475,7 @@ final class ServerConnection implements FrameHandler, RawCall {
 
     @Override
     public long attachmentOffset() {
-        return frameOffset + FrameDescriptor.HEADER_LENGTH + payloadLength;
+        return frameOffset + FrameDescriptor.HEADER_LENGTH + metadataLength + payloadLength;
     }
 
     @Override
@@ -419,15 +501,15 @@ final class ServerConnection implements FrameHandler, RawCall {
     @Override
     public void respond(MemorySegment src, long offset, int length) {
         checkRespond();
-        lastStatus = ResponseWriter.writeBytes(writer, core.maxFrameLength, core.metrics, requestId, methodId, src,
-                offset, length, responseAttachment);
+        lastStatus = ResponseWriter.writeBytes(writer, core, requestId, methodId, src, offset, length, responseAttachment,
+                responseMetadata);
     }
 
     @Override
     public <T> void respond(Codec<T> codec, T value) {
         checkRespond();
-        lastStatus = ResponseWriter.writeValue(writer, core.maxFrameLength, core.metrics, requestId, methodId, codec,
-                value, responseAttachment);
+        lastStatus = ResponseWriter.writeValue(writer, core, requestId, methodId, codec, value, responseAttachment,
+                responseMetadata);
     }
 
     @Override
@@ -436,7 +518,8 @@ final class ServerConnection implements FrameHandler, RawCall {
             throw new IllegalArgumentException("not an error status that can be sent: " + status);
         }
         checkRespond();
-        lastStatus = ResponseWriter.writeError(writer, core.metrics, requestId, methodId, status, message);
+        lastStatus = ResponseWriter.writeError(writer, core.metrics, requestId, methodId, status, message,
+                responseMetadata.encodedLength() > core.maxMetadataBytes ? Metadata.EMPTY : responseMetadata);
     }
 
     @Override
@@ -456,7 +539,7 @@ final class ServerConnection implements FrameHandler, RawCall {
         }
         core.metrics.inFlight.increment();
         blockingCalls.incrementAndGet();
-        d.begin(requestId, methodId, hasDeadline, deadlineNanos);
+        d.begin(requestId, methodId, hasDeadline, deadlineNanos, responseMetadata);
         lastStatus = Status.OK;
         return d;
     }

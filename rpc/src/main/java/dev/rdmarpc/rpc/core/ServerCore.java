@@ -1,9 +1,13 @@
 package dev.rdmarpc.rpc.core;
 
+import dev.rdmarpc.rpc.CallContext;
+import dev.rdmarpc.rpc.ServerInterceptor;
+import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.Acceptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -21,6 +25,10 @@ public final class ServerCore implements Acceptor {
     final MethodRegistry registry;
     final Counters metrics = new Counters();
     final int maxFrameLength;
+    /** Most bytes of metadata a frame may carry, either way. */
+    final int maxMetadataBytes;
+    /** Run around every call, in this order (and the reverse after). */
+    final ServerInterceptor[] interceptors;
     final int maxInFlight;
     final String transportName;
     final BufferPool pool;
@@ -32,14 +40,19 @@ public final class ServerCore implements Acceptor {
     /**
      * @param registry       the methods (frozen here)
      * @param maxFrameLength largest frame accepted or sent
+     * @param maxMetadataBytes most bytes of metadata a frame may carry, either way
+     * @param interceptors   run around every call, in this order
      * @param maxInFlight    most blocking calls in flight
      * @param pool           the transport's buffer pool (copies for blocking handlers)
      * @param transportName  for events and logs
      */
-    public ServerCore(MethodRegistry registry, int maxFrameLength, int maxInFlight, BufferPool pool, String transportName) {
+    public ServerCore(MethodRegistry registry, int maxFrameLength, int maxMetadataBytes, List<ServerInterceptor> interceptors,
+                      int maxInFlight, BufferPool pool, String transportName) {
         registry.freeze();
         this.registry = registry;
         this.maxFrameLength = maxFrameLength;
+        this.maxMetadataBytes = maxMetadataBytes;
+        this.interceptors = interceptors.toArray(new ServerInterceptor[0]);
         this.maxInFlight = maxInFlight;
         this.pool = pool;
         this.transportName = transportName;
@@ -54,6 +67,33 @@ public final class ServerCore implements Acceptor {
         Events.opened(transportName, "server", connection.localAddress(), connection.remoteAddress());
         LOG.log(System.Logger.Level.DEBUG, "accepted {0}", connection.remoteAddress());
         return sc;
+    }
+
+    /**
+     * Runs the interceptors' {@code beforeCall} in order, up to the first that refuses.
+     *
+     * @return that refusal, or null when every one let the call through
+     */
+    Throwable beforeCall(CallContext call) {
+        for (ServerInterceptor i : interceptors) {
+            try {
+                i.beforeCall(call);
+            } catch (Throwable t) {
+                return t;
+            }
+        }
+        return null;
+    }
+
+    /** Runs every interceptor's {@code afterCall}, in reverse order; what they throw is logged. */
+    void afterCall(CallContext call, Status status) {
+        for (int i = interceptors.length - 1; i >= 0; i--) {
+            try {
+                interceptors[i].afterCall(call, status);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "server interceptor " + interceptors[i] + " threw in afterCall", e);
+            }
+        }
     }
 
     void removed(ServerConnection sc) {

@@ -111,8 +111,15 @@ public final class FrameDescriptor {
      */
     public static final int TYPE_MAX_KNOWN = TYPE_CANCEL;
 
-    /** No flags are defined in version 1; every bit is reserved and must be 0. */
-    public static final int FLAGS_RESERVED_MASK = 0xFFFF;
+    /**
+     * Flag bit 0, in a request or a response: the payload starts with a metadata block (the call's
+     * key/value headers, see {@link MetadataBlock}), which the payload length counts; the codec's
+     * bytes follow it. Unset, the payload is the codec's bytes alone, as before metadata existed.
+     */
+    public static final int FLAG_METADATA = 0x0001;
+
+    /** Flag bits not defined (all but {@link #FLAG_METADATA}): reserved, must be 0. */
+    public static final int FLAGS_RESERVED_MASK = 0xFFFE;
 
     /** Status of a request and of a successful response. */
     public static final int STATUS_OK = 0;

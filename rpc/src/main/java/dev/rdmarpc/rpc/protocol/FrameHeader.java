@@ -41,6 +41,20 @@ public final class FrameHeader {
         return buf.get(INT, offset + TIMEOUT_OFFSET);
     }
 
+    /** Reads the flag bits of the frame starting at {@code offset} in {@code buf}. */
+    public static int flags(MemorySegment buf, long offset) {
+        return buf.get(SHORT, offset + FLAGS_OFFSET) & 0xFFFF;
+    }
+
+    /**
+     * The length of the frame's metadata block, which starts its payload: 0 when the frame has no
+     * {@link FrameDescriptor#FLAG_METADATA}. Not validated (see {@link MetadataBlock#check}).
+     */
+    public static int metadataLength(MemorySegment buf, long offset) {
+        return (buf.get(SHORT, offset + FLAGS_OFFSET) & FLAG_METADATA) == 0 ? 0
+                : buf.get(INT, offset + HEADER_LENGTH);
+    }
+
     /** Reads the payload length of the frame starting at {@code offset} in {@code buf}. */
     public static int payloadLength(MemorySegment buf, long offset) {
         return buf.get(INT, offset + PAYLOAD_LENGTH_OFFSET);

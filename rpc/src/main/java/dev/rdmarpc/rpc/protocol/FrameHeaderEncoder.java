@@ -58,6 +58,15 @@ public final class FrameHeaderEncoder {
     }
 
     /**
+     * @param flags the flag bits ({@link FrameDescriptor#FLAG_METADATA})
+     * @return this
+     */
+    public FrameHeaderEncoder flags(int flags) {
+        buffer.set(SHORT, offset + FLAGS_OFFSET, (short) flags);
+        return this;
+    }
+
+    /**
      * @param requestId the request id (a response echoes its request's)
      * @return this
      */
