@@ -59,7 +59,14 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
     @Override
     public final boolean send(Method<?, ?> method, MemorySegment payload, MemorySegment attachment, long timeoutNanos,
                               ResponseListener listener, long tag) {
-        return send(method, payload, attachment, timeoutNanos, listener, tag, false);
+        return send(method, payload, Metadata.EMPTY, attachment, timeoutNanos, listener, tag, false);
+    }
+
+    @Override
+    public final boolean send(Method<?, ?> method, MemorySegment payload, Metadata metadata, MemorySegment attachment,
+                              long timeoutNanos, ResponseListener listener, long tag) {
+        return send(method, payload, Objects.requireNonNull(metadata, "metadata"), attachment, timeoutNanos, listener, tag,
+                false);
     }
 
     @Override
@@ -69,16 +76,16 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
                     + " automatic or shared arena's): the connection's I/O thread writes it from there, and this one is"
                     + " confined to its arena's thread; use send, which copies it on the calling thread");
         }
-        return send(method, payload, MemorySegment.NULL, 0, listener, tag, true);
+        return send(method, payload, Metadata.EMPTY, MemorySegment.NULL, 0, listener, tag, true);
     }
 
-    private boolean send(Method<?, ?> method, MemorySegment payload, MemorySegment attachment, long timeoutNanos,
-                         ResponseListener listener, long tag, boolean inPlace) {
+    private boolean send(Method<?, ?> method, MemorySegment payload, Metadata metadata, MemorySegment attachment,
+                         long timeoutNanos, ResponseListener listener, long tag, boolean inPlace) {
         ClientCore c = pick();
         for (int attempt = 1; ; attempt++) {
             try {
                 return inPlace ? c.sendInPlace(method, payload, timeoutNanos, listener, tag)
-                        : c.send(method, payload, attachment, timeoutNanos, listener, tag);
+                        : c.send(method, payload, metadata, attachment, timeoutNanos, listener, tag);
             } catch (RpcException e) {
                 c = retry(c, e, attempt);
             }

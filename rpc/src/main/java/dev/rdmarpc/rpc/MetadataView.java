@@ -91,7 +91,7 @@ public final class MetadataView {
     }
 
     /**
-     * Compares a value with bytes, in place.
+     * Compares a value with bytes, in place; allocates nothing.
      *
      * @param key   a key
      * @param bytes the expected value
@@ -103,7 +103,12 @@ public final class MetadataView {
             return false;
         }
         long v = MetadataBlock.valueOffset(buffer, e);
-        return MemorySegment.mismatch(buffer, v, v + bytes.length, MemorySegment.ofArray(bytes), 0, bytes.length) < 0;
+        for (int i = 0; i < bytes.length; i++) {
+            if (buffer.get(java.lang.foreign.ValueLayout.JAVA_BYTE, v + i) != bytes[i]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

@@ -181,6 +181,27 @@ public interface RpcChannel {
                  ResponseListener listener, long tag);
 
     /**
+     * The zero-allocation call with request metadata: as
+     * {@link #send(Method, MemorySegment, MemorySegment, long, ResponseListener, long)}, with
+     * {@code metadata} written into the frame ahead of the payload. Build the {@link Metadata} once
+     * and send it with every call: writing it allocates nothing. The listener reads the response's
+     * metadata in place ({@link ResponseView#metadata()}). Client interceptors do not run on this
+     * path.
+     *
+     * @param metadata the request metadata, within the client's {@code maxMetadataBytes}
+     * @return as {@link #send(Method, MemorySegment, ResponseListener, long)}
+     * @throws RpcException as {@link #send(Method, MemorySegment, ResponseListener, long)}, and
+     *                      {@link Status#PAYLOAD_TOO_LARGE} when {@code metadata} is over the limit
+     */
+    default boolean send(Method<?, ?> method, MemorySegment payload, Metadata metadata, MemorySegment attachment,
+                         long timeoutNanos, ResponseListener listener, long tag) {
+        if (!metadata.isEmpty()) {
+            throw new UnsupportedOperationException(getClass().getName() + " does not send metadata on the raw path");
+        }
+        return send(method, payload, attachment, timeoutNanos, listener, tag);
+    }
+
+    /**
      * The zero-copy call, for large payloads: as {@link #send(Method, MemorySegment, ResponseListener,
      * long)}, but the transport may write {@code payload} to the network straight from this memory
      * instead of copying it into its own buffers first (the TCP transport does so for native

@@ -329,22 +329,27 @@ public abstract class MetadataContract {
     }
 
     @Test
-    public void theRawClientReadsResponseMetadataInPlace() throws Exception {
+    public void theRawClientSendsMetadataAndReadsTheResponsesInPlace() throws Exception {
         CompletableFuture<String> seen = new CompletableFuture<>();
         MemorySegment payload = MemorySegment.ofArray("raw".getBytes(StandardCharsets.UTF_8));
-        assertTrue(client.send(INLINE, payload, MemorySegment.NULL, 0, new ResponseListener() {
+        ResponseListener listener = new ResponseListener() {
             @Override
             public void onResponse(long tag, ResponseView response) {
                 seen.complete(response.decode(Codecs.STRING) + " " + response.metadata().get("handler") + " "
-                        + response.metadata().size());
+                        + response.metadata().get("trace-id") + " " + response.metadata().size());
             }
 
             @Override
             public void onError(long tag, RpcException error) {
                 seen.completeExceptionally(error);
             }
-        }, 7));
-        assertEquals("raw inline 1", seen.get(10, TimeUnit.SECONDS));
+        };
+        assertTrue(client.send(INLINE, payload, Metadata.of("trace-id", "r1"), MemorySegment.NULL, 0, listener, 7));
+        assertEquals("raw inline r1 2", seen.get(10, TimeUnit.SECONDS), "metadata both ways on the raw path");
+        RpcException e = assertThrows(RpcException.class, () -> client.send(INLINE, payload,
+                Metadata.of("big-bin", new byte[9000]), MemorySegment.NULL, 0, listener, 8));
+        assertEquals(Status.PAYLOAD_TOO_LARGE, e.status());
+        assertEquals(0, client.metrics().inFlight(), "nothing held for the refused call");
     }
 
     // ------------------------------------------------------------------ interceptors

@@ -268,9 +268,9 @@ public final class ClientCore implements FrameHandler {
      * @param timeoutNanos the call's timeout, or 0 for the default
      * @return true when sent, false when back-pressured
      */
-    public boolean send(Method<?, ?> method, MemorySegment payload, MemorySegment attachment, long timeoutNanos,
-                        ResponseListener listener, long tag) {
-        return send(method, payload, attachment, timeoutNanos, listener, tag, false);
+    public boolean send(Method<?, ?> method, MemorySegment payload, Metadata metadata, MemorySegment attachment,
+                        long timeoutNanos, ResponseListener listener, long tag) {
+        return send(method, payload, metadata, attachment, timeoutNanos, listener, tag, false);
     }
 
     /**
@@ -282,14 +282,15 @@ public final class ClientCore implements FrameHandler {
      */
     public boolean sendInPlace(Method<?, ?> method, MemorySegment payload, long timeoutNanos, ResponseListener listener,
                                long tag) {
-        return send(method, payload, MemorySegment.NULL, timeoutNanos, listener, tag, true);
+        return send(method, payload, Metadata.EMPTY, MemorySegment.NULL, timeoutNanos, listener, tag, true);
     }
 
-    private boolean send(Method<?, ?> method, MemorySegment payload, MemorySegment attachment, long timeoutNanos,
-                         ResponseListener listener, long tag, boolean payloadInPlace) {
+    private boolean send(Method<?, ?> method, MemorySegment payload, Metadata metadata, MemorySegment attachment,
+                         long timeoutNanos, ResponseListener listener, long tag, boolean payloadInPlace) {
+        checkMetadata(metadata);
         long plen = payload.byteSize();
         long alen = attachment.byteSize();
-        long frame = FrameDescriptor.HEADER_LENGTH + plen + alen;
+        long frame = FrameDescriptor.HEADER_LENGTH + (metadata.isEmpty() ? 0 : metadata.encodedLength()) + plen + alen;
         checkFrame(frame);
         FrameWriter w = writer;
         if (w.connection().pendingBytes() >= sendHighWaterMark) {
@@ -309,7 +310,7 @@ public final class ClientCore implements FrameHandler {
             return claimFailed(w.connection(), id, off);
         }
         try {
-            w.request(id, method.id(), timeout).payload(payload, 0, (int) plen).attachment(attachment);
+            w.request(id, method.id(), timeout).metadata(metadata).payload(payload, 0, (int) plen).attachment(attachment);
         } catch (Throwable t) {
             release(id);
             throw t;
@@ -338,11 +339,7 @@ public final class ClientCore implements FrameHandler {
         if (responseTarget != null) {
             DeviceAttachments.validate(responseTarget);
         }
-        if (metadata.encodedLength() > maxMetadataBytes) {
-            metrics.errors.increment();
-            throw new RpcException(Status.PAYLOAD_TOO_LARGE, "request metadata of " + metadata.encodedLength()
-                    + " bytes is over the client's maxMetadataBytes (" + maxMetadataBytes + ")");
-        }
+        checkMetadata(metadata);
         Codec<Q> codec = method.requestCodec();
         int plen = codec.encodedSize(request);
         int mlen = metadata.isEmpty() ? 0 : metadata.encodedLength();
@@ -407,6 +404,14 @@ public final class ClientCore implements FrameHandler {
         metrics.calls.increment();
         metrics.bytesSent.add(frame);
         return call;
+    }
+
+    private void checkMetadata(Metadata metadata) {
+        if (metadata.encodedLength() > maxMetadataBytes) {
+            metrics.errors.increment();
+            throw new RpcException(Status.PAYLOAD_TOO_LARGE, "request metadata of " + metadata.encodedLength()
+                    + " bytes is over the client's maxMetadataBytes (" + maxMetadataBytes + ")");
+        }
     }
 
     private void checkFrame(long frame) {
