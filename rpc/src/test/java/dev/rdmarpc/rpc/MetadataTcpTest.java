@@ -75,6 +75,15 @@ class MetadataTcpTest extends MetadataContract {
                 {block(4 + 2, new byte[] {5, 0}), "cut short"},
         };
         try (SocketChannel ch = TestSupport.open(server.address())) {
+            // the flag on a frame with no payload at all, the last bytes the server received: nothing
+            // past the frame is read (this read 4 bytes beyond it, off the end of the receive buffer
+            // when the frame ended there)
+            TestSupport.write(ch, withBlock(100, INLINE, new byte[0], new byte[0]));
+            ByteBuffer empty = TestSupport.readFrame(ch);
+            assertEquals(Status.PROTOCOL_ERROR.code(), empty.getShort(FrameDescriptor.STATUS_OFFSET));
+            String why = new String(empty.array(), FrameDescriptor.HEADER_LENGTH, empty.getInt(FrameDescriptor.PAYLOAD_LENGTH_OFFSET),
+                    StandardCharsets.UTF_8);
+            assertTrue(why.contains("the payload has 0 bytes, fewer than a block's length field"), why);
             long id = 1;
             for (Object[] c : bad) {
                 byte[] frame = withBlock(id, INLINE, (byte[]) c[0], body);

@@ -48,10 +48,15 @@ public final class FrameHeader {
 
     /**
      * The length of the frame's metadata block, which starts its payload: 0 when the frame has no
-     * {@link FrameDescriptor#FLAG_METADATA}. Not validated (see {@link MetadataBlock#check}).
+     * {@link FrameDescriptor#FLAG_METADATA}; -1 when it has the flag but a payload too short for
+     * the block's length field (nothing past the frame is read). Not validated otherwise: a
+     * nonzero result must pass {@link MetadataBlock#check} before it is used.
      */
     public static int metadataLength(MemorySegment buf, long offset) {
-        return (buf.get(SHORT, offset + FLAGS_OFFSET) & FLAG_METADATA) == 0 ? 0
+        if ((buf.get(SHORT, offset + FLAGS_OFFSET) & FLAG_METADATA) == 0) {
+            return 0;
+        }
+        return buf.get(INT, offset + PAYLOAD_LENGTH_OFFSET) < MetadataBlock.LENGTH_FIELD ? -1
                 : buf.get(INT, offset + HEADER_LENGTH);
     }
 
