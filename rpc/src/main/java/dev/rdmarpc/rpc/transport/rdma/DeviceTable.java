@@ -406,8 +406,10 @@ final class DeviceTable implements SlabListener, AutoCloseable {
      * One async event of {@code d}, on its monitor's thread: a port that went down, a device that
      * failed, a queue pair fault go to the {@link FaultHandler} (the connections they affect close at
      * once, rather than when a send times out or a call's deadline passes); SRQ limits to theirs.
+     * Package-private for FaultEventsTest, which delivers the queue pair and device failures that
+     * Soft-RoCE cannot raise.
      */
-    private void onAsyncEvent(Device d, AsyncEvent ev) {
+    void onAsyncEvent(Device d, AsyncEvent ev) {
         AsyncEventType type = ev.type();
         FaultHandler faults = faultHandler;
         switch (type) {
