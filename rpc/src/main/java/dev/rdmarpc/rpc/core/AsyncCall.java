@@ -4,7 +4,6 @@ import dev.rdmarpc.rpc.AsyncHandler;
 import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.Status;
-import dev.rdmarpc.rpc.Status;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -40,7 +39,7 @@ final class AsyncCall extends HeldCall {
             InheritedDeadline.enter(deadlineNanos);
         }
         try {
-            Throwable refused = connection.core().interceptors.length == 0 ? null : connection.core().beforeCall(this);
+            Throwable refused = connection.core().beforeCall(this);
             f = refused != null ? CompletableFuture.failedFuture(refused) : ((AsyncHandler) entry.async()).handle(this, request);
             if (f == null) {
                 f = CompletableFuture.failedFuture(new NullPointerException(
@@ -75,9 +74,7 @@ final class AsyncCall extends HeldCall {
                             response, responseMetadata());
         } finally {
             connection.callEnded(this);
-            if (core.interceptors.length != 0) {
-                core.afterCall(this, status);
-            }
+            core.afterCall(this, status);
         }
     }
 
@@ -95,9 +92,7 @@ final class AsyncCall extends HeldCall {
             }
         } finally {
             connection.callEnded(this);
-            if (core.interceptors.length != 0) {
-                core.afterCall(this, deadline ? Status.DEADLINE_EXCEEDED : Status.CANCELLED);
-            }
+            core.afterCall(this, deadline ? Status.DEADLINE_EXCEEDED : Status.CANCELLED);
         }
         CompletableFuture<?> f = future;
         if (f != null) {

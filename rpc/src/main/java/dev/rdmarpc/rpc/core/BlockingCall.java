@@ -66,15 +66,13 @@ final class BlockingCall extends HeldCall implements Runnable {
             InheritedDeadline.enter(deadlineNanos);
         }
         try {
-            Throwable refused = core.interceptors.length == 0 || isCancelled() ? null : core.beforeCall(this);
+            Throwable refused = isCancelled() ? null : core.beforeCall(this);
             if (refused != null) {
                 status = end() ? stoppedStatus() : ResponseWriter.writeFailure(writer, core, id, mid, refused, responseMetadata());
             } else {
                 status = decodeAndHandle(core, m, writer);
             }
-            if (core.interceptors.length != 0) {
-                core.afterCall(this, status);
-            }
+            core.afterCall(this, status);
         } finally {
             if (hasDeadline) {
                 InheritedDeadline.exit();

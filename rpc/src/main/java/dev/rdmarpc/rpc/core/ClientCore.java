@@ -12,7 +12,6 @@ import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.codec.Codecs;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
-import dev.rdmarpc.rpc.protocol.MetadataBlock;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.ProtocolException;
@@ -290,7 +289,7 @@ public final class ClientCore implements FrameHandler {
         checkMetadata(metadata);
         long plen = payload.byteSize();
         long alen = attachment.byteSize();
-        long frame = FrameDescriptor.HEADER_LENGTH + (metadata.isEmpty() ? 0 : metadata.encodedLength()) + plen + alen;
+        long frame = FrameDescriptor.HEADER_LENGTH + MetadataLimits.blockLength(metadata) + plen + alen;
         checkFrame(frame);
         FrameWriter w = writer;
         if (w.connection().pendingBytes() >= sendHighWaterMark) {
@@ -342,9 +341,8 @@ public final class ClientCore implements FrameHandler {
         checkMetadata(metadata);
         Codec<Q> codec = method.requestCodec();
         int plen = codec.encodedSize(request);
-        int mlen = metadata.isEmpty() ? 0 : metadata.encodedLength();
         int alen = attachment.length();
-        long frame = (long) FrameDescriptor.HEADER_LENGTH + mlen + plen + alen;
+        long frame = (long) FrameDescriptor.HEADER_LENGTH + MetadataLimits.blockLength(metadata) + plen + alen;
         checkFrame(frame);
         FrameWriter w = writer;
         Connection c = w.connection();
@@ -409,8 +407,8 @@ public final class ClientCore implements FrameHandler {
     private void checkMetadata(Metadata metadata) {
         if (metadata.encodedLength() > maxMetadataBytes) {
             metrics.errors.increment();
-            throw new RpcException(Status.PAYLOAD_TOO_LARGE, "request metadata of " + metadata.encodedLength()
-                    + " bytes is over the client's maxMetadataBytes (" + maxMetadataBytes + ")");
+            throw new RpcException(Status.PAYLOAD_TOO_LARGE,
+                    MetadataLimits.overLimit("request", metadata.encodedLength(), "client", maxMetadataBytes));
         }
     }
 
@@ -693,7 +691,8 @@ public final class ClientCore implements FrameHandler {
         }
         lastActivityNanos = now;
         int statusCode = FrameHeader.status(buf, offset);
-        RpcException badMetadata = FrameHeader.metadataLength(buf, offset) == 0 ? null : checkMetadata(buf, offset, method);
+        RpcException badMetadata = FrameHeader.metadataLength(buf, offset) == 0 ? null
+                : MetadataLimits.refusal(buf, offset, "response", method.name(), "client", maxMetadataBytes);
         if (badMetadata != null || statusCode != FrameDescriptor.STATUS_OK) {
             RpcException error = badMetadata != null ? badMetadata : errorFrom(buf, offset, statusCode);
             if (pastDeadline) {
@@ -737,24 +736,6 @@ public final class ClientCore implements FrameHandler {
                 ? new RpcException(Status.PROTOCOL_ERROR, "server sent a connection-level error with metadata")
                 : errorFrom(buf, offset, statusCode);
         c.close(error);
-    }
-
-    /**
-     * Checks a response's metadata block: well formed, and within this client's maxMetadataBytes.
-     *
-     * @return null when it is, else the error its call fails with
-     */
-    private RpcException checkMetadata(MemorySegment buf, long offset, Method<?, ?> method) {
-        String bad = MetadataBlock.check(buf, offset + FrameDescriptor.HEADER_LENGTH, FrameHeader.payloadLength(buf, offset));
-        if (bad != null) {
-            return new RpcException(Status.PROTOCOL_ERROR, "response of " + method.name() + " has bad metadata: " + bad);
-        }
-        int mlen = FrameHeader.metadataLength(buf, offset);
-        if (mlen > maxMetadataBytes) {
-            return new RpcException(Status.PAYLOAD_TOO_LARGE, "response metadata of " + mlen
-                    + " bytes is over the client's maxMetadataBytes (" + maxMetadataBytes + ")");
-        }
-        return null;
     }
 
     /** An error response's status and message, and its metadata (checked, or a connection-level error's: none). */

@@ -101,14 +101,10 @@ final class DeferredRawCall implements DeferredCall {
 
     @Override
     public void respondError(Status status, String message) {
-        if (status == Status.OK || !status.isWire()) {
-            throw new IllegalArgumentException("not an error status that can be sent: " + status);
-        }
+        ResponseWriter.requireSendable(status);
         answering();
         try {
-            ServerCore core = connection.core();
-            ResponseWriter.writeError(connection.writer, core.metrics, id, mid, status, message,
-                    responseMetadata.encodedLength() > core.maxMetadataBytes ? Metadata.EMPTY : responseMetadata);
+            ResponseWriter.writeError(connection.writer, connection.core(), id, mid, status, message, responseMetadata);
         } finally {
             answered();
         }

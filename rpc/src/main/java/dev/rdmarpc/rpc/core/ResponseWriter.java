@@ -27,7 +27,7 @@ final class ResponseWriter {
         if (md.encodedLength() > core.maxMetadataBytes) {
             return metadataTooLarge(w, core, requestId, methodId, md);
         }
-        int mlen = md.isEmpty() ? 0 : md.encodedLength();
+        int mlen = MetadataLimits.blockLength(md);
         int alen = att.length();
         long frame = (long) FrameDescriptor.HEADER_LENGTH + mlen + len + alen;
         if (frame > core.maxFrameLength) {
@@ -56,7 +56,7 @@ final class ResponseWriter {
         if (md.encodedLength() > core.maxMetadataBytes) {
             return metadataTooLarge(w, core, requestId, methodId, md);
         }
-        int mlen = md.isEmpty() ? 0 : md.encodedLength();
+        int mlen = MetadataLimits.blockLength(md);
         int alen = att.length();
         long frame = (long) FrameDescriptor.HEADER_LENGTH + mlen + len + alen;
         if (frame > core.maxFrameLength) {
@@ -75,8 +75,15 @@ final class ResponseWriter {
     }
 
     private static Status metadataTooLarge(FrameWriter w, ServerCore core, long requestId, int methodId, Metadata md) {
-        return writeError(w, core.metrics, requestId, methodId, Status.PAYLOAD_TOO_LARGE, "response metadata of "
-                + md.encodedLength() + " bytes is over the server's maxMetadataBytes (" + core.maxMetadataBytes + ")");
+        return writeError(w, core.metrics, requestId, methodId, Status.PAYLOAD_TOO_LARGE,
+                MetadataLimits.overLimit("response", md.encodedLength(), "server", core.maxMetadataBytes));
+    }
+
+    /** @throws IllegalArgumentException unless {@code status} is an error a response may carry */
+    static void requireSendable(Status status) {
+        if (status == Status.OK || !status.isWire()) {
+            throw new IllegalArgumentException("not an error status that can be sent: " + status);
+        }
     }
 
     /**
@@ -86,13 +93,22 @@ final class ResponseWriter {
      */
     static Status writeFailure(FrameWriter w, ServerCore core, long requestId, int methodId, Throwable t, Metadata md) {
         Metadata all = t instanceof RpcException re && !re.metadata().isEmpty() ? md.withAll(re.metadata()) : md;
-        String message = messageOf(t);
-        if (all.encodedLength() > core.maxMetadataBytes) {
-            message += " (its response metadata of " + all.encodedLength() + " bytes, over the server's maxMetadataBytes ("
-                    + core.maxMetadataBytes + "), was left out)";
-            all = Metadata.EMPTY;
+        return writeError(w, core, requestId, methodId, statusOf(t), messageOf(t), all);
+    }
+
+    /**
+     * Writes an error response with {@code md} as its metadata; metadata over the server's limit is
+     * left out, and the message says so (the error itself still goes out).
+     */
+    static Status writeError(FrameWriter w, ServerCore core, long requestId, int methodId, Status status, String message,
+                             Metadata md) {
+        if (md.encodedLength() > core.maxMetadataBytes) {
+            message = (message == null ? status.name() : message) + " (its "
+                    + MetadataLimits.overLimit("response", md.encodedLength(), "server", core.maxMetadataBytes)
+                    + ": left out)";
+            md = Metadata.EMPTY;
         }
-        return writeError(w, core.metrics, requestId, methodId, statusOf(t), message, all);
+        return writeError(w, core.metrics, requestId, methodId, status, message, md);
     }
 
     /** Commits the written frame; a GPU attachment that cannot be copied is answered with an error instead. */
@@ -115,7 +131,7 @@ final class ResponseWriter {
         return writeError(w, m, requestId, methodId, status, message, Metadata.EMPTY);
     }
 
-    /** Writes an error response with metadata (within the limit: the caller checked); returns its status. */
+    /** Writes an error response with metadata already within the limit; returns its status. */
     static Status writeError(FrameWriter w, Counters m, long requestId, int methodId, Status status, String message,
                              Metadata md) {
         m.errors.increment();
@@ -124,7 +140,7 @@ final class ResponseWriter {
             msg = msg.substring(0, MAX_ERROR_MESSAGE_CHARS) + "...";
         }
         int len = Codecs.STRING.encodedSize(msg);
-        int mlen = md.isEmpty() ? 0 : md.encodedLength();
+        int mlen = MetadataLimits.blockLength(md);
         long at = w.claim(FrameDescriptor.HEADER_LENGTH + mlen + len);
         if (at < 0) {
             if (at != Connection.CLOSED) {

@@ -7,12 +7,12 @@ import dev.rdmarpc.rpc.Handler;
 import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.MetadataView;
 import dev.rdmarpc.rpc.RawCall;
+import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
-import dev.rdmarpc.rpc.protocol.MetadataBlock;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.IdleTimeoutException;
@@ -110,8 +110,13 @@ final class ServerConnection implements FrameHandler, RawCall {
             return;
         }
         int mlen = FrameHeader.metadataLength(frame, offset);
-        if (mlen != 0 && !metadataAccepted(frame, offset, id, mid, e)) {
-            return;
+        if (mlen != 0) {
+            RpcException refused = MetadataLimits.refusal(frame, offset, "request", e.method().name(), "server",
+                    core.maxMetadataBytes);
+            if (refused != null) {
+                ResponseWriter.writeError(writer, core.metrics, id, mid, refused.status(), refused.getMessage());
+                return;
+            }
         }
         int timeoutField = FrameHeader.timeoutField(frame, offset);
         boolean deadline = timeoutField != 0;
@@ -175,28 +180,6 @@ final class ServerConnection implements FrameHandler, RawCall {
         }
         core.afterCall(this, status);
         return status;
-    }
-
-    /**
-     * Checks the request's metadata block: well formed (else PROTOCOL_ERROR) and within this
-     * server's maxMetadataBytes (else PAYLOAD_TOO_LARGE), answering the call when it is not.
-     *
-     * @return true when the call goes on
-     */
-    private boolean metadataAccepted(MemorySegment frame, long offset, long id, int mid, MethodRegistry.Entry e) {
-        String bad = MetadataBlock.check(frame, offset + FrameDescriptor.HEADER_LENGTH, FrameHeader.payloadLength(frame, offset));
-        if (bad != null) {
-            ResponseWriter.writeError(writer, core.metrics, id, mid, Status.PROTOCOL_ERROR,
-                    "request of " + e.method().name() + " has bad metadata: " + bad);
-            return false;
-        }
-        int mlen = FrameHeader.metadataLength(frame, offset);
-        if (mlen > core.maxMetadataBytes) {
-            ResponseWriter.writeError(writer, core.metrics, id, mid, Status.PAYLOAD_TOO_LARGE, "request metadata of " + mlen
-                    + " bytes is over the server's maxMetadataBytes (" + core.maxMetadataBytes + ")");
-            return false;
-        }
-        return true;
     }
 
     private Status runRaw(MethodRegistry.Entry e) {
@@ -314,16 +297,26 @@ final class ServerConnection implements FrameHandler, RawCall {
 
     /** A blocking or asynchronous call was admitted: count it and hold it until {@link #callEnded}. */
     private void callStarted(HeldCall call) {
+        countCall();
+        running.put(call.id, call);
+    }
+
+    /** A call outlives its frame (held or deferred): counted in flight, and for the transport's {@link #callsInFlight}. */
+    private void countCall() {
         core.metrics.inFlight.increment();
         blockingCalls.incrementAndGet();
-        running.put(call.id, call);
+    }
+
+    /** Such a call is over. */
+    private void uncountCall() {
+        core.metrics.inFlight.decrement();
+        blockingCalls.decrementAndGet();
     }
 
     /** A blocking or asynchronous call is over: forget it, and release what it counted. */
     void callEnded(HeldCall call) {
         running.remove(call.id, call);
-        core.metrics.inFlight.decrement();
-        blockingCalls.decrementAndGet();
+        uncountCall();
         core.blockingInFlight.decrementAndGet();
     }
 
@@ -514,12 +507,9 @@ final class ServerConnection implements FrameHandler, RawCall {
 
     @Override
     public void respondError(Status status, String message) {
-        if (status == Status.OK || !status.isWire()) {
-            throw new IllegalArgumentException("not an error status that can be sent: " + status);
-        }
+        ResponseWriter.requireSendable(status);
         checkRespond();
-        lastStatus = ResponseWriter.writeError(writer, core.metrics, requestId, methodId, status, message,
-                responseMetadata.encodedLength() > core.maxMetadataBytes ? Metadata.EMPTY : responseMetadata);
+        lastStatus = ResponseWriter.writeError(writer, core, requestId, methodId, status, message, responseMetadata);
     }
 
     @Override
@@ -537,8 +527,7 @@ final class ServerConnection implements FrameHandler, RawCall {
         if (d == null) {
             d = new DeferredRawCall(this);
         }
-        core.metrics.inFlight.increment();
-        blockingCalls.incrementAndGet();
+        countCall();
         d.begin(requestId, methodId, hasDeadline, deadlineNanos, responseMetadata);
         lastStatus = Status.OK;
         return d;
@@ -546,8 +535,7 @@ final class ServerConnection implements FrameHandler, RawCall {
 
     /** A deferred call was answered (any thread): it is a spare again. */
     void deferredAnswered(DeferredRawCall d) {
-        core.metrics.inFlight.decrement();
-        blockingCalls.decrementAndGet();
+        uncountCall();
         synchronized (spareDeferred) {
             spareDeferred.push(d);
         }

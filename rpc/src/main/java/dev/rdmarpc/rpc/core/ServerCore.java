@@ -70,7 +70,8 @@ public final class ServerCore implements Acceptor {
     }
 
     /**
-     * Runs the interceptors' {@code beforeCall} in order, up to the first that refuses.
+     * Runs the interceptors' {@code beforeCall} in order, up to the first that refuses (none: nothing
+     * runs, nothing is allocated).
      *
      * @return that refusal, or null when every one let the call through
      */
