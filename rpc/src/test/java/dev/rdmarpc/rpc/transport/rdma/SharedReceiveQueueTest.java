@@ -171,9 +171,12 @@ class SharedReceiveQueueTest {
     void aBurstAgainstASmallSharedQueueNeverMeetsAnRnr() throws Exception {
         long rnrBefore = RdmaTestEnv.hwCounter("rcvd_rnr_err");
         long rnrSentBefore = RdmaTestEnv.hwCounter("send_rnr_err");
-        // 2 credits + 3 credit-only messages per connection fit 8 receives: no RNR by design
+        // 2 credits + 3 credit-only messages per connection fit 8 receives: no RNR by design.
+        // The send window (16) is far wider than the credits (2), so a held-back burst is held
+        // back by credits (a stall is booked to the window only when the window is full; with both
+        // at 2, both were full at once and the stall went to the window).
         RdmaConfig tiny = srq().sharedReceiveQueue(s -> s.depth(8).maxDepth(8).credits(2))
-                .send(s -> s.window(2)).bufferPool(p -> p.chunkSize(4096).slabSize(1 << 20));
+                .send(s -> s.window(16)).bufferPool(p -> p.chunkSize(4096).slabSize(1 << 20));
         try (RdmaTransport serverT = RdmaTransport.create(tiny);
              RdmaTransport clientT = RdmaTransport.create(tiny);
              RpcServer server = echoServer().transport(serverT).start();
