@@ -126,6 +126,42 @@ class PeerLimitsTcpTest {
     }
 
     @Test
+    void aLargeFramesBufferGrowsWithItsBytesNotWithItsDeclaredLength() throws Exception {
+        int payload = (16 << 20) - FrameDescriptor.HEADER_LENGTH; // the largest frame the server takes
+        try (RpcServer server = server(cfg -> cfg.idleTimeout(Duration.ZERO));
+             SocketChannel ch = TestSupport.open(server.address())) {
+            BufferPool pool = server.bufferPool();
+            byte[] body = new byte[payload];
+            for (int i = 0; i < body.length; i += 4093) {
+                body[i] = (byte) (i / 4093);
+            }
+            byte[] frame = TestSupport.requestFrame(1, BYTES.id(), body, new byte[0]);
+            int sent = 70_000; // past a 64 KiB chunk: the frame gets its first buffer
+            TestSupport.write(ch, Arrays.copyOf(frame, sent));
+            TestSupport.await("the frame's first buffer", Duration.ofSeconds(5), () -> pool.largeBuffersInUse() == 1);
+            long first = pool.largeBytesInUse();
+            System.out.println("16 MiB declared, " + sent + " bytes sent: " + first + " bytes held");
+            assertTrue(first <= 4L * sent, "at most four times what arrived, not 16 MiB: " + first);
+            int more = 1_200_000;
+            TestSupport.write(ch, Arrays.copyOfRange(frame, sent, more));
+            TestSupport.await("grown once past 1 MiB", Duration.ofSeconds(5), () -> pool.largeBytesInUse() > 1 << 20);
+            long grown = pool.largeBytesInUse();
+            System.out.println(more + " bytes sent: " + grown + " bytes held");
+            assertTrue(grown <= 4L * more, "at most four times what arrived: " + grown);
+            assertTrue(grown < payload, "not the declared length");
+            assertEquals(1, pool.largeBuffersInUse(), "the full buffer went back");
+            TestSupport.write(ch, Arrays.copyOfRange(frame, more, frame.length));
+            ByteBuffer r = TestSupport.readFrame(ch);
+            assertNotNull(r, "answered");
+            assertEquals(0, r.getShort(FrameDescriptor.STATUS_OFFSET));
+            assertEquals(frame.length, r.limit(), "the whole echo");
+            byte[] echoed = new byte[payload];
+            r.get(FrameDescriptor.HEADER_LENGTH, echoed);
+            assertArrayEquals(body, echoed, "every byte survived the moves to larger buffers");
+        }
+    }
+
+    @Test
     void anAddressHoldsAtMostItsShareOfLargeFramesTheRestWaitAndAGoodClientGetsThrough() throws Exception {
         int payload = 8 << 20; // the pool gives such a frame a 9 MiB buffer
         BufferPool.Config pool = new BufferPool.Config().maxLargeBytes(128L << 20);

@@ -6,20 +6,39 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 
 /**
- * Completes one frame longer than a receive buffer at a time, in a pooled buffer of the frame's
- * length: {@link #start} with the first bytes, then pieces appended (RDMA: one message each,
- * {@link #append}) or read into it in place (TCP: {@link #readTarget}, then {@link #advance}),
- * until the frame is whole; {@link #take} then hands the buffer to the caller, who releases it
- * after dispatching the frame. Used by both transports, so that the frame is reassembled one way.
+ * Completes one frame longer than a receive buffer at a time, in a pooled buffer that grows with the
+ * bytes that arrived: {@link #start} with the first bytes, then pieces appended (RDMA: one message
+ * each, {@link #append}) or read into it in place (TCP: {@link #readTarget}, then {@link #advance}),
+ * with {@link #ensureRoom} before each, until the frame is whole; {@link #take} then hands the buffer
+ * to the caller, who releases it after dispatching the frame. Used by both transports, so that the
+ * frame is reassembled one way.
+ *
+ * <p>Memory follows the bytes, not the length a header declares. The buffer sizes of a frame are
+ * planned from its length down: the frame's length, a {@value #GROWTH}th of it, a
+ * {@value #GROWTH}th of that, and so on; the first is the largest of them that is at most
+ * {@value #GROWTH} times the bytes that started the frame. Each time a buffer is full, the next
+ * larger one takes over and the bytes so far are copied into it. So a peer holds at most
+ * {@value #GROWTH} times what it sent, and a whole frame costs at most a third of its length in
+ * copies (a quarter for a frame whose first buffer is a quarter of it, none for a frame within
+ * {@value #GROWTH} times its first bytes).
  *
  * <p>Not thread-safe: one per connection, used on its I/O thread. Nothing allocates but the pooled
- * buffer.
+ * buffers.
  */
 public final class FrameReassembler {
+    /** How much larger each buffer of a frame is than the bytes it must hold. */
+    public static final int GROWTH = 4;
+
     private final BufferPool pool;
     private PooledBuffer buffer;
+    /** Bytes of the frame the buffer takes: the planned size it was asked for. */
+    private int room;
+    /** Larger buffers still planned for the frame: {@link #room} is {@code ceil(length / GROWTH^steps)}. */
+    private int steps;
     private int filled;
     private int length;
+    private long growths;
+    private long copiedBytes;
 
     public FrameReassembler(BufferPool pool) {
         this.pool = pool;
@@ -34,10 +53,20 @@ public final class FrameReassembler {
      * Starts a frame of {@code frameLength} bytes whose first {@code available} bytes lie in
      * {@code src} at {@code offset}.
      *
-     * @return false when the pool has no buffer for the frame (nothing started)
+     * @return false when the pool has no buffer for the frame's first bytes, or the frame is longer
+     *         than its whole large-buffer budget (nothing started)
      */
     public boolean start(MemorySegment src, long offset, int available, int frameLength) {
-        PooledBuffer b = pool.acquire(frameLength);
+        if (frameLength > pool.config().maxLargeBytes()) {
+            return false; // could never be whole: refuse it now, not after taking memory for part of it
+        }
+        int k = 0;
+        long first = frameLength;
+        while (first > (long) GROWTH * Math.max(available, 1)) {
+            first = ceilDiv(first, GROWTH); // ceil(ceil(x / g) / g) == ceil(x / g^2)
+            k++;
+        }
+        PooledBuffer b = pool.acquire((int) first);
         if (b == null) {
             return false;
         }
@@ -45,6 +74,52 @@ public final class FrameReassembler {
         buffer = b;
         filled = available;
         length = frameLength;
+        room = (int) first;
+        steps = k;
+        return true;
+    }
+
+    /** The planned size of the frame's buffer with {@code k} larger ones still to come. */
+    private long planned(int k) {
+        long size = length;
+        for (int i = 0; i < k; i++) {
+            size = ceilDiv(size, GROWTH);
+        }
+        return size;
+    }
+
+    private static long ceilDiv(long x, long y) {
+        return (x + y - 1) / y;
+    }
+
+    /**
+     * Makes room in the buffer for the next {@code n} bytes of the frame (at most {@link #missing}),
+     * moving to the next larger buffer when this one is full.
+     *
+     * @return false when the pool has no larger buffer (the frame keeps what it has)
+     */
+    public boolean ensureRoom(int n) {
+        int need = filled + n;
+        if (need <= room) {
+            return true;
+        }
+        int k = steps;
+        long size;
+        do {
+            k--;
+            size = planned(k);
+        } while (size < need && k > 0);
+        PooledBuffer b = pool.acquire((int) Math.max(size, need));
+        if (b == null) {
+            return false;
+        }
+        MemorySegment.copy(buffer.segment(), 0, b.segment(), 0, filled);
+        buffer.release();
+        buffer = b;
+        room = (int) Math.max(size, need);
+        steps = k;
+        growths++;
+        copiedBytes += filled;
         return true;
     }
 
@@ -53,8 +128,14 @@ public final class FrameReassembler {
         return length - filled;
     }
 
+    /** @return bytes of the frame its buffer takes now (what the peer's bytes so far have earned) */
+    public int room() {
+        return buffer == null ? 0 : room;
+    }
+
     /**
-     * Copies the next {@code n} bytes of the frame (at most {@link #missing}) from {@code src}.
+     * Copies the next {@code n} bytes of the frame (at most {@link #missing}, and room made for them
+     * with {@link #ensureRoom}) from {@code src}.
      *
      * @return true when the frame is whole
      */
@@ -63,10 +144,13 @@ public final class FrameReassembler {
         return advance(n);
     }
 
-    /** @return the buffer's view, positioned at the first missing byte and limited at the frame's end */
+    /**
+     * @return the buffer's view, positioned at the first missing byte and limited at the end of the
+     *         room it has (call {@link #ensureRoom} first: then there is room for at least a byte)
+     */
     public ByteBuffer readTarget() {
         ByteBuffer bb = buffer.byteBuffer();
-        bb.limit(length).position(filled);
+        bb.limit(room).position(filled);
         return bb;
     }
 
@@ -83,6 +167,16 @@ public final class FrameReassembler {
     /** @return the length of the frame being (or last) reassembled */
     public int frameLength() {
         return length;
+    }
+
+    /** @return times a frame's buffer was replaced by a larger one, since this reassembler was made */
+    public long growths() {
+        return growths;
+    }
+
+    /** @return bytes copied from a full buffer into its larger replacement, since this reassembler was made */
+    public long copiedBytes() {
+        return copiedBytes;
     }
 
     /** @return the whole frame's buffer, now the caller's to release; the reassembler is free again */
@@ -102,6 +196,6 @@ public final class FrameReassembler {
 
     @Override
     public String toString() {
-        return buffer == null ? "-" : filled + "/" + length;
+        return buffer == null ? "-" : filled + "/" + length + " in " + room;
     }
 }

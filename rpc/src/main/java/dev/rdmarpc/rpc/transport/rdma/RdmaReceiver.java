@@ -207,6 +207,13 @@ final class RdmaReceiver {
                         + " missing)");
                 return;
             }
+            if (!reassembler.ensureRoom(length)) {
+                String why = "no buffer to go on with a frame of " + reassembler.frameLength() + " bytes past its first "
+                        + reassembler.room();
+                conn.poolPressure(why);
+                conn.closeNow(new IOException("buffer pool exhausted: " + why));
+                return;
+            }
             if (reassembler.append(seg, 0, length)) {
                 int frameLength = reassembler.frameLength();
                 PooledBuffer b = reassembler.take();

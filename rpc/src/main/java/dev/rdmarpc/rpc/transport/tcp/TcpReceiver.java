@@ -18,10 +18,11 @@ import java.nio.channels.SocketChannel;
  *
  * <p>One pooled chunk: each readiness event reads as much as fits and hands every complete frame to
  * the handler in place. A frame longer than a chunk is completed in the {@link FrameReassembler},
- * read from the socket straight into its buffer, and only once a chunk's worth of it has arrived (so
- * a header that declares megabytes and stops holds no more than one chunk). On an accepted
- * connection such a buffer is first reserved from its address's share ({@link ConnectionCounts}):
- * over it, reading stops, holding the chunk, and the tick tries again.
+ * read from the socket straight into its buffer, which is taken only once a chunk's worth of the
+ * frame has arrived (so a header that declares megabytes and stops holds no more than one chunk) and
+ * then grows with the bytes that arrive. On an accepted connection the frame's whole declared length
+ * is first claimed from its address's share ({@link ConnectionCounts}): over it, reading stops,
+ * holding the chunk, and the tick tries again.
  */
 final class TcpReceiver {
     private static final System.Logger LOG = System.getLogger(TcpReceiver.class.getName());
@@ -192,6 +193,11 @@ final class TcpReceiver {
 
     /** @return true when the large frame completed (and reading may go on) */
     private boolean readLarge() throws IOException {
+        if (!reassembler.ensureRoom(1)) {
+            connection.refuse(new ResourceExhaustedException("server buffer pool exhausted: no buffer to go on with a frame of "
+                    + reassembler.frameLength() + " bytes past its first " + reassembler.room()));
+            return false;
+        }
         int n = channel.read(reassembler.readTarget());
         if (n < 0) {
             connection.closeNow(new EOFException("peer closed the connection inside a frame"));

@@ -40,15 +40,50 @@ class FrameReassemblerTest {
             assertTrue(r.start(frame, 0, CHUNK, length));
             assertTrue(r.active());
             assertEquals(length - CHUNK, r.missing());
+            assertEquals(length, r.room(), "four times the first piece covers the frame");
+            assertTrue(r.ensureRoom(CHUNK));
             assertFalse(r.append(frame, CHUNK, CHUNK));
+            assertTrue(r.ensureRoom(CHUNK));
             assertFalse(r.append(frame, 2 * CHUNK, CHUNK));
             assertEquals(100, r.missing());
+            assertTrue(r.ensureRoom(100));
             assertTrue(r.append(frame, 3 * CHUNK, 100), "whole with the last piece");
             assertEquals(length, r.frameLength());
+            assertEquals(0, r.growths());
             PooledBuffer b = r.take();
             assertFalse(r.active());
             assertEquals(-1, b.segment().asSlice(0, length).mismatch(frame));
             assertEquals(1, pool.largeBuffersInUse());
+            b.release();
+            assertEquals(0, pool.largeBuffersInUse());
+        }
+    }
+
+    @Test
+    void theBufferGrowsWithTheBytesThatArrivedNotWithTheDeclaredLength() {
+        try (BufferPool pool = pool(); Arena arena = Arena.ofConfined()) {
+            int length = 64 * CHUNK + 7;
+            MemorySegment frame = pattern(arena, length);
+            FrameReassembler r = new FrameReassembler(pool);
+            assertTrue(r.start(frame, 0, CHUNK, length));
+            assertEquals(4097, r.room(), "the plan: 256 KiB + 7, a quarter of it, a quarter of that, 4,097 bytes");
+            assertTrue(pool.largeBytesInUse() <= FrameReassembler.GROWTH * CHUNK, "a declared 256 KiB holds 4.5 KiB");
+            int filled = CHUNK;
+            while (filled < length) {
+                int n = Math.min(CHUNK, length - filled);
+                assertTrue(r.ensureRoom(n));
+                // never more than GROWTH times the bytes that arrived (and the pool's eighth over a size)
+                assertTrue(pool.largeBytesInUse() <= (long) FrameReassembler.GROWTH * (filled + n) * 9 / 8,
+                        pool.largeBytesInUse() + " held for " + (filled + n) + " bytes");
+                assertEquals(1, pool.largeBuffersInUse(), "a full buffer goes back when its successor takes over");
+                assertEquals(filled + n == length, r.append(frame, filled, n));
+                filled += n;
+            }
+            assertEquals(3, r.growths(), "4,097 -> 16,385 -> 65,538 -> the frame's 262,151 bytes");
+            assertEquals(CHUNK + 4L * CHUNK + 16L * CHUNK, r.copiedBytes(), "what each full buffer held, copied once");
+            assertTrue(r.copiedBytes() <= length / (FrameReassembler.GROWTH - 1));
+            PooledBuffer b = r.take();
+            assertEquals(-1, b.segment().asSlice(0, length).mismatch(frame), "the bytes survive every move");
             b.release();
             assertEquals(0, pool.largeBuffersInUse());
         }
@@ -61,18 +96,53 @@ class FrameReassemblerTest {
             MemorySegment frame = pattern(arena, length);
             FrameReassembler r = new FrameReassembler(pool);
             assertTrue(r.start(frame, 0, 100, length));
+            assertTrue(r.ensureRoom(1));
             ByteBuffer target = r.readTarget();
             assertEquals(100, target.position());
-            assertEquals(length, target.limit());
-            target.put(frame.asSlice(100, CHUNK).asByteBuffer()); // what a socket read would do
-            assertFalse(r.advance(CHUNK));
-            target = r.readTarget();
-            assertEquals(100 + CHUNK, target.position());
-            target.put(frame.asSlice(100 + CHUNK, length - 100 - CHUNK).asByteBuffer());
-            assertTrue(r.advance(length - 100 - CHUNK));
+            assertEquals(129, target.limit(), "the plan 8,202 / 2,051 / 513 / 129: the largest at most four times 100");
+            int filled = 100;
+            while (true) {
+                assertTrue(r.ensureRoom(1));
+                target = r.readTarget();
+                assertEquals(filled, target.position());
+                int n = Math.min(target.remaining(), 1000); // what a socket read would do
+                target.put(frame.asSlice(filled, n).asByteBuffer());
+                filled += n;
+                if (r.advance(n)) {
+                    break;
+                }
+            }
+            assertEquals(length, filled);
+            assertTrue(r.growths() > 0);
             PooledBuffer b = r.take();
             assertEquals(-1, b.segment().asSlice(0, length).mismatch(frame));
             b.release();
+        }
+    }
+
+    @Test
+    void aBufferThePoolCannotGrowKeepsWhatArrived() {
+        try (BufferPool pool = pool(); Arena arena = Arena.ofConfined()) {
+            PooledBuffer other = pool.acquire(512 << 10); // half the budget is someone else's
+            int length = 768 << 10;
+            MemorySegment frame = pattern(arena, length);
+            FrameReassembler r = new FrameReassembler(pool);
+            assertTrue(r.start(frame, 0, CHUNK, length), "the first 16 KiB fit");
+            int filled = CHUNK;
+            boolean grew = true;
+            while (grew && filled < length) {
+                grew = r.ensureRoom(CHUNK);
+                if (grew) {
+                    r.append(frame, filled, CHUNK);
+                    filled += CHUNK;
+                }
+            }
+            assertFalse(grew, "768 KiB do not fit beside the other 512 KiB of a 1 MiB budget");
+            assertEquals(192 << 10, r.room(), "the plan 768 / 192 / 48 / 12 KiB got as far as 192");
+            assertEquals(length - filled, r.missing(), "what arrived is kept");
+            r.release();
+            other.release();
+            assertEquals(0, pool.largeBuffersInUse());
         }
     }
 
