@@ -114,6 +114,22 @@ public interface Connection {
         return UNSUPPORTED;
     }
 
+    /**
+     * Claims {@code bytes} for one large frame being received on this connection from its peer
+     * address's share, where its transport keeps one (accepted TCP connections, and the TCP
+     * connection an RDMA connection started on: {@code ConnectionLimits.maxFrameBytesPerAddress}).
+     * Any thread. A connection without a share (the default) always grants.
+     *
+     * @return false when the frame must wait for the address's other frames
+     */
+    default boolean takeFrameShare(long bytes) {
+        return true;
+    }
+
+    /** Gives back what {@link #takeFrameShare} granted. Any thread. */
+    default void releaseFrameShare(long bytes) {
+    }
+
     /** @return the memory of the current claim; valid for the claiming thread until commit/abort */
     MemorySegment claimBuffer();
 

@@ -20,7 +20,10 @@ import java.nio.ByteBuffer;
  * larger one takes over and the bytes so far are copied into it. So a peer holds at most
  * {@value #GROWTH} times what it sent, and a whole frame costs at most a third of its length in
  * copies (a quarter for a frame whose first buffer is a quarter of it, none for a frame within
- * {@value #GROWTH} times its first bytes).
+ * {@value #GROWTH} times its first bytes). That is for the frames a server receives from its peers
+ * ({@code growsWithBytes}); a client takes a buffer of the whole length for a response at once,
+ * without those copies: the peer is the server it chose to call, and the length is bounded by its
+ * own {@code maxFrameLength}.
  *
  * <p>Not thread-safe: one per connection, used on its I/O thread. Nothing allocates but the pooled
  * buffers.
@@ -30,6 +33,7 @@ public final class FrameReassembler {
     public static final int GROWTH = 4;
 
     private final BufferPool pool;
+    private final boolean growsWithBytes;
     private PooledBuffer buffer;
     /** Bytes of the frame the buffer takes: the planned size it was asked for. */
     private int room;
@@ -40,8 +44,14 @@ public final class FrameReassembler {
     private long growths;
     private long copiedBytes;
 
-    public FrameReassembler(BufferPool pool) {
+    /**
+     * @param pool           where the buffers come from
+     * @param growsWithBytes true: a frame's buffer grows with its bytes (a server's connections);
+     *                       false: it is taken for the whole frame at its start
+     */
+    public FrameReassembler(BufferPool pool, boolean growsWithBytes) {
         this.pool = pool;
+        this.growsWithBytes = growsWithBytes;
     }
 
     /** @return true while a frame is being reassembled */
@@ -62,7 +72,7 @@ public final class FrameReassembler {
         }
         int k = 0;
         long first = frameLength;
-        while (first > (long) GROWTH * Math.max(available, 1)) {
+        while (growsWithBytes && first > (long) GROWTH * Math.max(available, 1)) {
             first = ceilDiv(first, GROWTH); // ceil(ceil(x / g) / g) == ceil(x / g^2)
             k++;
         }
@@ -77,6 +87,14 @@ public final class FrameReassembler {
         room = (int) first;
         steps = k;
         return true;
+    }
+
+    /**
+     * @return what a frame of {@code frameLength} bytes claims of its peer address's share: its
+     *         length and an eighth, the most the pool's buffer for the whole frame can come to
+     */
+    public static long shareOf(int frameLength) {
+        return frameLength + frameLength / 8;
     }
 
     /** The planned size of the frame's buffer with {@code k} larger ones still to come. */

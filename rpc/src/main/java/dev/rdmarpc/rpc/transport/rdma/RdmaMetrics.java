@@ -17,6 +17,8 @@ public final class RdmaMetrics {
     final LongAdder windowStalls = new LongAdder();
     final LongAdder creditStalls = new LongAdder();
     final LongAdder receiveGrowths = new LongAdder();
+    final LongAdder receiveGrowthsRefused = new LongAdder();
+    final LongAdder frameShareWaits = new LongAdder();
     final LongAdder sharedReceiveGrowths = new LongAdder();
     final LongAdder sharedReceiveLimitEvents = new LongAdder();
     final LongAdder connectionsRefused = new LongAdder();
@@ -77,6 +79,22 @@ public final class RdmaMetrics {
         return receiveGrowths.sum();
     }
 
+    /**
+     * @return times a server connection's private receive queue did not grow because its peer's
+     *         address had claimed its whole {@link RdmaConfig#poolBytesPerAddress}
+     */
+    public long receiveGrowthsRefused() {
+        return receiveGrowthsRefused.sum();
+    }
+
+    /**
+     * @return times a server connection's large frame had to wait because its peer's address had
+     *         claimed its whole {@code limits.maxFrameBytesPerAddress} for other frames
+     */
+    public long frameShareWaits() {
+        return frameShareWaits.sum();
+    }
+
     /** @return times a shared receive queue grew because fewer than a quarter of its receives remained posted */
     public long sharedReceiveGrowths() {
         return sharedReceiveGrowths.sum();
@@ -112,7 +130,8 @@ public final class RdmaMetrics {
         return "RdmaMetrics[sent=" + messagesSent() + ", received=" + messagesReceived() + ", creditOnly=" + creditOnlySent()
                 + ", inline=" + inlineSent() + ", errors=" + completionErrors() + ", rnr=" + rnrErrors() + ", retry="
                 + retryErrors() + ", windowStalls=" + windowStalls() + ", creditStalls=" + creditStalls() + ", growths="
-                + receiveGrowths() + ", srqGrowths=" + sharedReceiveGrowths() + ", srqLimits=" + sharedReceiveLimitEvents() + ", refused=" + connectionsRefused() + ", tcp=" + tcpConnections() + ", wakeups="
+                + receiveGrowths() + ", growthsRefused=" + receiveGrowthsRefused() + ", frameShareWaits=" + frameShareWaits()
+                + ", srqGrowths=" + sharedReceiveGrowths() + ", srqLimits=" + sharedReceiveLimitEvents() + ", refused=" + connectionsRefused() + ", tcp=" + tcpConnections() + ", wakeups="
                 + wakeups() + ", zeroCopyBytes=" + zeroCopyBytes() + "]";
     }
 }

@@ -35,6 +35,13 @@ final class RdmaReceiver {
     private int waitingCount;
     private boolean readEnabled = true;
     private boolean readPaused;
+    /**
+     * The first waiting message starts a large frame whose claim on the peer address's share was
+     * refused: nothing is handled until a tick finds the share free ({@link #retryShare}).
+     */
+    private boolean waitingForShare;
+    /** What the large frame being reassembled claimed of its address's share, 0 for none. */
+    private long frameShare;
 
     RdmaReceiver(RdmaConnection conn, RdmaLoop loop, ReceiveBuffers buffers, RdmaSender sender, int maxFrameLength,
                  boolean serverSide) {
@@ -43,7 +50,7 @@ final class RdmaReceiver {
         this.metrics = loop.metrics;
         this.buffers = buffers;
         this.sender = sender;
-        this.reassembler = new FrameReassembler(loop.pool);
+        this.reassembler = new FrameReassembler(loop.pool, serverSide);
         this.maxFrameLength = maxFrameLength;
         this.receiveSize = loop.pool.chunkSize();
         this.serverSide = serverSide;
@@ -92,14 +99,21 @@ final class RdmaReceiver {
             repost(slot, false);
             return;
         }
-        if (!readEnabled || readPaused || waitingCount > 0) {
+        if (!readEnabled || readPaused || waitingForShare || waitingCount > 0) {
             waitingSlot[waitingCount] = slot;
             waitingLength[waitingCount] = length;
             waitingImm[waitingCount] = imm;
             waitingCount++;
             return;
         }
-        handle(slot, length, imm);
+        if (!handle(slot, length, imm)) {
+            waitingSlot[0] = slot; // the list was empty: it waits first
+            waitingLength[0] = length;
+            waitingImm[0] = imm;
+            waitingCount = 1;
+            waitingForShare = true;
+            return;
+        }
         checkReadPause();
     }
 
@@ -146,7 +160,7 @@ final class RdmaReceiver {
         }
         // each message leaves the waiting list before it is handled: a handler that closes the
         // connection then finds only the messages still waiting (dropWaiting gives those back)
-        while (waitingCount > 0 && readEnabled && !readPaused && conn.isOpen()) {
+        while (waitingCount > 0 && readEnabled && !readPaused && !waitingForShare && conn.isOpen()) {
             int slot = waitingSlot[0];
             int length = waitingLength[0];
             int imm = waitingImm[0];
@@ -154,23 +168,55 @@ final class RdmaReceiver {
             System.arraycopy(waitingSlot, 1, waitingSlot, 0, waitingCount);
             System.arraycopy(waitingLength, 1, waitingLength, 0, waitingCount);
             System.arraycopy(waitingImm, 1, waitingImm, 0, waitingCount);
-            handle(slot, length, imm);
+            if (!handle(slot, length, imm)) {
+                // no handler ran: it goes back to the head of the list and waits for the share
+                System.arraycopy(waitingSlot, 0, waitingSlot, 1, waitingCount);
+                System.arraycopy(waitingLength, 0, waitingLength, 1, waitingCount);
+                System.arraycopy(waitingImm, 0, waitingImm, 1, waitingCount);
+                waitingSlot[0] = slot;
+                waitingLength[0] = length;
+                waitingImm[0] = imm;
+                waitingCount++;
+                waitingForShare = true;
+                return;
+            }
             checkReadPause();
         }
     }
 
-    /** Hands a data message's frames to the handler, then posts its buffer again. */
-    private void handle(int slot, int length, int imm) {
+    /** On the tick: a large frame waiting for its address's share tries again. */
+    void retryShare() {
+        if (waitingForShare) {
+            waitingForShare = false;
+            resumeWaiting();
+        }
+    }
+
+    /** @return true while a large frame waits for its address's share (the connection wants full-rate ticks) */
+    boolean waitingForShare() {
+        return waitingForShare;
+    }
+
+    /**
+     * Hands a data message's frames to the handler, then posts its buffer again.
+     *
+     * @return false when the message starts a large frame that must wait for its address's share:
+     *         nothing was handled, the buffer is not posted again
+     */
+    private boolean handle(int slot, int length, int imm) {
+        if (!deliver(buffers.segment(slot), length)) {
+            return false;
+        }
         metrics.messagesReceived.increment();
-        deliver(buffers.segment(slot), length);
         if (!conn.isOpen()) {
             buffers.drop(slot);
-            return; // closed by the handler or by bad input
+            return true; // closed by the handler or by bad input
         }
         repost(slot, true);
         if ((imm & Credits.STALLED) != 0) {
             grow();
         }
+        return true;
     }
 
     private void repost(int slot, boolean credit) {
@@ -184,9 +230,26 @@ final class RdmaReceiver {
         }
     }
 
-    /** The peer ran out of credits: post more receives (up to the maximum) and grant them. */
+    /**
+     * The peer ran out of credits: post more receives (up to the maximum) and grant them. On a server
+     * with private receive queues the new buffers are first claimed from the peer address's share
+     * ({@link RdmaConfig#poolBytesPerAddress}), as its hellos were: over it, the queue stays as it is
+     * (the peer goes on at the credits it has).
+     */
     private void grow() {
-        int added = buffers.grow(sender.growthStep());
+        int step = sender.growthStep();
+        if (step <= 0) {
+            return; // at its maximum (or a shared queue's connection: nothing of its own to grow)
+        }
+        long claim = serverSide && buffers instanceof PrivateReceiveBuffers ? (long) step * loop.pool.chunkSize() : 0;
+        if (claim > 0 && !conn.claimForGrowth(claim)) {
+            metrics.receiveGrowthsRefused.increment();
+            return;
+        }
+        int added = buffers.grow(step);
+        if (claim > 0 && added < step) {
+            conn.unclaimForGrowth((long) (step - Math.max(added, 0)) * loop.pool.chunkSize());
+        }
         if (added < 0) {
             conn.closeNow(new IOException("ibv_post_recv failed on " + conn.qp));
             return;
@@ -198,23 +261,28 @@ final class RdmaReceiver {
         }
     }
 
-    /** Hands the frames of one message to the handler, or adds it to the frame being reassembled. */
-    private void deliver(MemorySegment seg, int length) {
+    /**
+     * Hands the frames of one message to the handler, or adds it to the frame being reassembled.
+     *
+     * @return false when the message starts a large frame over its address's share (nothing done)
+     */
+    private boolean deliver(MemorySegment seg, int length) {
         if (reassembler.active()) {
             int need = reassembler.missing();
             if (length > need) {
                 conn.protocolError("a message of " + length + " bytes overruns the frame being reassembled (" + need
                         + " missing)");
-                return;
+                return true;
             }
             if (!reassembler.ensureRoom(length)) {
                 String why = "no buffer to go on with a frame of " + reassembler.frameLength() + " bytes past its first "
                         + reassembler.room();
                 conn.poolPressure(why);
                 conn.closeNow(new IOException("buffer pool exhausted: " + why));
-                return;
+                return true;
             }
             if (reassembler.append(seg, 0, length)) {
+                releaseShare();
                 int frameLength = reassembler.frameLength();
                 PooledBuffer b = reassembler.take();
                 try {
@@ -223,7 +291,7 @@ final class RdmaReceiver {
                     b.release();
                 }
             }
-            return;
+            return true;
         }
         int off = 0;
         while (off < length) {
@@ -231,31 +299,54 @@ final class RdmaReceiver {
             if (len < 0) {
                 conn.protocolError(len == FrameDescriptor.INCOMPLETE_HEADER ? "a message ends inside a frame header"
                         : FrameDescriptor.describe(len));
-                return;
+                return true;
             }
             if (len <= length - off) {
                 conn.handler().onFrame(conn, seg, off, (int) len);
                 off += (int) len;
                 if (!conn.isOpen()) {
-                    return;
+                    return true;
                 }
                 continue;
             }
             if (off != 0 || length != receiveSize) {
                 conn.protocolError("a frame of " + len + " bytes is cut short in a message of " + length + " bytes");
-                return;
+                return true;
+            }
+            // a server claims the whole frame from its peer address's share first: over it, the
+            // message waits unhandled (its buffer not posted again, so the peer's credits run out)
+            long share = serverSide ? FrameReassembler.shareOf((int) len) : 0;
+            if (share > 0 && !conn.tcp.takeFrameShare(share)) {
+                metrics.frameShareWaits.increment();
+                return false;
             }
             if (!reassembler.start(seg, 0, length, (int) len)) {
+                if (share > 0) {
+                    conn.tcp.releaseFrameShare(share);
+                }
                 conn.poolPressure("no buffer to reassemble a frame of " + len + " bytes");
                 conn.closeNow(new IOException("buffer pool exhausted: no buffer for a frame of " + len + " bytes"));
+                return true;
             }
-            return;
+            frameShare = share;
+            return true;
+        }
+        return true;
+    }
+
+    private void releaseShare() {
+        if (frameShare > 0) {
+            conn.tcp.releaseFrameShare(frameShare);
+            frameShare = 0;
         }
     }
+
 
     /** The connection closes: the frame being reassembled and the waiting messages' buffers go back. */
     void dropWaiting() {
         reassembler.release();
+        releaseShare();
+        waitingForShare = false;
         for (int k = 0; k < waitingCount; k++) {
             buffers.drop(waitingSlot[k]);
         }

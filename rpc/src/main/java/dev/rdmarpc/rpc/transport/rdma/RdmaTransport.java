@@ -66,7 +66,10 @@ public final class RdmaTransport implements Transport {
             t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tickInterval(config.polling().tickInterval())
                     .idleTickInterval(config.polling().idleTickInterval())
                     .threadNamePrefix(config.threadNamePrefix() + "-tcp")
-                    .bufferPool(new BufferPool.Config().chunkSize(16 * 1024).slabSize(256 * 1024))
+                    // the large budget is the RDMA pool's: the per-address frame shares of the
+                    // connection counts (RDMA frames claim them too) are reckoned against it
+                    .bufferPool(new BufferPool.Config().chunkSize(16 * 1024).slabSize(256 * 1024)
+                            .maxLargeBytes(config.bufferPool().maxLargeBytes()))
                     .limits(limits -> ConnectionLimits.settingsTable().copy(config.limits(), limits)));
             for (int i = 0; i < l.length; i++) {
                 l[i] = new RdmaLoop(this, config.threadNamePrefix() + "-" + i);

@@ -69,14 +69,16 @@ public final class ConnectionLimits {
     }
 
     /**
-     * @param bytes most bytes of large buffers (frames longer than a receive chunk, counted at the
-     *              pool's size for them, at most 1/8 over the frame) that the accepted connections
-     *              from one remote address may hold for frames they are receiving; default 128 MiB, a
+     * @param bytes most bytes that the accepted connections from one remote address may claim for
+     *              large frames they are receiving (frames longer than a receive chunk, each counted
+     *              at its declared length and an eighth, the most the pool's buffer for it can come
+     *              to; the buffer itself grows with the bytes that arrived); default 128 MiB, a
      *              quarter of the default large-buffer budget (8 frames of 16 MiB at once). A frame
-     *              over it is not refused: its connection stops reading, holding the frame's first
-     *              chunk, until the address's other frames arrive whole (checked every tick), so one
-     *              peer that starts many large frames and stalls holds this much and no more. An
-     *              address that holds nothing may always start one frame.
+     *              over it is not refused: its connection stops reading (RDMA: stops handling its
+     *              messages, so the peer's credits run out), holding the frame's first chunk, until
+     *              the address's other frames arrive whole (checked every tick), so one peer that
+     *              starts many large frames and stalls holds this much and no more. An address that
+     *              holds nothing may always start one frame.
      * @return this
      */
     public ConnectionLimits maxFrameBytesPerAddress(long bytes) {

@@ -86,7 +86,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         this.timers = new ReceiveTimers(settings.frameReadTimeout().toNanos(),
                 serverSide ? settings.idleTimeout().toNanos() : 0,
                 serverSide ? 0 : settings.pingInterval().toNanos(), settings.pingTimeout().toNanos(), System.nanoTime());
-        this.receiver = new TcpReceiver(this, channel, pool, maxFrameLength, timers);
+        this.receiver = new TcpReceiver(this, channel, pool, maxFrameLength, timers, serverSide);
     }
 
     /** Registers with the loop's selector; on the loop thread. */
@@ -100,6 +100,18 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     void admitted(ConnectionCounts.Admission a) {
         this.admission = a;
         receiver.admitted(a);
+    }
+
+    @Override
+    public boolean takeFrameShare(long bytes) {
+        return admission == null || admission.takeFrameBytes(bytes);
+    }
+
+    @Override
+    public void releaseFrameShare(long bytes) {
+        if (admission != null) {
+            admission.releaseFrameBytes(bytes);
+        }
     }
 
     /** @return the socket (tests read its options) */

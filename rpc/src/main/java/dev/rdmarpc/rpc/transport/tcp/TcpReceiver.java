@@ -19,8 +19,8 @@ import java.nio.channels.SocketChannel;
  * <p>One pooled chunk: each readiness event reads as much as fits and hands every complete frame to
  * the handler in place. A frame longer than a chunk is completed in the {@link FrameReassembler},
  * read from the socket straight into its buffer, which is taken only once a chunk's worth of the
- * frame has arrived (so a header that declares megabytes and stops holds no more than one chunk) and
- * then grows with the bytes that arrive. On an accepted connection the frame's whole declared length
+ * frame has arrived (so a header that declares megabytes and stops holds no more than one chunk) and,
+ * on an accepted connection, then grows with the bytes that arrive. On an accepted connection the frame's whole declared length
  * is first claimed from its address's share ({@link ConnectionCounts}): over it, reading stops,
  * holding the chunk, and the tick tries again.
  */
@@ -46,13 +46,15 @@ final class TcpReceiver {
     /** An accepted connection's place in its transport's connection counts; else null. */
     private ConnectionCounts.Admission admission;
 
-    TcpReceiver(TcpConnection connection, SocketChannel channel, BufferPool pool, int maxFrameLength, ReceiveTimers timers) {
+    /** @param serverSide an accepted connection: its large frames' buffers grow with their bytes ({@link FrameReassembler}) */
+    TcpReceiver(TcpConnection connection, SocketChannel channel, BufferPool pool, int maxFrameLength, ReceiveTimers timers,
+                boolean serverSide) {
         this.connection = connection;
         this.channel = channel;
         this.pool = pool;
         this.maxFrameLength = maxFrameLength;
         this.timers = timers;
-        this.reassembler = new FrameReassembler(pool);
+        this.reassembler = new FrameReassembler(pool, serverSide);
     }
 
     void admitted(ConnectionCounts.Admission a) {
@@ -156,7 +158,7 @@ final class TcpReceiver {
     }
 
     private void startLarge(MemorySegment seg, long avail, long len) {
-        long share = len + len / 8; // the pool's size for it, at most an eighth over
+        long share = FrameReassembler.shareOf((int) len);
         if (admission != null && !admission.takeFrameBytes(share)) {
             // over its address's share: stop reading, holding this chunk, and try again each tick
             if (!waitingForShare) {

@@ -35,7 +35,7 @@ class FrameReassemblerTest {
         try (BufferPool pool = pool(); Arena arena = Arena.ofConfined()) {
             int length = 3 * CHUNK + 100;
             MemorySegment frame = pattern(arena, length);
-            FrameReassembler r = new FrameReassembler(pool);
+            FrameReassembler r = new FrameReassembler(pool, true);
             assertFalse(r.active());
             assertTrue(r.start(frame, 0, CHUNK, length));
             assertTrue(r.active());
@@ -64,7 +64,7 @@ class FrameReassemblerTest {
         try (BufferPool pool = pool(); Arena arena = Arena.ofConfined()) {
             int length = 64 * CHUNK + 7;
             MemorySegment frame = pattern(arena, length);
-            FrameReassembler r = new FrameReassembler(pool);
+            FrameReassembler r = new FrameReassembler(pool, true);
             assertTrue(r.start(frame, 0, CHUNK, length));
             assertEquals(4097, r.room(), "the plan: 256 KiB + 7, a quarter of it, a quarter of that, 4,097 bytes");
             assertTrue(pool.largeBytesInUse() <= FrameReassembler.GROWTH * CHUNK, "a declared 256 KiB holds 4.5 KiB");
@@ -90,11 +90,31 @@ class FrameReassemblerTest {
     }
 
     @Test
+    void aClientsReassemblerTakesTheWholeFrameAtOnce() {
+        try (BufferPool pool = pool(); Arena arena = Arena.ofConfined()) {
+            int length = 64 * CHUNK + 7;
+            MemorySegment frame = pattern(arena, length);
+            FrameReassembler r = new FrameReassembler(pool, false);
+            assertTrue(r.start(frame, 0, CHUNK, length));
+            assertEquals(length, r.room());
+            for (int filled = CHUNK; filled < length; filled += CHUNK) {
+                int n = Math.min(CHUNK, length - filled);
+                assertTrue(r.ensureRoom(n));
+                r.append(frame, filled, n);
+            }
+            assertEquals(0, r.growths(), "no copies");
+            PooledBuffer b = r.take();
+            assertEquals(-1, b.segment().asSlice(0, length).mismatch(frame));
+            b.release();
+        }
+    }
+
+    @Test
     void readsInPlaceAreCountedUntilTheFrameIsWhole() {
         try (BufferPool pool = pool(); Arena arena = Arena.ofConfined()) {
             int length = 2 * CHUNK + 10;
             MemorySegment frame = pattern(arena, length);
-            FrameReassembler r = new FrameReassembler(pool);
+            FrameReassembler r = new FrameReassembler(pool, true);
             assertTrue(r.start(frame, 0, 100, length));
             assertTrue(r.ensureRoom(1));
             ByteBuffer target = r.readTarget();
@@ -126,7 +146,7 @@ class FrameReassemblerTest {
             PooledBuffer other = pool.acquire(512 << 10); // half the budget is someone else's
             int length = 768 << 10;
             MemorySegment frame = pattern(arena, length);
-            FrameReassembler r = new FrameReassembler(pool);
+            FrameReassembler r = new FrameReassembler(pool, true);
             assertTrue(r.start(frame, 0, CHUNK, length), "the first 16 KiB fit");
             int filled = CHUNK;
             boolean grew = true;
@@ -149,7 +169,7 @@ class FrameReassemblerTest {
     @Test
     void releaseGivesAnUnfinishedFrameBackOnce() {
         try (BufferPool pool = pool(); Arena arena = Arena.ofConfined()) {
-            FrameReassembler r = new FrameReassembler(pool);
+            FrameReassembler r = new FrameReassembler(pool, true);
             assertTrue(r.start(pattern(arena, CHUNK), 0, CHUNK, 4 * CHUNK));
             assertEquals(1, pool.largeBuffersInUse());
             r.release();
@@ -163,7 +183,7 @@ class FrameReassemblerTest {
     @Test
     void aFrameThePoolCannotHoldStartsNothing() {
         try (BufferPool pool = pool(); Arena arena = Arena.ofConfined()) {
-            FrameReassembler r = new FrameReassembler(pool);
+            FrameReassembler r = new FrameReassembler(pool, true);
             assertFalse(r.start(pattern(arena, CHUNK), 0, CHUNK, 2 << 20), "larger than maxLargeBytes");
             assertFalse(r.active());
         }

@@ -16,6 +16,11 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -76,6 +81,86 @@ class RdmaLimitsTest {
                     assertTrue(System.nanoTime() < deadline && e.status() == Status.RESOURCE_EXHAUSTED, e::toString);
                     Thread.sleep(Duration.ofMillis(100));
                 }
+            }
+        }
+    }
+
+    /**
+     * A server grows a peer's private receive queue (when the peer runs out of credits) only within
+     * the peer address's share, as its hellos were: with the share a hello's 2.75 MiB and 1.25 MiB
+     * more, the 2 MiB growth step never fits, and every call still succeeds at the first 8 credits.
+     */
+    @Test
+    void aPeersReceiveQueueGrowsOnlyWithinItsAddressShare() throws Exception {
+        for (long share : new long[] {4L << 20, 1L << 40}) {
+            RdmaConfig serverConfig = RdmaTestEnv.smallConfig().poolBytesPerAddress(share);
+            try (RdmaTransport serverT = RdmaTransport.create(serverConfig);
+                 RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+                 RpcServer server = RdmaRpcTest.echoServer().transport(serverT).start();
+                 RpcClient client = RpcClient.builder().address(server.address()).transport(clientT).maxOutstanding(1024)
+                         .connect();
+                 java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+                // one message each (under a 256 KiB chunk), 32 in flight against 8 credits: the client stalls
+                new RdmaRpcTest.Driver(client, RdmaRpcTest.payloads(arena, 200_000, 4)).run(RdmaRpcTest.ECHO, 400, 32);
+                RdmaMetrics m = serverT.metrics();
+                System.out.println("share " + share + ": server " + m + "\n  client " + clientT.metrics());
+                assertEquals(0, m.completionErrors() + clientT.metrics().completionErrors(), "error completions");
+                assertTrue(clientT.metrics().creditStalls() > 0, "the client ran out of credits: the server was asked to grow");
+                if (share == 4L << 20) {
+                    assertEquals(0, m.receiveGrowths(), "no growth past the address's share");
+                    assertTrue(m.receiveGrowthsRefused() > 0, "growth asked for and refused");
+                } else {
+                    assertTrue(m.receiveGrowths() > 0, "within the share the queue grows");
+                    assertEquals(0, m.receiveGrowthsRefused());
+                }
+            }
+        }
+    }
+
+    /**
+     * Large frames over RDMA claim their address's share ({@code limits.maxFrameBytesPerAddress}) as
+     * over TCP: with 3 MiB, one 2 MiB frame (2.25 MiB claimed) is reassembled at a time; the others
+     * wait unhandled, their credits held back, and every call completes whole.
+     */
+    @Test
+    void largeFramesOverTheirAddressShareWaitTheirTurnAndAllComplete() throws Exception {
+        RdmaConfig serverConfig = RdmaTestEnv.smallConfig().limits(l -> l.maxFrameBytesPerAddress(3L << 20));
+        List<RpcClient> clients = new ArrayList<>();
+        try (RdmaTransport serverT = RdmaTransport.create(serverConfig);
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RpcServer server = RdmaRpcTest.echoServer().transport(serverT).start()) {
+            for (int i = 0; i < 4; i++) {
+                clients.add(RpcClient.builder().address(server.address()).transport(clientT).connect());
+            }
+            byte[] payload = new byte[2 << 20];
+            for (int i = 0; i < payload.length; i += 997) {
+                payload[i] = (byte) (i / 997);
+            }
+            List<Future<?>> runs = new ArrayList<>();
+            ExecutorService pool = Executors.newFixedThreadPool(clients.size());
+            try {
+                for (RpcClient c : clients) {
+                    runs.add(pool.submit(() -> {
+                        for (int k = 0; k < 3; k++) {
+                            assertArrayEquals(payload, c.call(ECHO, payload), "the whole echo");
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> f : runs) {
+                    f.get(240, TimeUnit.SECONDS);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            RdmaMetrics m = serverT.metrics();
+            System.out.println("server " + m);
+            assertTrue(m.frameShareWaits() > 0, "frames waited for the share");
+            assertEquals(0, m.completionErrors() + clientT.metrics().completionErrors(), "error completions");
+            assertEquals(0, server.metrics().connectionsClosed(), "none closed: they waited");
+        } finally {
+            for (RpcClient c : clients) {
+                c.close();
             }
         }
     }
