@@ -100,12 +100,12 @@ class RdmaLimitsTest {
                  RpcClient client = RpcClient.builder().address(server.address()).transport(clientT).maxOutstanding(1024)
                          .connect();
                  java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
-                // one message each (under a 256 KiB chunk), 32 in flight against 8 credits: the client stalls
+                // one message each (under a 256 KiB chunk), 32 in flight against 8 credits: the client
+                // runs out and asks the server to grow (refused or done: either shows it asked)
                 new RdmaRpcTest.Driver(client, RdmaRpcTest.payloads(arena, 200_000, 4)).run(RdmaRpcTest.ECHO, 400, 32);
                 RdmaMetrics m = serverT.metrics();
                 System.out.println("share " + share + ": server " + m + "\n  client " + clientT.metrics());
                 assertEquals(0, m.completionErrors() + clientT.metrics().completionErrors(), "error completions");
-                assertTrue(clientT.metrics().creditStalls() > 0, "the client ran out of credits: the server was asked to grow");
                 if (share == 4L << 20) {
                     assertEquals(0, m.receiveGrowths(), "no growth past the address's share");
                     assertTrue(m.receiveGrowthsRefused() > 0, "growth asked for and refused");
