@@ -16,11 +16,11 @@ import java.nio.ByteBuffer;
  * <p>Memory follows the bytes, not the length a header declares. The buffer sizes of a frame are
  * planned from its length down: the frame's length, a {@value #GROWTH}th of it, a
  * {@value #GROWTH}th of that, and so on; the first is the largest of them that is at most
- * {@value #GROWTH} times the bytes that started the frame. Each time a buffer is full, the next
- * larger one takes over and the bytes so far are copied into it. So a peer holds at most
- * {@value #GROWTH} times what it sent, and a whole frame costs at most a third of its length in
- * copies (a quarter for a frame whose first buffer is a quarter of it, none for a frame within
- * {@value #GROWTH} times its first bytes). That is for the frames a server receives from its peers
+ * {@value #GROWTH} times the bytes that started the frame and an eighth. Each time a buffer is full,
+ * the next larger one takes over and the bytes so far are copied into it. So a peer holds at most
+ * 4.5 times what it sent, and a whole frame costs at most a third of its length in copies (a quarter
+ * for a frame whose first buffer is a quarter of it, none for a frame within 4.5 times its first
+ * bytes). That is for the frames a server receives from its peers
  * ({@code growsWithBytes}); a client takes a buffer of the whole length for a response at once,
  * without those copies: the peer is the server it chose to call, and the length is bounded by its
  * own {@code maxFrameLength}.
@@ -29,10 +29,12 @@ import java.nio.ByteBuffer;
  * buffers.
  */
 public final class FrameReassembler {
-    /** How much larger each buffer of a frame is than the bytes it must hold. */
+    /** How much larger each buffer of a frame is than the one before. */
     public static final int GROWTH = 4;
 
     private final BufferPool pool;
+    /** The pool's large-buffer budget: no frame longer than this can ever be whole. */
+    private final long maxLargeBytes;
     private final boolean growsWithBytes;
     private PooledBuffer buffer;
     /** Bytes of the frame the buffer takes: the planned size it was asked for. */
@@ -51,6 +53,7 @@ public final class FrameReassembler {
      */
     public FrameReassembler(BufferPool pool, boolean growsWithBytes) {
         this.pool = pool;
+        this.maxLargeBytes = pool.config().maxLargeBytes(); // config() copies: once, not per frame
         this.growsWithBytes = growsWithBytes;
     }
 
@@ -67,15 +70,11 @@ public final class FrameReassembler {
      *         than its whole large-buffer budget (nothing started)
      */
     public boolean start(MemorySegment src, long offset, int available, int frameLength) {
-        if (frameLength > pool.config().maxLargeBytes()) {
+        if (frameLength > maxLargeBytes) {
             return false; // could never be whole: refuse it now, not after taking memory for part of it
         }
-        int k = 0;
-        long first = frameLength;
-        while (growsWithBytes && first > (long) GROWTH * Math.max(available, 1)) {
-            first = ceilDiv(first, GROWTH); // ceil(ceil(x / g) / g) == ceil(x / g^2)
-            k++;
-        }
+        int k = growsWithBytes ? firstStep(frameLength, available) : 0;
+        long first = planned(frameLength, k);
         PooledBuffer b = pool.acquire((int) first);
         if (b == null) {
             return false;
@@ -97,11 +96,34 @@ public final class FrameReassembler {
         return frameLength + frameLength / 8;
     }
 
-    /** The planned size of the frame's buffer with {@code k} larger ones still to come. */
-    private long planned(int k) {
-        long size = length;
+    /**
+     * How many larger buffers are planned after a frame's first: the first is the largest planned
+     * size at most {@value #GROWTH} times {@code available} and an eighth (the eighth so that a
+     * frame a header longer than a power of two does not start just over the bytes it has).
+     */
+    private static int firstStep(int frameLength, int available) {
+        long bound = (long) GROWTH * Math.max(available, 1) * 9 / 8;
+        int k = 0;
+        for (long size = frameLength; size > bound; size = ceilDiv(size, GROWTH)) {
+            k++;
+        }
+        return k;
+    }
+
+    /**
+     * @return how many buffers a server's reassembler takes, one after the other, for a frame of
+     *         {@code frameLength} bytes whose first {@code available} arrived in one piece and the
+     *         rest in pieces no larger than what the buffer then holds (TCP's reads)
+     */
+    public static int buffersFor(int frameLength, int available) {
+        return firstStep(frameLength, available) + 1;
+    }
+
+    /** The planned size of the buffer of a frame of {@code frameLength} bytes with {@code k} larger ones still to come. */
+    private static long planned(int frameLength, int k) {
+        long size = frameLength;
         for (int i = 0; i < k; i++) {
-            size = ceilDiv(size, GROWTH);
+            size = ceilDiv(size, GROWTH); // ceil(ceil(x / g) / g) == ceil(x / g^2)
         }
         return size;
     }
@@ -125,7 +147,7 @@ public final class FrameReassembler {
         long size;
         do {
             k--;
-            size = planned(k);
+            size = planned(length, k);
         } while (size < need && k > 0);
         PooledBuffer b = pool.acquire((int) Math.max(size, need));
         if (b == null) {
