@@ -26,9 +26,14 @@ class CallControlTcpTest extends CallControlContract {
         return RpcClient.connect(server.address());
     }
 
+    /**
+     * Measured at 0.3 to 2.5 ms; 500 ms was once missed by a client's close reaching the server's
+     * handler while the whole build ran beside it on this 2-core machine, so the bound leaves room
+     * for a loaded CI machine. Without the mechanism the handler is never interrupted at all.
+     */
     @Override
     protected Duration cancelBound() {
-        return Duration.ofMillis(500);
+        return Duration.ofSeconds(2);
     }
 
     @Override
