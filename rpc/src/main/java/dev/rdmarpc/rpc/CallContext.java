@@ -1,6 +1,9 @@
 package dev.rdmarpc.rpc;
 
 import java.net.InetSocketAddress;
+import java.security.Principal;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import javax.net.ssl.SSLSession;
 
 /**
  * What a server handler knows about the call it serves. The object is reused between calls: it is
@@ -9,6 +12,35 @@ import java.net.InetSocketAddress;
 public interface CallContext {
     /** @return the client's address */
     InetSocketAddress peer();
+
+    /**
+     * The TLS session of the connection the call came on, once its handshake is done: the protocol,
+     * the cipher and, under mutual TLS, the client's verified certificate chain
+     * ({@code getPeerCertificates()}).
+     *
+     * @return the session, or null when the connection is plain TCP
+     */
+    default SSLSession tlsSession() {
+        return null;
+    }
+
+    /**
+     * The client's verified identity under mutual TLS: the subject of the certificate it proved it
+     * holds the key of, checked against the server's trusted issuers.
+     *
+     * @return the principal, or null without TLS or when the client showed no certificate
+     */
+    default Principal peerPrincipal() {
+        SSLSession s = tlsSession();
+        if (s == null) {
+            return null;
+        }
+        try {
+            return s.getPeerPrincipal();
+        } catch (SSLPeerUnverifiedException e) {
+            return null;
+        }
+    }
 
     /** @return the wire id of the called method */
     int methodId();

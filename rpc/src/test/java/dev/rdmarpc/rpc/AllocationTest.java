@@ -2,6 +2,7 @@ package dev.rdmarpc.rpc;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -114,11 +115,38 @@ class AllocationTest {
         assertTrue(perCall < 400, "expected only NIO's releasers (about 160 B/call), got " + perCall);
     }
 
-    /** Bytes the I/O threads of both sides allocate per echo of {@code size} bytes, after a warm-up (JIT, pool growth). */
+    /**
+     * Over TLS (issue 18): the TLS wire uses only off-heap buffers, but the I/O threads allocate per
+     * call: 731 B per 128 B echo and 20,629 B per 32 KiB echo, both sides together, when first
+     * measured (the first is about what the JDK's {@code SSLEngine} allocates per wrap and unwrap;
+     * the second, about a third of the payload per direction, is not yet attributed: the JDK's
+     * cipher over direct buffers is the suspect). This bounds both at about twice that, so that a
+     * new copy per call shows.
+     */
+    @Test
+    void tlsCallPathAllocatesOnlyWhatTheJdksEngineDoes(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        TestCertificates certs = new TestCertificates(dir);
+        java.nio.file.Path ca = certs.ca("alloc-ca");
+        java.security.KeyStore keys = certs.key("alloc-server", "alloc-ca", "ip:127.0.0.1", null, 2);
+        TlsConfig serverTls = TlsConfig.forServer(keys, TestCertificates.PASSWORD.toCharArray());
+        TlsConfig clientTls = TlsConfig.forClient().trust(ca);
+        double small = bytesPerEcho(128, false, false, 100_000, 50_000, serverTls, clientTls);
+        double large = bytesPerEcho(32 * 1024, false, false, 20_000, 10_000, serverTls, clientTls);
+        System.out.printf("TLS: %.0f B per 128 B echo, %.0f B per 32 KiB echo (three records each way)%n", small, large);
+        assertTrue(small < 1_500 && large < 45_000, small + " / " + large);
+    }
+
     private static double bytesPerEcho(int size, boolean inPlace, boolean pool, long warmupCalls, long calls) throws Exception {
-        try (RpcServer server = RpcServer.builder().tcp(cfg -> cfg.ioThreads(1))
+        return bytesPerEcho(size, inPlace, pool, warmupCalls, calls, null, null);
+    }
+
+    /** Bytes the I/O threads of both sides allocate per echo of {@code size} bytes, after a warm-up (JIT, pool growth). */
+    private static double bytesPerEcho(int size, boolean inPlace, boolean pool, long warmupCalls, long calls, TlsConfig serverTls,
+            TlsConfig clientTls) throws Exception {
+        try (RpcServer server = RpcServer.builder().tcp(cfg -> cfg.ioThreads(1).tls(serverTls))
                 .registerRaw(ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength())).start();
-             RpcClient client = RpcClient.connect(server.address());
+             RpcClient client = RpcClient.builder().address(server.address()).tcp(cfg -> cfg.tls(clientTls)).connect();
              RpcClientPool clients = RpcClientPool.builder().maxConnectionsPerEndpoint(1).build();
              Arena arena = Arena.ofShared()) {
             Pump pump = new Pump(pool ? clients.channel(server.address()) : client, arena.allocate(size).fill((byte) 42));

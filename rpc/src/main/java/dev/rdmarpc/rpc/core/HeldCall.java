@@ -151,6 +151,11 @@ abstract class HeldCall implements CallContext {
     }
 
     @Override
+    public final javax.net.ssl.SSLSession tlsSession() {
+        return connection.tlsSession();
+    }
+
+    @Override
     public final int methodId() {
         return mid;
     }

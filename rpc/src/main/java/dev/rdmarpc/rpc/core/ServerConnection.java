@@ -400,6 +400,11 @@ final class ServerConnection implements FrameHandler, RawCall {
     }
 
     @Override
+    public javax.net.ssl.SSLSession tlsSession() {
+        return connection.tlsSession();
+    }
+
+    @Override
     public int methodId() {
         return methodId;
     }

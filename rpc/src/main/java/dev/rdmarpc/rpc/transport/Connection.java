@@ -130,6 +130,14 @@ public interface Connection {
     default void releaseFrameShare(long bytes) {
     }
 
+    /**
+     * @return the TLS session of this connection once its handshake is done (the peer's verified
+     *         certificates, the protocol and cipher), or null without TLS
+     */
+    default javax.net.ssl.SSLSession tlsSession() {
+        return null;
+    }
+
     /** @return the memory of the current claim; valid for the claiming thread until commit/abort */
     MemorySegment claimBuffer();
 

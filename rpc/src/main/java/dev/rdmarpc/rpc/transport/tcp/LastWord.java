@@ -37,6 +37,7 @@ final class LastWord {
     boolean expired(long now) {
         return now - deadline >= 0;
     }
+    private final ByteBuffer[] one = new ByteBuffer[1];
 
     /** @return true once the last frame is written and the output shut */
     boolean said() {
@@ -48,10 +49,14 @@ final class LastWord {
      *
      * @return true when done, false when the socket is full (wait for OP_WRITE)
      */
-    boolean write(SocketChannel ch) throws IOException {
+    boolean write(Wire wire, SocketChannel ch) throws IOException {
         if (!outputShut) {
-            ch.write(frame);
             if (frame.hasRemaining()) {
+                one[0] = frame;
+                wire.write(one, 0, 1);
+                one[0] = null;
+            }
+            if (frame.hasRemaining() || !wire.flushPending()) {
                 return false;
             }
             ch.shutdownOutput();

@@ -16,6 +16,8 @@ import java.net.InetSocketAddress;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.CompletableFuture;
+import javax.net.ssl.SSLSession;
 
 /**
  * A TCP connection owned by one {@link TcpLoop}.
@@ -38,6 +40,14 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
 
     private final TcpLoop loop;
     private final SocketChannel channel;
+    /** The socket itself, or TLS over it. */
+    private final Wire wire;
+    /** The same wire when it is TLS, else null. */
+    private final TlsWire tls;
+    /** Completes when the TLS handshake is done (at once without TLS); fails if the connection closes first. */
+    private final CompletableFuture<Void> secured = new CompletableFuture<>();
+    /** When a TLS handshake not done by then is given up (System.nanoTime). */
+    private long tlsDeadline;
     private final long writeHighWaterMark;
     private final boolean serverSide;
     private final InetSocketAddress remote;
@@ -86,7 +96,33 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         this.timers = new ReceiveTimers(settings.frameReadTimeout().toNanos(),
                 serverSide ? settings.idleTimeout().toNanos() : 0,
                 serverSide ? 0 : settings.pingInterval().toNanos(), settings.pingTimeout().toNanos(), System.nanoTime());
-        this.receiver = new TcpReceiver(this, channel, pool, maxFrameLength, timers, serverSide);
+        TlsConfig tlsConfig = settings.tls();
+        if (tlsConfig == null) {
+            this.tls = null;
+            this.wire = new PlainWire(channel);
+            secured.complete(null);
+        } else {
+            this.tls = new TlsWire(channel, tlsConfig.newEngine(!serverSide, remote), this::tlsReady);
+            this.wire = tls;
+            this.tlsDeadline = System.nanoTime() + tlsConfig.handshakeTimeout().toNanos();
+        }
+        this.receiver = new TcpReceiver(this, wire, pool, maxFrameLength, timers, serverSide);
+    }
+
+    /** The TLS handshake is done: what was committed meanwhile goes now. */
+    private void tlsReady() {
+        secured.complete(null);
+        flush();
+    }
+
+    /** @return completes when the connection may carry frames: at once, or when its TLS handshake is done */
+    CompletableFuture<Void> secured() {
+        return secured;
+    }
+
+    @Override
+    public SSLSession tlsSession() {
+        return tls != null && tls.ready() ? tls.session() : null;
     }
 
     /** Registers with the loop's selector; on the loop thread. */
@@ -94,6 +130,12 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         this.handler = frameHandler;
         this.key = channel.register(loop.selector(), SelectionKey.OP_READ, this);
         loop.added(this);
+        if (tls != null) {
+            tls.begin(); // a client says hello now; a server waits for it
+            if (tls.hasPendingOutput()) {
+                updateWriteInterest(true);
+            }
+        }
     }
 
     /** Counts this (accepted) connection until it closes; before {@link #register}. */
@@ -146,6 +188,14 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             return;
         }
         receiver.read();
+        if (tls != null && open) {
+            if (tls.hasPendingOutput() && !writeInterest) {
+                updateWriteInterest(true); // handshake messages the socket did not take yet
+            }
+            if (tls.hasBufferedInput() && mayRead()) {
+                resumeReadLater(); // records already off the socket: it will not say it is readable for them
+            }
+        }
     }
 
     /**
@@ -236,7 +286,11 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             return; // a flush or the tick comes back
         }
         try {
-            writeInterest = !lastWord.write(channel); // once written: read (and drop) until the peer closes
+            if (!wire.ready()) {
+                closeNow(lastWord.cause()); // no TLS session to say it in
+                return;
+            }
+            writeInterest = !lastWord.write(wire, channel); // once written: read (and drop) until the peer closes
             updateOps();
         } catch (IOException e) {
             closeNow(lastWord.cause());
@@ -305,16 +359,23 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     public void flush() {
         long written;
         try {
-            written = ring.write(channel);
+            if (!wire.flushPending()) {
+                updateWriteInterest(true); // TLS records from before wait for the socket
+                return;
+            }
+            written = ring.write(wire);
         } catch (IOException e) {
             closeNow(e);
             return;
         }
         if (written >= 0) { // -1: nothing was queued
-            updateWriteInterest(ring.socketFull());
+            // before a TLS handshake is done nothing is taken: its end flushes again
+            updateWriteInterest(ring.socketFull() && wire.ready() || wire.hasPendingOutput());
             if (written > 0) {
                 handler.onSendProgress(this);
             }
+        } else if (tls != null && writeInterest && lastWord == null) {
+            updateWriteInterest(false); // the TLS records that waited are out, and nothing more is queued
         }
         if (lastWord != null) {
             sayLastWord();
@@ -381,7 +442,8 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
      * come as traffic, and a busy connection is not idle at any tick rate.
      */
     boolean hasTimedWork() {
-        if (!open || closing || lastWord != null || handler == null || receiver.waitingForShare()) {
+        if (!open || closing || lastWord != null || handler == null || receiver.waitingForShare()
+                || tls != null && !tls.ready()) {
             return true;
         }
         if (handler.hasTimedWork() || (!serverSide && handler.callsInFlight() > 0) || ring.unsentBytes() > 0) {
@@ -392,6 +454,11 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
 
     void tick(long now) {
         if (!open) {
+            return;
+        }
+        if (tls != null && !tls.ready() && now - tlsDeadline > 0) {
+            closeNow(new javax.net.ssl.SSLException("the TLS handshake was not done within "
+                    + loop.transport().settings().tls().handshakeTimeout().toMillis() + " ms (TlsConfig handshakeTimeout)"));
             return;
         }
         if (lastWord != null) {
@@ -506,6 +573,14 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         ring.close();
         if (key != null) {
             key.cancel();
+        }
+        if (tls != null) {
+            if (cause == null && tls.ready()) {
+                tls.closeOutbound();
+            } else if (!tls.ready() && serverSide) {
+                loop.transport().tlsHandshakeFailed(remote, cause);
+            }
+            secured.completeExceptionally(cause != null ? cause : new EOFException("closed before the TLS handshake was done"));
         }
         try {
             channel.close();

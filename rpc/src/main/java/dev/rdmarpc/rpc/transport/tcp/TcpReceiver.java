@@ -11,7 +11,6 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
 
 /**
  * The receive side of a {@link TcpConnection}; loop thread only.
@@ -29,7 +28,7 @@ final class TcpReceiver {
     private static final int MAX_READS_PER_EVENT = 16;
 
     private final TcpConnection connection;
-    private final SocketChannel channel;
+    private final Wire wire;
     private final BufferPool pool;
     private final int maxFrameLength;
     private final ReceiveTimers timers;
@@ -47,10 +46,10 @@ final class TcpReceiver {
     private ConnectionCounts.Admission admission;
 
     /** @param serverSide an accepted connection: its large frames' buffers grow with their bytes ({@link FrameReassembler}) */
-    TcpReceiver(TcpConnection connection, SocketChannel channel, BufferPool pool, int maxFrameLength, ReceiveTimers timers,
+    TcpReceiver(TcpConnection connection, Wire wire, BufferPool pool, int maxFrameLength, ReceiveTimers timers,
                 boolean serverSide) {
         this.connection = connection;
-        this.channel = channel;
+        this.wire = wire;
         this.pool = pool;
         this.maxFrameLength = maxFrameLength;
         this.timers = timers;
@@ -85,7 +84,7 @@ final class TcpReceiver {
                 int cap = readBuf.capacity();
                 long space = cap - readPos;
                 bb.limit(cap).position((int) readPos);
-                int n = channel.read(bb);
+                int n = wire.read(bb);
                 if (n < 0) {
                     connection.closeNow(new EOFException("peer closed the connection"));
                     return;
@@ -200,7 +199,7 @@ final class TcpReceiver {
                     + reassembler.frameLength() + " bytes past its first " + reassembler.room()));
             return false;
         }
-        int n = channel.read(reassembler.readTarget());
+        int n = wire.read(reassembler.readTarget());
         if (n < 0) {
             connection.closeNow(new EOFException("peer closed the connection inside a frame"));
             return false;

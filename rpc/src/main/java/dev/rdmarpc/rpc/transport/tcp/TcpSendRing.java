@@ -7,7 +7,6 @@ import dev.rdmarpc.rpc.transport.Connection;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
 import java.util.concurrent.locks.ReentrantLock;
 
 import static dev.rdmarpc.rpc.transport.Connection.BACK_PRESSURED;
@@ -292,7 +291,7 @@ final class TcpSendRing {
      * @return bytes written, or -1 when there was nothing to write (or the ring closed meanwhile)
      * @throws IOException when the write failed
      */
-    long write(SocketChannel channel) throws IOException {
+    long write(Wire wire) throws IOException {
         int n;
         long total = 0;
         boolean cutShort = false;
@@ -336,7 +335,7 @@ final class TcpSendRing {
         }
         long written;
         try {
-            written = n == 1 ? channel.write(iov[0]) : channel.write(iov, 0, n);
+            written = wire.write(iov, 0, n);
         } catch (IOException e) {
             for (int i = 0; i < n; i++) {
                 iov[i] = null;

@@ -174,10 +174,56 @@ public final class TcpTransport implements Transport {
                 c.register(handler);
                 return null;
             }, timeout.plusSeconds(1));
+            if (config.tls() != null) {
+                awaitHandshake(c, address, timeout);
+            }
             return c;
         } catch (IOException | RuntimeException e) {
             ch.close();
             throw e;
+        }
+    }
+
+    private final java.util.concurrent.atomic.AtomicLong tlsFailures = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong tlsFailuresLogged = new java.util.concurrent.atomic.AtomicLong();
+    private volatile long tlsLastLogNanos;
+
+    /**
+     * An accepted connection closed before its TLS handshake was done: counted, and logged at
+     * WARNING with its reason at most every 10 s (a port scanner must not flood the log).
+     */
+    void tlsHandshakeFailed(InetSocketAddress peer, Throwable cause) {
+        long n = tlsFailures.incrementAndGet();
+        long now = System.nanoTime();
+        if (now - tlsLastLogNanos > TimeUnit.SECONDS.toNanos(10) || tlsLastLogNanos == 0) {
+            tlsLastLogNanos = now;
+            long since = n - tlsFailuresLogged.getAndSet(n);
+            LOG.log(System.Logger.Level.WARNING, "TLS handshake with " + peer + " failed: "
+                    + (cause == null ? "closed before it was done" : TlsConfig.describe(cause))
+                    + (since > 1 ? " (" + since + " failed handshakes since the last such message)" : ""));
+        }
+    }
+
+    /** @return accepted connections that closed before their TLS handshake was done */
+    public long tlsHandshakeFailures() {
+        return tlsFailures.get();
+    }
+
+    /** Waits for a connected TLS connection's handshake: its failure, or the timeout, fails the connect with the reason. */
+    private static void awaitHandshake(TcpConnection c, InetSocketAddress address, Duration timeout) throws IOException {
+        try {
+            c.secured().get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            c.close(e);
+            throw new InterruptedIOException("interrupted during the TLS handshake with " + address);
+        } catch (TimeoutException e) {
+            c.close(new IOException("TLS handshake timed out"));
+            throw new IOException("the TLS handshake with " + address + " did not complete within " + timeout.toMillis()
+                    + " ms (a server that does not speak TLS?)", e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            throw new IOException("the TLS handshake with " + address + " failed: " + TlsConfig.describe(cause), cause);
         }
     }
 
@@ -289,7 +335,8 @@ public final class TcpTransport implements Transport {
                 .add("pingInterval", SettingsTable::parseDuration, Config::pingInterval, Config::pingInterval)
                 .add("pingTimeout", SettingsTable::parseDuration, Config::pingTimeout, Config::pingTimeout)
                 .group("keepalive", TcpKeepalive.SETTINGS, Config::keepalive)
-                .group("limits", ConnectionLimits.SETTINGS, Config::limits);
+                .group("limits", ConnectionLimits.SETTINGS, Config::limits)
+                .add("tls", null, Config::tls, Config::tls); // by code only: keys are not a property
 
         /** Default SO_SNDBUF of connections to a loopback address: 256 KiB. */
         public static final int DEFAULT_LOOPBACK_SOCKET_SEND_BUFFER = 256 * 1024;
@@ -308,6 +355,7 @@ public final class TcpTransport implements Transport {
         private Duration pingInterval = Duration.ofSeconds(2);
         private Duration pingTimeout = Duration.ofSeconds(3);
         private final TcpKeepalive keepalive = new TcpKeepalive();
+        private TlsConfig tls;
         private final ConnectionLimits limits = new ConnectionLimits();
 
         /** Creates a configuration with the defaults (the system properties' where set). */
@@ -559,6 +607,24 @@ public final class TcpTransport implements Transport {
         /** @return the limits on accepted connections: this configuration's own */
         public ConnectionLimits limits() {
             return limits;
+        }
+
+        /**
+         * Serves (or connects) over TLS with these keys and trust: every connection of the
+         * transport, accepted and connected, starts with a TLS handshake, and frames flow only
+         * after it. Default null: plain TCP.
+         *
+         * @param tls the keys, trust and rules, or null for plain TCP
+         * @return this
+         */
+        public Config tls(TlsConfig tls) {
+            this.tls = tls;
+            return this;
+        }
+
+        /** @return the TLS settings, or null for plain TCP */
+        public TlsConfig tls() {
+            return tls;
         }
 
         /** @return the frame-read timeout, zero when off */

@@ -1,0 +1,347 @@
+package dev.rdmarpc.rpc.transport.tcp;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLEngineResult;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLSession;
+
+/**
+ * TLS over the socket, with the JDK's own {@link SSLEngine}. Records are unwrapped straight into the
+ * caller's buffer (a pooled, off-heap receive chunk) when it has room for a whole record, else into
+ * a record-sized buffer of this wire's and copied from there; they are wrapped from the send ring's
+ * buffers into one off-heap buffer of several records, written to the socket from there. The
+ * handshake runs on the loop thread, its delegated tasks too (a few milliseconds of key agreement and
+ * certificate checks per connection). Loop thread only.
+ */
+final class TlsWire implements Wire {
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+    /** Records the outgoing buffer holds: one gathering write of the ring (up to 64 KiB) fits. */
+    private static final int OUT_RECORDS = 5;
+
+    private final SocketChannel channel;
+    private final SSLEngine engine;
+    private final Runnable onReady;
+    /** Bytes from the socket not unwrapped yet; write mode. */
+    private ByteBuffer netIn;
+    /** Records waiting for the socket; read mode. */
+    private ByteBuffer netOut;
+    /** Plaintext unwrapped for a caller whose buffer had too little room; read mode. */
+    private ByteBuffer appIn;
+    private boolean handshakeDone;
+    /** The last unwrap needed more bytes than {@link #netIn} holds. */
+    private boolean underflow;
+    private boolean inboundClosed;
+
+    /**
+     * @param onReady run (on the loop thread) when the handshake completes: what was queued may be
+     *                written now
+     */
+    TlsWire(SocketChannel channel, SSLEngine engine, Runnable onReady) {
+        this.channel = channel;
+        this.engine = engine;
+        this.onReady = onReady;
+        SSLSession s = engine.getSession();
+        this.netIn = ByteBuffer.allocateDirect(s.getPacketBufferSize());
+        this.netOut = ByteBuffer.allocateDirect(s.getPacketBufferSize() * OUT_RECORDS).flip();
+        this.appIn = ByteBuffer.allocateDirect(s.getApplicationBufferSize()).flip();
+    }
+
+    /** Starts the handshake: a client sends its hello now, a server waits for the client's. */
+    void begin() throws IOException {
+        engine.beginHandshake();
+        step(engine.getHandshakeStatus());
+    }
+
+    /** @return the session: the peer's identity once the handshake is done */
+    SSLSession session() {
+        return engine.getSession();
+    }
+
+    @Override
+    public boolean ready() {
+        return handshakeDone;
+    }
+
+    @Override
+    public boolean hasPendingOutput() {
+        return netOut.hasRemaining();
+    }
+
+    @Override
+    public boolean hasBufferedInput() {
+        return appIn.hasRemaining() || (netIn.position() > 0 && !underflow);
+    }
+
+    @Override
+    public boolean flushPending() throws IOException {
+        while (netOut.hasRemaining()) {
+            if (channel.write(netOut) == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public int read(ByteBuffer dst) throws IOException {
+        try {
+            return readRecords(dst);
+        } catch (SSLException e) {
+            sendAlert(); // the peer learns why (its log names it): the engine has the alert ready
+            throw e;
+        }
+    }
+
+    private int readRecords(ByteBuffer dst) throws IOException {
+        int total = drainAppIn(dst);
+        while (dst.hasRemaining()) {
+            int got = unwrap(dst);
+            if (got < 0) {
+                return total > 0 ? total : -1;
+            }
+            total += got;
+            if (!dst.hasRemaining() || !underflow) {
+                continue; // full, or more records may wait in netIn
+            }
+            if (!netIn.hasRemaining()) {
+                growNetIn();
+            }
+            int n = channel.read(netIn);
+            if (n < 0) {
+                if (!handshakeDone) {
+                    throw new EOFException("the peer closed the connection during the TLS handshake"
+                            + " (it may not trust this side's certificate, or not speak TLS)");
+                }
+                return total > 0 ? total : -1;
+            }
+            if (n == 0) {
+                break;
+            }
+            underflow = false;
+        }
+        return total;
+    }
+
+    private int drainAppIn(ByteBuffer dst) {
+        int n = Math.min(appIn.remaining(), dst.remaining());
+        if (n == 0) {
+            return 0;
+        }
+        int lim = appIn.limit();
+        appIn.limit(appIn.position() + n);
+        dst.put(appIn);
+        appIn.limit(lim);
+        return n;
+    }
+
+    /**
+     * Unwraps the records {@link #netIn} holds into {@code dst} until it is full or a record is
+     * incomplete ({@link #underflow}), stepping the handshake as it asks.
+     *
+     * @return plaintext bytes given to {@code dst}, -1 when the peer closed TLS
+     */
+    private int unwrap(ByteBuffer dst) throws IOException {
+        int total = 0;
+        boolean viaAppIn = false;
+        while (dst.hasRemaining()) {
+            if (inboundClosed) {
+                return total > 0 ? total : -1;
+            }
+            if (netIn.position() == 0) {
+                underflow = true;
+                return total;
+            }
+            boolean direct = !viaAppIn && dst.remaining() >= engine.getSession().getApplicationBufferSize();
+            ByteBuffer target = direct ? dst : appIn.clear();
+            SSLEngineResult r;
+            netIn.flip();
+            try {
+                r = engine.unwrap(netIn, target);
+            } finally {
+                netIn.compact();
+                if (!direct) {
+                    appIn.flip();
+                }
+            }
+            total += direct ? r.bytesProduced() : drainAppIn(dst);
+            switch (r.getStatus()) {
+                case BUFFER_UNDERFLOW -> {
+                    underflow = true;
+                    return total;
+                }
+                case BUFFER_OVERFLOW -> {
+                    if (direct) {
+                        viaAppIn = true; // dst's room was not enough after all: go through appIn
+                    } else {
+                        appIn = ByteBuffer.allocateDirect(2 * engine.getSession().getApplicationBufferSize()).flip();
+                    }
+                    continue;
+                }
+                case CLOSED -> {
+                    inboundClosed = true;
+                    step(r.getHandshakeStatus()); // our close_notify in answer
+                    return total > 0 ? total : -1;
+                }
+                case OK -> {
+                }
+            }
+            underflow = false;
+            step(r.getHandshakeStatus());
+            if (r.bytesConsumed() == 0 && r.bytesProduced() == 0
+                    && engine.getHandshakeStatus() != SSLEngineResult.HandshakeStatus.NEED_UNWRAP) {
+                underflow = true; // nothing moved: wait for the socket
+                return total;
+            }
+            if (!direct && appIn.hasRemaining()) {
+                return total; // dst is full; the rest waits in appIn
+            }
+        }
+        return total;
+    }
+
+    private void growNetIn() {
+        ByteBuffer bigger = ByteBuffer.allocateDirect(Math.max(netIn.capacity() * 2, engine.getSession().getPacketBufferSize()));
+        netIn.flip();
+        bigger.put(netIn);
+        netIn = bigger;
+    }
+
+    /** Does what the handshake asks: run its tasks, send its messages; tells the connection when it is done. */
+    private void step(SSLEngineResult.HandshakeStatus hs) throws IOException {
+        while (true) {
+            switch (hs) {
+                case NEED_TASK -> {
+                    Runnable task;
+                    while ((task = engine.getDelegatedTask()) != null) {
+                        task.run();
+                    }
+                    hs = engine.getHandshakeStatus();
+                }
+                case NEED_WRAP -> {
+                    SSLEngineResult r = wrap(EMPTY);
+                    if (r.getStatus() == SSLEngineResult.Status.CLOSED && !netOut.hasRemaining()) {
+                        return;
+                    }
+                    hs = r.getHandshakeStatus();
+                }
+                case FINISHED -> {
+                    finished();
+                    return;
+                }
+                case NOT_HANDSHAKING -> {
+                    if (!handshakeDone && engine.getSession().isValid() && !engine.isOutboundDone()) {
+                        finished(); // some engines report FINISHED only on the result before this
+                    }
+                    return;
+                }
+                default -> {
+                    return; // NEED_UNWRAP(_AGAIN): the peer's bytes come with a read
+                }
+            }
+        }
+    }
+
+    private void finished() {
+        if (!handshakeDone) {
+            handshakeDone = true;
+            onReady.run();
+        }
+    }
+
+    /** Wraps one record of {@code src} (or a handshake message) into {@link #netOut}, flushing as needed. */
+    private SSLEngineResult wrap(ByteBuffer src) throws IOException {
+        while (true) {
+            netOut.compact();
+            SSLEngineResult r;
+            try {
+                r = engine.wrap(src, netOut);
+            } finally {
+                netOut.flip();
+            }
+            if (r.getStatus() != SSLEngineResult.Status.BUFFER_OVERFLOW) {
+                flushPending();
+                return r;
+            }
+            if (!flushPending() || netOut.capacity() < engine.getSession().getPacketBufferSize()) {
+                ByteBuffer bigger = ByteBuffer.allocateDirect(netOut.capacity() + engine.getSession().getPacketBufferSize());
+                bigger.put(netOut).flip();
+                netOut = bigger;
+            }
+        }
+    }
+
+    @Override
+    public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        if (!handshakeDone || !flushPending()) {
+            return 0;
+        }
+        long taken = 0;
+        while (true) {
+            netOut.compact();
+            SSLEngineResult r;
+            try {
+                r = engine.wrap(srcs, offset, length, netOut);
+            } finally {
+                netOut.flip();
+            }
+            taken += r.bytesConsumed();
+            if (r.getStatus() == SSLEngineResult.Status.CLOSED) {
+                throw new SSLException("TLS is closed for writing on this connection");
+            }
+            if (r.getHandshakeStatus() != SSLEngineResult.HandshakeStatus.NOT_HANDSHAKING
+                    && r.getHandshakeStatus() != SSLEngineResult.HandshakeStatus.FINISHED) {
+                step(r.getHandshakeStatus()); // a key update
+            }
+            if (r.getStatus() == SSLEngineResult.Status.BUFFER_OVERFLOW) {
+                if (!flushPending()) {
+                    return taken; // the socket is full: the rest with OP_WRITE
+                }
+                continue;
+            }
+            if (r.bytesConsumed() == 0 || !anyRemaining(srcs, offset, length)) {
+                break;
+            }
+        }
+        flushPending();
+        return taken;
+    }
+
+    private static boolean anyRemaining(ByteBuffer[] srcs, int offset, int length) {
+        for (int i = offset; i < offset + length; i++) {
+            if (srcs[i].hasRemaining()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** After a failed handshake step: writes the alert the engine prepared, as far as the socket takes it. */
+    private void sendAlert() {
+        try {
+            engine.closeOutbound();
+            netOut.compact();
+            try {
+                engine.wrap(EMPTY, netOut);
+            } finally {
+                netOut.flip();
+            }
+            flushPending();
+        } catch (IOException | RuntimeException e) {
+            // best effort: the connection closes with the first failure anyway
+        }
+    }
+
+    /** Says close_notify, as far as the socket takes it now; the connection closes the socket after. */
+    void closeOutbound() {
+        try {
+            engine.closeOutbound();
+            wrap(EMPTY);
+        } catch (IOException | RuntimeException e) {
+            // best effort: the socket closes anyway
+        }
+    }
+}

@@ -1,0 +1,203 @@
+package dev.rdmarpc.rpc;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.time.Duration;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * TLS on the TCP transport (issue 18): echoes across sizes, and each way a handshake fails ending
+ * with a reason that names the cause, within the handshake's time, nothing left hanging.
+ * Certificates are made at run time with the JDK's keytool ({@link TestCertificates}).
+ */
+@Timeout(120)
+class TlsTcpTest {
+    static final Method<byte[], byte[]> ECHO = Method.of("echo", Codecs.BYTES, Codecs.BYTES);
+    static final Method<byte[], String> WHO = Method.of("who", Codecs.BYTES, Codecs.STRING);
+
+    @TempDir
+    static Path dir;
+    static TestCertificates certs;
+    static Path ca;
+    static Path otherCa;
+    static KeyStore server;
+
+    @BeforeAll
+    static void makeCertificates() throws Exception {
+        certs = new TestCertificates(dir);
+        ca = certs.ca("test-ca");
+        otherCa = certs.ca("other-ca");
+        server = certs.key("server", "test-ca", "ip:127.0.0.1,dns:localhost", null, 2);
+        certs.key("noname", "test-ca", "dns:elsewhere.example", null, 2);
+        certs.key("expired", "test-ca", "ip:127.0.0.1", "-3d", 1);
+        certs.key("client-a", "test-ca", null, null, 2);
+        certs.key("stranger", "other-ca", null, null, 2);
+    }
+
+    private static RpcServer serve(TlsConfig tls) {
+        return RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1).tls(tls))
+                .maxFrameLength(16 << 20).register(ECHO, (ctx, b) -> b).start();
+    }
+
+    private static RpcClient connect(RpcServer server, TlsConfig tls) {
+        return RpcClient.builder().address(server.address()).tcp(cfg -> cfg.tls(tls)).maxFrameLength(16 << 20)
+                .connectTimeout(Duration.ofSeconds(5)).connect();
+    }
+
+    @Test
+    void echoesEverySizeOverTls() throws Exception {
+        try (RpcServer s = serve(TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray()));
+             RpcClient c = connect(s, TlsConfig.forClient().trust(ca))) {
+            for (int size : new int[] {0, 1, 128, 16 * 1024, 32 * 1024 + 5, 100_000, 1 << 20, 8 << 20}) {
+                byte[] payload = new byte[size];
+                for (int i = 0; i < size; i += 251) {
+                    payload[i] = (byte) (i / 251 + size);
+                }
+                for (int k = 0; k < 3; k++) {
+                    assertArrayEquals(payload, c.call(ECHO, payload), size + " bytes");
+                }
+            }
+        }
+    }
+
+    @Test
+    void aServerConfiguredFromPemFilesServes() throws Exception {
+        try (RpcServer s = serve(TlsConfig.forServer(certs.crt("server"), certs.pkcs8("server")));
+             RpcClient c = connect(s, TlsConfig.forClient().trust(ca))) {
+            assertArrayEquals(new byte[] {1, 2, 3}, c.call(ECHO, new byte[] {1, 2, 3}));
+        }
+    }
+
+    private static String failedConnect(RpcServer s, TlsConfig client) {
+        long start = System.nanoTime();
+        RpcException e = assertThrows(RpcException.class, () -> connect(s, client).call(ECHO, new byte[1]));
+        assertTrue(System.nanoTime() - start < Duration.ofSeconds(10).toNanos(), "within the handshake's time");
+        System.out.println("client: " + e.status() + " " + e.getMessage());
+        return e.getMessage();
+    }
+
+    @Test
+    void anUntrustedIssuerIsNamed() {
+        try (RpcServer s = serve(TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray()))) {
+            String why = failedConnect(s, TlsConfig.forClient().trust(otherCa));
+            assertTrue(why.contains("not trusted"), why);
+            assertArrayEquals(new byte[] {7}, connectAndEcho(s), "the server serves on");
+        }
+    }
+
+    private static byte[] connectAndEcho(RpcServer s) {
+        try (RpcClient c = connect(s, TlsConfig.forClient().trust(ca))) {
+            return c.call(ECHO, new byte[] {7});
+        }
+    }
+
+    @Test
+    void aCertificateForAnotherHostIsNamed() {
+        try (RpcServer s = serve(TlsConfig.forServer(certs.crt("noname"), certs.pkcs8("noname")))) {
+            String why = failedConnect(s, TlsConfig.forClient().trust(ca));
+            assertTrue(why.contains("does not name"), why);
+        }
+    }
+
+    @Test
+    void anExpiredCertificateIsNamed() {
+        try (RpcServer s = serve(TlsConfig.forServer(certs.crt("expired"), certs.pkcs8("expired")))) {
+            String why = failedConnect(s, TlsConfig.forClient().trust(ca));
+            assertTrue(why.contains("expired"), why);
+        }
+    }
+
+    @Test
+    void aTlsClientAgainstAPlainServerIsToldTheServerDoesNotSpeakTls() {
+        try (RpcServer plain = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).register(ECHO, (ctx, b) -> b)
+                .start()) {
+            String why = failedConnect(plain, TlsConfig.forClient().trust(ca));
+            assertTrue(why.contains("TLS"), why);
+        }
+    }
+
+    @Test
+    void aPlainClientAgainstATlsServerFailsAndTheServerServesOn() {
+        try (RpcServer s = serve(TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray()))) {
+            try (RpcClient plain = RpcClient.builder().address(s.address()).connect()) {
+                RpcException e = assertThrows(RpcException.class, () -> plain.call(ECHO, new byte[1]));
+                assertTrue(e.status() == Status.CONNECTION_CLOSED || e.status() == Status.PROTOCOL_ERROR, e::toString);
+            }
+            assertArrayEquals(new byte[] {7}, connectAndEcho(s));
+        }
+    }
+
+    private static RpcServer serveMutual() {
+        TlsConfig tls = TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray()).trust(ca)
+                .clientAuth(TlsConfig.ClientAuth.REQUIRE);
+        return RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1).tls(tls))
+                .register(WHO, (ctx, b) -> String.valueOf(ctx.peerPrincipal()))
+                .registerBlocking(Method.of("whoBlocking", Codecs.BYTES, Codecs.STRING), (ctx, b) -> String.valueOf(ctx.peerPrincipal()))
+                .start();
+    }
+
+    @Test
+    void mutualTlsGivesHandlersTheClientsVerifiedIdentity() throws Exception {
+        try (RpcServer s = serveMutual();
+             RpcClient c = connect(s, TlsConfig.forClient().trust(ca).keys(certs.crt("client-a"), certs.pkcs8("client-a")))) {
+            assertEquals("CN=client-a", c.call(WHO, new byte[0]), "inline handler");
+            assertEquals("CN=client-a", c.call(Method.of("whoBlocking", Codecs.BYTES, Codecs.STRING), new byte[0]),
+                    "blocking handler");
+        }
+    }
+
+    @Test
+    void mutualTlsRefusesAClientWithoutACertificateOrWithAnUntrustedOne() {
+        try (RpcServer s = serveMutual()) {
+            String why = failedConnect(s, TlsConfig.forClient().trust(ca));
+            assertTrue(why.contains("certificate") || why.contains("closed"), why);
+            why = failedConnect(s, TlsConfig.forClient().trust(ca).keys(certs.crt("stranger"), certs.pkcs8("stranger")));
+            assertTrue(why.contains("certificate") || why.contains("closed"), why);
+        }
+    }
+
+    @Test
+    void withoutTlsAHandlerSeesNoSessionAndNoPrincipal() {
+        try (RpcServer plain = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0))
+                .register(WHO, (ctx, b) -> ctx.tlsSession() + " " + ctx.peerPrincipal()).start();
+             RpcClient c = RpcClient.connect(plain.address())) {
+            assertEquals("null null", c.call(WHO, new byte[0]));
+        }
+    }
+
+    @Test
+    void aPeerThatSaysNothingIsClosedAfterTheHandshakeTimeout() throws Exception {
+        TcpTransport t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tls(
+                TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray()).handshakeTimeout(Duration.ofMillis(500))));
+        try (RpcServer s = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).transport(t)
+                .register(ECHO, (ctx, b) -> b).start();
+             java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(s.address())) {
+            ch.socket().setSoTimeout(5000);
+            long start = System.nanoTime();
+            assertEquals(-1, ch.socket().getInputStream().read(), "closed by the server");
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            System.out.println("a silent peer was closed after " + ms + " ms (handshakeTimeout 500 ms)");
+            assertTrue(ms >= 400 && ms < 3000, ms + " ms");
+            TestSupport.await("counted", Duration.ofSeconds(5), () -> t.tlsHandshakeFailures() == 1);
+            assertArrayEquals(new byte[] {7}, connectAndEcho(s), "the server serves on");
+        } finally {
+            t.close();
+        }
+    }
+
+    @Test
+    void aBadKeyFileIsNamedWhenTheConfigurationIsMade() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> TlsConfig.forServer(certs.crt("server"), certs.crt("server")));
+        assertTrue(e.getMessage().contains("server.crt") && e.getMessage().contains("PKCS#8"), e.getMessage());
+    }
+}
