@@ -5,6 +5,7 @@ import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.ProtocolException;
+import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
 import java.io.EOFException;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
@@ -61,9 +62,14 @@ final class ClientHandshake implements FrameHandler {
 
     @Override
     public void onClose(Connection c, Throwable cause) {
-        reply.completeExceptionally(new EOFException("the server closed the connection during the RDMA handshake"
-                + " (is rdma() enabled on the server?)" + (cause == null || cause instanceof EOFException ? ""
-                        : ": " + cause.getMessage())));
+        boolean tls = false;
+        for (Throwable t = cause; t != null; t = t.getCause()) {
+            tls |= t instanceof javax.net.ssl.SSLException;
+        }
+        reply.completeExceptionally(new EOFException(tls
+                ? "the TLS connection closed during the RDMA handshake: " + TlsConfig.describe(cause)
+                : "the server closed the connection during the RDMA handshake (is rdma() enabled on the server?)"
+                        + (cause == null || cause instanceof EOFException ? "" : ": " + cause.getMessage())));
         RdmaConnection r = rdma;
         if (r != null) {
             r.peerLost(cause);

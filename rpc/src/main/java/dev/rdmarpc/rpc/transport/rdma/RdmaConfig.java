@@ -72,7 +72,8 @@ public final class RdmaConfig {
             .group("send", Send.SETTINGS, RdmaConfig::send)
             .group("polling", Polling.SETTINGS, RdmaConfig::polling)
             .group("timeouts", Timeouts.SETTINGS, RdmaConfig::timeouts)
-            .group("limits", ConnectionLimits.settingsTable(), RdmaConfig::limits);
+            .group("limits", ConnectionLimits.settingsTable(), RdmaConfig::limits)
+            .add("tls", null, RdmaConfig::tls, RdmaConfig::tls); // by code only: keys are not a property
 
     /** Receive buffers posted beyond the credited depth, for credit-only messages (see docs/rdma.md). */
     public static final int RESERVED_RECEIVES = 3;
@@ -133,6 +134,7 @@ public final class RdmaConfig {
     private final Polling polling = new Polling();
     private final Timeouts timeouts = new Timeouts();
     private final ConnectionLimits limits = new ConnectionLimits();
+    private dev.rdmarpc.rpc.transport.tcp.TlsConfig tls;
 
     /** Creates a configuration with the defaults (the system properties' where set). */
     public RdmaConfig() {
@@ -342,6 +344,28 @@ public final class RdmaConfig {
     /** @return the limits on accepted connections: this configuration's own */
     public ConnectionLimits limits() {
         return limits;
+    }
+
+    /**
+     * Puts the TCP connection every RDMA connection starts on behind TLS: the hello (and so the
+     * queue pair's creation) and the liveness channel travel over it, so a server creates a queue
+     * pair only for a peer that completed the handshake (under mutual TLS: that proved a trusted
+     * certificate), and handlers of RDMA calls see the same identity
+     * ({@code CallContext.tlsSession}, {@code peerPrincipal}). The data on the queue pair itself is
+     * not encrypted: see docs/rdma.md, "TLS". Plain TCP clients of an RDMA server go through TLS too.
+     * Default null: no TLS.
+     *
+     * @param tls the keys, trust and rules, or null
+     * @return this
+     */
+    public RdmaConfig tls(dev.rdmarpc.rpc.transport.tcp.TlsConfig tls) {
+        this.tls = tls;
+        return this;
+    }
+
+    /** @return the TLS settings of the hello's TCP connection, or null */
+    public dev.rdmarpc.rpc.transport.tcp.TlsConfig tls() {
+        return tls;
     }
 
     /** @return the device name, or null for automatic */

@@ -508,6 +508,12 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         return remote;
     }
 
+    /** The session of the TCP connection this one started on (its hello went over it). */
+    @Override
+    public javax.net.ssl.SSLSession tlsSession() {
+        return tcp.tlsSession();
+    }
+
     @Override
     public InetSocketAddress localAddress() {
         return local;

@@ -70,7 +70,8 @@ public final class RdmaTransport implements Transport {
                     // connection counts (RDMA frames claim them too) are reckoned against it
                     .bufferPool(new BufferPool.Config().chunkSize(16 * 1024).slabSize(256 * 1024)
                             .maxLargeBytes(config.bufferPool().maxLargeBytes()))
-                    .limits(limits -> ConnectionLimits.settingsTable().copy(config.limits(), limits)));
+                    .limits(limits -> ConnectionLimits.settingsTable().copy(config.limits(), limits))
+                    .tls(config.tls()));
             for (int i = 0; i < l.length; i++) {
                 l[i] = new RdmaLoop(this, config.threadNamePrefix() + "-" + i);
             }
@@ -295,6 +296,21 @@ public final class RdmaTransport implements Transport {
     }
 
     /** Sends {@code h} on {@code c}: false when it has no room for the frame. */
+    /** Why the hello's connection closed, as its handler heard it (waiting a moment for the close to reach it), or "". */
+    private static String closeReason(ClientHandshake side) {
+        try {
+            side.reply.get(1, TimeUnit.SECONDS);
+            return "";
+        } catch (ExecutionException e) {
+            return ": " + e.getCause().getMessage();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "";
+        } catch (java.util.concurrent.TimeoutException e) {
+            return "";
+        }
+    }
+
     static boolean sendHello(Connection c, Hello h) {
         long at = c.claim(Hello.FRAME_LENGTH);
         if (at < 0) {
@@ -331,7 +347,7 @@ public final class RdmaTransport implements Transport {
             Hello mine = new Hello();
             conn.prepareHello(mine);
             if (!sendHello(c, mine)) {
-                throw new IOException("could not send the RDMA hello to " + address);
+                throw new IOException("could not send the RDMA hello to " + address + closeReason(side));
             }
             long deadline = System.nanoTime() + config.timeouts().handshake().toNanos();
             Hello peer;

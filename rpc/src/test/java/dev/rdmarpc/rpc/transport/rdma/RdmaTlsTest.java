@@ -1,0 +1,68 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.rdmarpc.ibverbs.verbs.ResourceKind;
+import dev.rdmarpc.ibverbs.verbs.VerbsResources;
+import dev.rdmarpc.rpc.Method;
+import dev.rdmarpc.rpc.RpcClient;
+import dev.rdmarpc.rpc.RpcException;
+import dev.rdmarpc.rpc.RpcServer;
+import dev.rdmarpc.rpc.TestCertificates;
+import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.testsupport.RdmaTest;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * RDMA behind the TLS door (issue 18, point 3): the hello travels over the TLS connection, so the
+ * server creates a queue pair only for a peer that completed the handshake, and handlers of RDMA
+ * calls see its verified identity.
+ */
+@RdmaTest
+@Timeout(300)
+class RdmaTlsTest {
+    static final Method<byte[], String> WHO = Method.of("who", Codecs.BYTES, Codecs.STRING);
+    static final Method<byte[], byte[]> ECHO = Method.of("echo", Codecs.BYTES, Codecs.BYTES);
+
+    @Test
+    void theHelloGoesOverMutualTlsAndHandlersSeeTheIdentity(@TempDir Path dir) throws Exception {
+        TestCertificates certs = new TestCertificates(dir);
+        Path ca = certs.ca("test-ca");
+        KeyStore serverKeys = certs.key("server", "test-ca", "ip:" + RdmaTestEnv.serverAddress(), null, 2);
+        certs.key("client-a", "test-ca", null, null, 2);
+        TlsConfig serverTls = TlsConfig.forServer(serverKeys, TestCertificates.PASSWORD.toCharArray()).trust(ca)
+                .clientAuth(TlsConfig.ClientAuth.REQUIRE);
+        RdmaConfig serverConfig = RdmaTestEnv.smallConfig().tls(serverTls);
+        try (RpcServer server = RpcServer.builder().bind(RdmaTestEnv.serverBind()).rdma(serverConfig)
+                .register(WHO, (ctx, b) -> String.valueOf(ctx.peerPrincipal()))
+                .register(ECHO, (ctx, b) -> b).start()) {
+            TlsConfig clientTls = TlsConfig.forClient().trust(ca).keys(certs.crt("client-a"), certs.pkcs8("client-a"));
+            try (RpcClient client = RpcClient.builder().address(server.address())
+                    .rdma(RdmaTestEnv.smallConfig().tls(clientTls)).connect()) {
+                assertEquals("CN=client-a", client.call(WHO, new byte[0]), "an RDMA call's handler sees the TLS identity");
+                byte[] big = new byte[1 << 20];
+                big[777] = 7;
+                assertArrayEquals(big, client.call(ECHO, big), "the data path is the queue pair's, as ever");
+            }
+            long qpsBefore = VerbsResources.created(ResourceKind.QUEUE_PAIR);
+            // no client certificate: the handshake fails before any hello, and no queue pair is made for it
+            RpcException e = assertThrows(RpcException.class, () -> RpcClient.builder().address(server.address())
+                    .rdma(RdmaTestEnv.smallConfig().tls(TlsConfig.forClient().trust(ca))).connect().close());
+            System.out.println("without a certificate: " + e.getMessage());
+            assertTrue(e.getMessage().contains("TLS") || e.getMessage().contains("certificate"), e.getMessage());
+            // under TLS 1.3 the client's side of the handshake ends before the server checks its
+            // certificate, so the client may make its queue pair and send its hello; the server,
+            // whose handshake failed, reads no hello and makes none
+            assertTrue(VerbsResources.created(ResourceKind.QUEUE_PAIR) - qpsBefore <= 1,
+                    "queue pairs made: " + (VerbsResources.created(ResourceKind.QUEUE_PAIR) - qpsBefore));
+        }
+    }
+}
