@@ -28,6 +28,9 @@ public final class TestCertificates {
     private void keytool(String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
+        // a short-lived JVM each: the C1 compiler only and the serial collector start it fastest,
+        // which matters in the Soft-RoCE VM's emulated CPU (about 20 s per keytool run there)
+        cmd.addAll(List.of("-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC"));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
         byte[] out = p.getInputStream().readAllBytes();

@@ -67,8 +67,6 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     private final ReceiveBuffers buffers;
     private final RdmaSender sender;
     private final RdmaReceiver receiver;
-    /** Bytes of receive-queue growth claimed from the peer address's share (server side); I/O thread. */
-    private long grownClaim;
 
     private volatile State state = State.SETUP;
     // ---- I/O thread
@@ -202,31 +200,8 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     private void releaseBuffers() {
         receiver.dropWaiting();
         buffers.close();
+        receiver.releaseGrowthClaim();
         sender.release();
-        if (grownClaim > 0) {
-            loop.transport.releaseForAddress(remote.getAddress(), grownClaim);
-            grownClaim = 0;
-        }
-    }
-
-    /**
-     * I/O thread: claims {@code bytes} of receive buffers the queue grows by from the peer address's
-     * share (server side), as the hello claimed the first ones. Given back when the buffers are.
-     *
-     * @return false when the address's share is taken
-     */
-    boolean claimForGrowth(long bytes) {
-        if (loop.transport.claimForAddress(remote.getAddress(), bytes) != null) {
-            return false;
-        }
-        grownClaim += bytes;
-        return true;
-    }
-
-    /** I/O thread: gives back {@code bytes} of a growth claim that were not used. */
-    void unclaimForGrowth(long bytes) {
-        loop.transport.releaseForAddress(remote.getAddress(), bytes);
-        grownClaim -= bytes;
     }
 
     /** On the I/O thread: the loop put the connection in its table; frames go to {@code frameHandler} now (SETUP to OPEN). */

@@ -42,6 +42,8 @@ final class RdmaReceiver {
     private boolean waitingForShare;
     /** What the large frame being reassembled claimed of its address's share, 0 for none. */
     private long frameShare;
+    /** Bytes of receive-queue growth claimed from the peer address's share (server side). */
+    private long grownClaim;
 
     RdmaReceiver(RdmaConnection conn, RdmaLoop loop, ReceiveBuffers buffers, RdmaSender sender, int maxFrameLength,
                  boolean serverSide) {
@@ -242,13 +244,16 @@ final class RdmaReceiver {
             return; // at its maximum (or a shared queue's connection: nothing of its own to grow)
         }
         long claim = serverSide && buffers instanceof PrivateReceiveBuffers ? (long) step * loop.pool.chunkSize() : 0;
-        if (claim > 0 && !conn.claimForGrowth(claim)) {
+        if (claim > 0 && loop.transport.claimForAddress(conn.remoteAddress().getAddress(), claim) != null) {
             metrics.receiveGrowthsRefused.increment();
             return;
         }
+        grownClaim += claim;
         int added = buffers.grow(step);
         if (claim > 0 && added < step) {
-            conn.unclaimForGrowth((long) (step - Math.max(added, 0)) * loop.pool.chunkSize());
+            long unused = (long) (step - Math.max(added, 0)) * loop.pool.chunkSize();
+            loop.transport.releaseForAddress(conn.remoteAddress().getAddress(), unused);
+            grownClaim -= unused;
         }
         if (added < 0) {
             conn.closeNow(new IOException("ibv_post_recv failed on " + conn.qp));
@@ -341,6 +346,14 @@ final class RdmaReceiver {
         }
     }
 
+
+    /** The receive buffers went back (the queue pair is destroyed): so goes what their growth claimed. */
+    void releaseGrowthClaim() {
+        if (grownClaim > 0) {
+            loop.transport.releaseForAddress(conn.remoteAddress().getAddress(), grownClaim);
+            grownClaim = 0;
+        }
+    }
 
     /** The connection closes: the frame being reassembled and the waiting messages' buffers go back. */
     void dropWaiting() {

@@ -1,10 +1,6 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
-import dev.rdmarpc.rpc.protocol.FrameDescriptor;
-import dev.rdmarpc.rpc.protocol.FrameHeader;
-import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
-import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.IdleTimeoutException;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
@@ -35,19 +31,14 @@ import javax.net.ssl.SSLSession;
  * the tick); a peer whose frame is refused (bad header, no buffer for it, a timeout) is told through
  * {@link FrameHandler#onRefused}, and a server answers with {@link #closeAfter} ({@link LastWord}).
  */
-final class TcpConnection implements Connection, IoLoop.Flushable {
+final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     private static final System.Logger LOG = System.getLogger(TcpConnection.class.getName());
 
     private final TcpLoop loop;
     private final SocketChannel channel;
-    /** The socket itself, or TLS over it. */
+    /** The socket itself, or TLS over it ({@link #tls}, else null). */
     private final Wire wire;
-    /** The same wire when it is TLS, else null. */
     private final TlsWire tls;
-    /** Completes when the TLS handshake is done (at once without TLS); fails if the connection closes first. */
-    private final CompletableFuture<Void> secured = new CompletableFuture<>();
-    /** When a TLS handshake not done by then is given up (System.nanoTime). */
-    private long tlsDeadline;
     private final long writeHighWaterMark;
     private final boolean serverSide;
     private final InetSocketAddress remote;
@@ -65,9 +56,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     private final ReceiveTimers timers;
     /** Non-null while closing with a last word: reading has stopped for good. */
     private LastWord lastWord;
-    /** Writes ping and pong headers; loop thread only. */
-    private final FrameHeaderEncoder control = new FrameHeaderEncoder();
-    private long pings;
+    private final Liveness liveness;
     /** {@link TcpSendRing#unsentBytes} at the last tick, to see whether writes progress. */
     private long unsentAtTick;
     /** An accepted connection's place in its transport's connection counts, given back on close; else null. */
@@ -92,32 +81,19 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         this.remote = (InetSocketAddress) channel.getRemoteAddress();
         this.local = (InetSocketAddress) channel.getLocalAddress();
         this.ring = new TcpSendRing(this, loop, pool);
+        this.liveness = new Liveness(ring);
         TcpTransport.Config settings = loop.transport().settings();
         this.timers = new ReceiveTimers(settings.frameReadTimeout().toNanos(),
                 serverSide ? settings.idleTimeout().toNanos() : 0,
                 serverSide ? 0 : settings.pingInterval().toNanos(), settings.pingTimeout().toNanos(), System.nanoTime());
-        TlsConfig tlsConfig = settings.tls();
-        if (tlsConfig == null) {
-            this.tls = null;
-            this.wire = new PlainWire(channel);
-            secured.complete(null);
-        } else {
-            this.tls = new TlsWire(channel, tlsConfig.newEngine(!serverSide, remote), this::tlsReady);
-            this.wire = tls;
-            this.tlsDeadline = System.nanoTime() + tlsConfig.handshakeTimeout().toNanos();
-        }
+        this.tls = settings.tls() == null ? null : new TlsWire(channel, settings.tls(), !serverSide, remote, this::flush);
+        this.wire = tls != null ? tls : new PlainWire(channel);
         this.receiver = new TcpReceiver(this, wire, pool, maxFrameLength, timers, serverSide);
-    }
-
-    /** The TLS handshake is done: what was committed meanwhile goes now. */
-    private void tlsReady() {
-        secured.complete(null);
-        flush();
     }
 
     /** @return completes when the connection may carry frames: at once, or when its TLS handshake is done */
     CompletableFuture<Void> secured() {
-        return secured;
+        return tls == null ? CompletableFuture.completedFuture(null) : tls.secured();
     }
 
     @Override
@@ -216,20 +192,9 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         return handler;
     }
 
-    /** A ping (answered at once with a pong of its id) or a pong (its arrival was all it had to say). */
+    /** A ping or a pong arrived ({@link Liveness}). */
     void liveness(MemorySegment seg, long at) {
-        if (seg.get(ValueLayout.JAVA_BYTE, at + FrameDescriptor.TYPE_OFFSET) == FrameDescriptor.TYPE_PING) {
-            sendLiveness(FrameDescriptor.TYPE_PONG, FrameHeader.requestId(seg, at));
-        }
-    }
-
-    /** Queues a header-only ping or pong; skipped when the ring cannot take it (closing, no buffer). Loop thread. */
-    private void sendLiveness(int type, long id) {
-        long at = ring.claim(FrameDescriptor.HEADER_LENGTH, Long.MAX_VALUE, 0);
-        if (at >= 0) {
-            control.wrap(ring.claimBuffer(), at).type(type).requestId(id);
-            ring.commit();
-        }
+        liveness.received(seg, at);
     }
 
     /**
@@ -298,21 +263,11 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
     }
 
 
-    // =========================================================== send: the ring
+    // =========================================================== send: the ring (claims and commits: RingConnection)
 
     @Override
-    public long claim(int frameLength) {
-        return ring.claim(frameLength, Long.MAX_VALUE, 0);
-    }
-
-    @Override
-    public long claim(int frameLength, long unsentLimit) {
-        return ring.claim(frameLength, unsentLimit, 0);
-    }
-
-    @Override
-    public long claimInPlace(int frameLength, MemorySegment tail, long unsentLimit, long token) {
-        return ring.claimInPlace(frameLength, tail, unsentLimit, token);
+    TcpSendRing ring() {
+        return ring;
     }
 
     @Override
@@ -321,37 +276,6 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             return UNSUPPORTED;
         }
         return ring.claimFromReceived(frameLength, src, offset, length, receiver.dispatching());
-    }
-
-    @Override
-    public MemorySegment claimBuffer() {
-        return ring.claimBuffer();
-    }
-
-    @Override
-    public void commit() {
-        ring.commit();
-    }
-
-    @Override
-    public void abort() {
-        ring.abort();
-    }
-
-    @Override
-    public long commitHeld(int readyLength) {
-        return ring.commitHeld(readyLength);
-    }
-
-    @Override
-    public void releaseHeld(long token, int readyLength) {
-        ring.releaseHeld(token, readyLength);
-    }
-
-    @Override
-    public void abandonHeld(long token, Throwable cause) {
-        ring.abandonHeld(token);
-        close(cause);
     }
 
     /** Writes everything committed; on the loop thread. */
@@ -456,9 +380,8 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         if (!open) {
             return;
         }
-        if (tls != null && !tls.ready() && now - tlsDeadline > 0) {
-            closeNow(new javax.net.ssl.SSLException("the TLS handshake was not done within "
-                    + loop.transport().settings().tls().handshakeTimeout().toMillis() + " ms (TlsConfig handshakeTimeout)"));
+        if (tls != null && tls.handshakeExpired(now)) {
+            closeNow(tls.handshakeTimedOut());
             return;
         }
         if (lastWord != null) {
@@ -492,7 +415,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
         if (refused != null) {
             refuse(refused);
         } else if (timers.pingDue()) {
-            sendLiveness(FrameDescriptor.TYPE_PING, ++pings);
+            liveness.ping();
         } else if (timers.quietSinceTick() && receiver.releaseEmptyChunk()) {
             // nothing arrived for a whole tick and nothing is half received: the receive chunk is
             // back in the pool (a connection that sent one byte and stopped keeps it until
@@ -575,12 +498,7 @@ final class TcpConnection implements Connection, IoLoop.Flushable {
             key.cancel();
         }
         if (tls != null) {
-            if (cause == null && tls.ready()) {
-                tls.closeOutbound();
-            } else if (!tls.ready() && serverSide) {
-                loop.transport().tlsHandshakeFailed(remote, cause);
-            }
-            secured.completeExceptionally(cause != null ? cause : new EOFException("closed before the TLS handshake was done"));
+            tls.connectionClosed(cause, serverSide ? loop.transport() : null);
         }
         try {
             channel.close();

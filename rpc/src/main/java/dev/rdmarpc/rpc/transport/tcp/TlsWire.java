@@ -3,7 +3,9 @@ package dev.rdmarpc.rpc.transport.tcp;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.CompletableFuture;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult;
 import javax.net.ssl.SSLException;
@@ -25,6 +27,12 @@ final class TlsWire implements Wire {
     private final SocketChannel channel;
     private final SSLEngine engine;
     private final Runnable onReady;
+    private final InetSocketAddress peer;
+    private final long handshakeTimeoutNanos;
+    /** When a handshake not done by then is given up (System.nanoTime). */
+    private final long handshakeDeadline;
+    /** Completes when the handshake is done; fails if the connection closes first. */
+    private final CompletableFuture<Void> secured = new CompletableFuture<>();
     /** Bytes from the socket not unwrapped yet; write mode. */
     private ByteBuffer netIn;
     /** Records waiting for the socket; read mode. */
@@ -37,13 +45,18 @@ final class TlsWire implements Wire {
     private boolean inboundClosed;
 
     /**
+     * @param client  true for the side that connected
+     * @param peer    the other side (a client checks the server's name against it)
      * @param onReady run (on the loop thread) when the handshake completes: what was queued may be
      *                written now
      */
-    TlsWire(SocketChannel channel, SSLEngine engine, Runnable onReady) {
+    TlsWire(SocketChannel channel, TlsConfig config, boolean client, InetSocketAddress peer, Runnable onReady) {
         this.channel = channel;
-        this.engine = engine;
+        this.engine = config.newEngine(client, peer);
         this.onReady = onReady;
+        this.peer = peer;
+        this.handshakeTimeoutNanos = config.handshakeTimeout().toNanos();
+        this.handshakeDeadline = System.nanoTime() + handshakeTimeoutNanos;
         SSLSession s = engine.getSession();
         this.netIn = ByteBuffer.allocateDirect(s.getPacketBufferSize());
         this.netOut = ByteBuffer.allocateDirect(s.getPacketBufferSize() * OUT_RECORDS).flip();
@@ -248,8 +261,38 @@ final class TlsWire implements Wire {
     private void finished() {
         if (!handshakeDone) {
             handshakeDone = true;
+            secured.complete(null);
             onReady.run();
         }
+    }
+
+    /** @return completes when the handshake is done; fails with the close's cause if the connection closes first */
+    CompletableFuture<Void> secured() {
+        return secured;
+    }
+
+    /** @return true when the handshake is still not done at {@code now} and its time is up */
+    boolean handshakeExpired(long now) {
+        return !handshakeDone && now - handshakeDeadline > 0;
+    }
+
+    /** @return what a connection whose handshake took too long closes with */
+    SSLException handshakeTimedOut() {
+        return new SSLException("the TLS handshake was not done within " + handshakeTimeoutNanos / 1_000_000
+                + " ms (TlsConfig handshakeTimeout)");
+    }
+
+    /**
+     * The connection closed: an orderly close says close_notify; one before the handshake was done
+     * fails {@link #secured} and, on a server ({@code server} not null), is counted and logged there.
+     */
+    void connectionClosed(Throwable cause, TcpTransport server) {
+        if (cause == null && handshakeDone) {
+            closeOutbound();
+        } else if (!handshakeDone && server != null) {
+            server.tlsHandshakeFailed(peer, cause);
+        }
+        secured.completeExceptionally(cause != null ? cause : new EOFException("closed before the TLS handshake was done"));
     }
 
     /** Wraps one record of {@code src} (or a handshake message) into {@link #netOut}, flushing as needed. */

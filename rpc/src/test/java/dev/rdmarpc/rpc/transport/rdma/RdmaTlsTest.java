@@ -27,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * calls see its verified identity.
  */
 @RdmaTest
-@Timeout(300)
+@Timeout(900) // its certificates take a dozen keytool runs, each a JVM start under the VM's emulated CPU
 class RdmaTlsTest {
     static final Method<byte[], String> WHO = Method.of("who", Codecs.BYTES, Codecs.STRING);
     static final Method<byte[], byte[]> ECHO = Method.of("echo", Codecs.BYTES, Codecs.BYTES);
