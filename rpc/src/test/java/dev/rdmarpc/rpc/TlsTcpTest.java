@@ -40,6 +40,8 @@ class TlsTcpTest {
         certs.key("noname", "test-ca", "dns:elsewhere.example", null, 2);
         certs.key("expired", "test-ca", "ip:127.0.0.1", "-3d", 1);
         certs.key("client-a", "test-ca", null, null, 2);
+        certs.key("client-b", "test-ca", null, null, 2);
+        certs.key("boom", "test-ca", null, null, 2);
         certs.key("stranger", "other-ca", null, null, 2);
     }
 
@@ -117,22 +119,99 @@ class TlsTcpTest {
     }
 
     @Test
-    void aTlsClientAgainstAPlainServerIsToldTheServerDoesNotSpeakTls() {
+    void aTlsClientAgainstAPlainServerIsToldTheServerHasNoTls() {
         try (RpcServer plain = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).register(ECHO, (ctx, b) -> b)
                 .start()) {
             String why = failedConnect(plain, TlsConfig.forClient().trust(ca));
-            assertTrue(why.contains("TLS"), why);
+            // the server's own words, read by the client from the plain frame it answered with
+            assertTrue(why.contains("answered without TLS") && why.contains("which has no TLS"), why);
+            TestSupport.await("the plain server let it go", Duration.ofSeconds(5), () -> plain.metrics().connectionsActive() == 0);
         }
     }
 
     @Test
-    void aPlainClientAgainstATlsServerFailsAndTheServerServesOn() {
-        try (RpcServer s = serve(TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray()))) {
+    void aPlainClientAgainstATlsServerIsToldTheServerRequiresTls() throws Exception {
+        TcpTransport t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tls(
+                TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray())));
+        try (RpcServer s = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).transport(t)
+                .register(ECHO, (ctx, b) -> b).start()) {
             try (RpcClient plain = RpcClient.builder().address(s.address()).connect()) {
                 RpcException e = assertThrows(RpcException.class, () -> plain.call(ECHO, new byte[1]));
-                assertTrue(e.status() == Status.CONNECTION_CLOSED || e.status() == Status.PROTOCOL_ERROR, e::toString);
+                System.out.println("plain client: " + e.status() + " " + e.getMessage());
+                assertEquals(Status.PROTOCOL_ERROR, e.status(), e::toString);
+                assertTrue(e.getMessage().contains("requires TLS"), e.getMessage());
             }
-            assertArrayEquals(new byte[] {7}, connectAndEcho(s));
+            TestSupport.await("the server counted it", Duration.ofSeconds(5), () -> t.tlsHandshakeFailures() == 1);
+            assertArrayEquals(new byte[] {7}, connectAndEcho(s), "the server serves on");
+        } finally {
+            t.close();
+        }
+    }
+
+    @Test
+    void aTlsClientOverAConnectionLimitIsToldWhyBeforeItsHandshake() {
+        TlsConfig tls = TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray());
+        try (RpcServer s = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0))
+                .tcp(cfg -> cfg.ioThreads(1).tls(tls).limits(l -> l.maxConnectionsPerAddress(1)))
+                .register(ECHO, (ctx, b) -> b).start();
+             RpcClient first = connect(s, TlsConfig.forClient().trust(ca))) {
+            assertArrayEquals(new byte[] {7}, first.call(ECHO, new byte[] {7}));
+            RpcException e = assertThrows(RpcException.class, () -> connect(s, TlsConfig.forClient().trust(ca)).close());
+            System.out.println("second client: " + e.status() + " " + e.getMessage());
+            assertEquals(Status.RESOURCE_EXHAUSTED, e.status(), e::toString);
+            assertTrue(e.getMessage().contains("maxConnectionsPerAddress"), e.getMessage());
+            assertArrayEquals(new byte[] {8}, first.call(ECHO, new byte[] {8}), "the first goes on");
+        }
+    }
+
+    /** A server that lets in only client-a, by the subject of its verified certificate. */
+    private static RpcServer serveChecked(java.util.concurrent.atomic.AtomicInteger handled) {
+        TlsConfig tls = TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray()).trust(ca)
+                .clientAuth(TlsConfig.ClientAuth.REQUIRE)
+                .checkClients((session, client) -> {
+                    try {
+                        String who = session.getPeerPrincipal().getName();
+                        if (who.equals("CN=boom")) {
+                            throw new IllegalStateException("a broken check");
+                        }
+                        return who.equals("CN=client-a") ? java.util.Optional.empty()
+                                : java.util.Optional.of(who + " is not on this server's list");
+                    } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
+                        return java.util.Optional.of("no verified certificate");
+                    }
+                });
+        return RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1).tls(tls))
+                .register(WHO, (ctx, b) -> {
+                    handled.incrementAndGet();
+                    return String.valueOf(ctx.peerPrincipal());
+                }).start();
+    }
+
+    @Test
+    void theServersCheckAcceptsAListedClientAndRefusesAnotherWithItsReason() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger handled = new java.util.concurrent.atomic.AtomicInteger();
+        try (RpcServer s = serveChecked(handled)) {
+            try (RpcClient a = connect(s, TlsConfig.forClient().trust(ca).keys(certs.crt("client-a"), certs.pkcs8("client-a")))) {
+                assertEquals("CN=client-a", a.call(WHO, new byte[0]));
+            }
+            assertEquals(1, handled.get());
+            try (RpcClient b = connect(s, TlsConfig.forClient().trust(ca).keys(certs.crt("client-b"), certs.pkcs8("client-b")))) {
+                RpcException e = assertThrows(RpcException.class, () -> b.call(WHO, new byte[0]));
+                System.out.println("refused client: " + e.status() + " " + e.getMessage());
+                assertEquals(Status.PERMISSION_DENIED, e.status(), e::toString);
+                assertTrue(e.getMessage().contains("CN=client-b is not on this server's list"), e.getMessage());
+                RpcException again = assertThrows(RpcException.class, () -> b.call(WHO, new byte[0]));
+                assertTrue(again.getMessage().contains("not on this server's list"), "later calls say why too: " + again);
+            }
+            try (RpcClient boom = connect(s, TlsConfig.forClient().trust(ca).keys(certs.crt("boom"), certs.pkcs8("boom")))) {
+                RpcException e = assertThrows(RpcException.class, () -> boom.call(WHO, new byte[0]));
+                assertEquals(Status.PERMISSION_DENIED, e.status(), e::toString);
+                assertTrue(e.getMessage().contains("check of its clients failed"), e.getMessage());
+            }
+            assertEquals(1, handled.get(), "no frame of a refused client reached a handler");
+            try (RpcClient a = connect(s, TlsConfig.forClient().trust(ca).keys(certs.crt("client-a"), certs.pkcs8("client-a")))) {
+                assertEquals("CN=client-a", a.call(WHO, new byte[0]), "the server serves on");
+            }
         }
     }
 
@@ -159,9 +238,10 @@ class TlsTcpTest {
     void mutualTlsRefusesAClientWithoutACertificateOrWithAnUntrustedOne() {
         try (RpcServer s = serveMutual()) {
             String why = failedConnect(s, TlsConfig.forClient().trust(ca));
-            assertTrue(why.contains("certificate") || why.contains("closed"), why);
+            assertTrue(why.contains("requires a client certificate"), why);
+            // its certificate's issuer is not one the server names, so the client shows none
             why = failedConnect(s, TlsConfig.forClient().trust(ca).keys(certs.crt("stranger"), certs.pkcs8("stranger")));
-            assertTrue(why.contains("certificate") || why.contains("closed"), why);
+            assertTrue(why.contains("requires a client certificate"), why);
         }
     }
 

@@ -83,6 +83,11 @@ public final class ClientCore implements FrameHandler {
     private long seq;
     private boolean closed;
     private String closedReason = "connection closed";
+    /**
+     * What a call on the closed connection fails with: CONNECTION_CLOSED, or PERMISSION_DENIED when
+     * the server refused this client (its TLS check of clients): every later call would be refused too.
+     */
+    private Status closedStatus = Status.CONNECTION_CLOSED;
     private volatile long lastActivityNanos = System.nanoTime();
 
     // I/O-thread scratch
@@ -439,7 +444,7 @@ public final class ClientCore implements FrameHandler {
                 mustWait = false;
                 if (closed) {
                     metrics.errors.increment();
-                    throw new RpcException(Status.CONNECTION_CLOSED, closedReason);
+                    throw new RpcException(closedStatus, closedReason);
                 }
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0) {
@@ -533,7 +538,7 @@ public final class ClientCore implements FrameHandler {
         try {
             if (closed) {
                 metrics.errors.increment();
-                throw new RpcException(Status.CONNECTION_CLOSED, closedReason);
+                throw new RpcException(closedStatus, closedReason);
             }
             while (freeTop == 0) {
                 long remaining = waitDeadline - System.nanoTime();
@@ -551,7 +556,7 @@ public final class ClientCore implements FrameHandler {
                 }
                 if (closed) {
                     metrics.errors.increment();
-                    throw new RpcException(Status.CONNECTION_CLOSED, closedReason);
+                    throw new RpcException(closedStatus, closedReason);
                 }
                 now = System.nanoTime();
             }
@@ -849,6 +854,9 @@ public final class ClientCore implements FrameHandler {
         try {
             closed = true;
             closedReason = reason;
+            if (status == Status.PERMISSION_DENIED) {
+                closedStatus = status;
+            }
             int count = capacity - freeTop;
             pendingSinks = new Object[count];
             pendingTags = new long[count];

@@ -16,6 +16,7 @@ import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.IdleTimeoutException;
+import dev.rdmarpc.rpc.transport.PeerRefusedException;
 import dev.rdmarpc.rpc.transport.ProtocolException;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import java.io.IOException;
@@ -354,13 +355,14 @@ final class ServerConnection implements FrameHandler, RawCall {
     /**
      * Tells the client why before the connection closes: a connection-level error (status
      * RESOURCE_EXHAUSTED when no buffer was free for its frame, SHUTTING_DOWN when it was idle too
-     * long, PROTOCOL_ERROR for a bad header or a frame not finished in time, the message saying
-     * which), after the responses to every frame received before.
+     * long, PROTOCOL_ERROR for a bad header or a frame not finished in time, PERMISSION_DENIED when
+     * the TLS check of clients refused it, the message saying which), after the responses to every frame received before.
      */
     @Override
     public void onRefused(Connection c, IOException cause) {
         Status status = cause instanceof ResourceExhaustedException ? Status.RESOURCE_EXHAUSTED
-                : cause instanceof IdleTimeoutException ? Status.SHUTTING_DOWN : Status.PROTOCOL_ERROR;
+                : cause instanceof IdleTimeoutException ? Status.SHUTTING_DOWN
+                : cause instanceof PeerRefusedException ? Status.PERMISSION_DENIED : Status.PROTOCOL_ERROR;
         c.closeAfter(ResponseWriter.connectionError(status, cause.getMessage()), cause);
     }
 

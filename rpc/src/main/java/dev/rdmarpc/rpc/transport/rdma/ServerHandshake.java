@@ -5,6 +5,7 @@ import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.transport.Acceptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.PeerRefusedException;
 import dev.rdmarpc.rpc.transport.ProtocolException;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import java.io.IOException;
@@ -164,6 +165,12 @@ final class ServerHandshake implements FrameHandler {
             // hello, a TCP client in a connection-level error, so wait for its first frame (the
             // frame-read and idle timeouts still close one that sends nothing).
             refusedEarly = limit;
+        } else if (!helloSeen && (cause instanceof PeerRefusedException || cause instanceof ProtocolException)) {
+            // Before any frame: the TLS check of clients refused it, or a client without TLS came to
+            // this TLS server (or its first header is bad). Told in a connection-level error, which a
+            // TCP client and an RDMA client's handshake both read.
+            tcpHandler = acceptor.accept(c);
+            tcpHandler.onRefused(c, cause);
         } else {
             c.close(cause);
         }

@@ -251,11 +251,12 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
             return; // a flush or the tick comes back
         }
         try {
-            if (!wire.ready()) {
-                closeNow(lastWord.cause()); // no TLS session to say it in
+            Wire w = tls != null ? tls.lastWordWire() : wire;
+            if (w == null) {
+                closeNow(lastWord.cause()); // mid-handshake: no way to say it the peer would read
                 return;
             }
-            writeInterest = !lastWord.write(wire, channel); // once written: read (and drop) until the peer closes
+            writeInterest = !lastWord.write(w, channel); // once written: read (and drop) until the peer closes
             updateOps();
         } catch (IOException e) {
             closeNow(lastWord.cause());

@@ -3,6 +3,7 @@ package dev.rdmarpc.rpc.transport.tcp;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.transport.PeerRefusedException;
 import dev.rdmarpc.rpc.transport.ProtocolException;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.frame.FrameReassembler;
@@ -99,6 +100,9 @@ final class TcpReceiver {
                     return; // drained the socket: the read did not fill the space offered
                 }
             }
+        } catch (ProtocolException | PeerRefusedException e) {
+            // from the wire: a client without TLS at a TLS server, or one the server's check refused
+            connection.refuse(e);
         } catch (IOException e) {
             connection.closeNow(e);
         } catch (RuntimeException e) {
@@ -226,6 +230,12 @@ final class TcpReceiver {
 
     private void protocolError(long code) {
         String msg = "protocol error from " + connection.remoteAddress() + ": " + FrameDescriptor.describe(code);
+        if (code == FrameDescriptor.BAD_MAGIC && tlsHello(readBuf.segment(), parsePos, readPos - parsePos)) {
+            // a TLS client at a server without TLS: it is told, in plain (it reads that as not TLS)
+            connection.refuse(new ProtocolException("a TLS client connected to this server, which has no TLS:"
+                    + " turn TLS off for the client, or on for the server (TcpTransport.Config.tls)"));
+            return;
+        }
         if (code == FrameDescriptor.BAD_MAGIC) {
             // not this protocol at all (a TLS hello, HTTP, a port scanner): nothing it could read is sent
             LOG.log(System.Logger.Level.WARNING, "closing connection: " + msg);
@@ -233,6 +243,11 @@ final class TcpReceiver {
             return;
         }
         connection.refuse(new ProtocolException(msg));
+    }
+
+    /** @return true when the bytes at {@code at} begin a TLS handshake record (content type 22, version 3.x) */
+    private static boolean tlsHello(MemorySegment seg, long at, long available) {
+        return available >= 2 && seg.get(ValueLayout.JAVA_BYTE, at) == 0x16 && seg.get(ValueLayout.JAVA_BYTE, at + 1) == 0x03;
     }
 
     /** The large buffer whose frame the handler is being given, or null. */

@@ -6,6 +6,7 @@ import dev.rdmarpc.rpc.transport.Acceptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
+import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
@@ -223,7 +224,11 @@ public final class TcpTransport implements Transport {
                     + " ms (a server that does not speak TLS?)", e);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
-            throw new IOException("the TLS handshake with " + address + " failed: " + TlsConfig.describe(cause), cause);
+            String msg = "the TLS handshake with " + address + " failed: " + TlsConfig.describe(cause);
+            if (cause instanceof ResourceExhaustedException) {
+                throw new ResourceExhaustedException(msg); // refused before the handshake, over a limit
+            }
+            throw new IOException(msg, cause);
         }
     }
 

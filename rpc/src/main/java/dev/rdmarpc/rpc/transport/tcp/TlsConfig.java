@@ -20,11 +20,13 @@ import java.util.Base64;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSession;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
 
@@ -55,6 +57,29 @@ public final class TlsConfig {
         REQUIRE
     }
 
+    /**
+     * A server's check of each client once its TLS handshake is done: who may use this server,
+     * beyond whose certificate is valid (which {@link ClientAuth#REQUIRE} already checks).
+     */
+    @FunctionalInterface
+    public interface ClientCheck {
+        /**
+         * Decides whether a client may use its connection. Runs on the connection's I/O thread,
+         * once per connection, before any of its frames is handled: it must be quick (look the
+         * identity up in memory; do not call out). An exception it throws refuses the client, and is
+         * logged.
+         *
+         * @param session the completed session: {@link SSLSession#getPeerCertificates()} (verified,
+         *                when the server asks for client certificates), {@link SSLSession#getPeerPrincipal()},
+         *                the protocol and cipher suite
+         * @param client  the client's address
+         * @return empty to accept the client; otherwise the reason it is refused, which the client
+         *         sees: its calls (or its RDMA connect) fail with {@code PERMISSION_DENIED} and this
+         *         reason, and the connection closes
+         */
+        Optional<String> refusal(SSLSession session, InetSocketAddress client);
+    }
+
     private KeyManager[] keyManagers;
     private TrustManager[] trustManagers;
     private SSLContext context;
@@ -62,6 +87,7 @@ public final class TlsConfig {
     private ClientAuth clientAuth = ClientAuth.NONE;
     private boolean verifyHostname = true;
     private java.time.Duration handshakeTimeout = java.time.Duration.ofSeconds(10);
+    private ClientCheck clientCheck;
 
     private TlsConfig() {
     }
@@ -235,6 +261,23 @@ public final class TlsConfig {
         return this;
     }
 
+    /**
+     * A server's check of each client after its handshake (a list of allowed certificate subjects,
+     * say), default none: every client whose handshake completes is served.
+     *
+     * @param check decides per connection; null for none
+     * @return this
+     */
+    public TlsConfig checkClients(ClientCheck check) {
+        this.clientCheck = check;
+        return this;
+    }
+
+    /** @return the server's check of its clients, or null */
+    public ClientCheck clientCheck() {
+        return clientCheck;
+    }
+
     /** @return how long a TLS handshake may take */
     public java.time.Duration handshakeTimeout() {
         return handshakeTimeout;
@@ -271,7 +314,7 @@ public final class TlsConfig {
     @Override
     public String toString() {
         return "TlsConfig[protocols=" + protocols + ", clientAuth=" + clientAuth + ", verifyHostname=" + verifyHostname
-                + ", handshakeTimeout=" + handshakeTimeout + ", keys=" + (keyManagers != null || context != null)
+                + ", handshakeTimeout=" + handshakeTimeout + (clientCheck != null ? ", clientCheck" : "") + ", keys=" + (keyManagers != null || context != null)
                 + ", trust=" + (trustManagers != null ? "given" : context != null ? "the context's" : "the JDK's") + "]";
     }
 
@@ -314,6 +357,10 @@ public final class TlsConfig {
             }
             if (m.contains("PKIX path") || m.contains("unable to find valid certification path")) {
                 return "the peer's certificate is not trusted: it does not chain to a trusted issuer (" + m + ")";
+            }
+            if (m.contains("certificate_required")) {
+                return "the server requires a client certificate from an issuer it trusts, and this client showed none"
+                        + " (TlsConfig.keys) (" + m + ")";
             }
             if (m.contains("Empty client certificate chain")) {
                 return "the client showed no certificate, and this server requires one (" + m + ")";

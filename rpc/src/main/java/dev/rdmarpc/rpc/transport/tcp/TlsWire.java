@@ -1,10 +1,16 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.transport.PeerRefusedException;
+import dev.rdmarpc.rpc.transport.ProtocolException;
+import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import java.io.EOFException;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult;
@@ -20,12 +26,20 @@ import javax.net.ssl.SSLSession;
  * certificate checks per connection). Loop thread only.
  */
 final class TlsWire implements Wire {
+    private static final System.Logger LOG = System.getLogger(TlsWire.class.getName());
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+    /** Wire value of {@code Status.RESOURCE_EXHAUSTED}, in a plain refusal a TLS client may get. */
+    private static final int STATUS_RESOURCE_EXHAUSTED = 8;
+    /** Wire value of {@code Status.PERMISSION_DENIED}. */
+    private static final int STATUS_PERMISSION_DENIED = 14;
     /** Records the outgoing buffer holds: one gathering write of the ring (up to 64 KiB) fits. */
     private static final int OUT_RECORDS = 5;
 
     private final SocketChannel channel;
     private final SSLEngine engine;
+    private final boolean client;
+    /** A server's check of its clients, or null. */
+    private final TlsConfig.ClientCheck clientCheck;
     private final Runnable onReady;
     private final InetSocketAddress peer;
     private final long handshakeTimeoutNanos;
@@ -43,6 +57,14 @@ final class TlsWire implements Wire {
     /** The last unwrap needed more bytes than {@link #netIn} holds. */
     private boolean underflow;
     private boolean inboundClosed;
+    /** Largest plaintext of one record: a caller's buffer with this much room is unwrapped into directly. */
+    private int appBufferSize;
+    /** Why the server's {@link TlsConfig.ClientCheck} refused this client, once its handshake is done; else null. */
+    private String refusal;
+    /** Whether this side wrote any TLS bytes yet: until it has, a server may still answer in plain ({@link #lastWordWire}). */
+    private boolean spoke;
+    /** The socket without TLS, for a last word to a peer that has no TLS session ({@link #lastWordWire}). */
+    private PlainWire plain;
 
     /**
      * @param client  true for the side that connected
@@ -53,6 +75,8 @@ final class TlsWire implements Wire {
     TlsWire(SocketChannel channel, TlsConfig config, boolean client, InetSocketAddress peer, Runnable onReady) {
         this.channel = channel;
         this.engine = config.newEngine(client, peer);
+        this.client = client;
+        this.clientCheck = client ? null : config.clientCheck();
         this.onReady = onReady;
         this.peer = peer;
         this.handshakeTimeoutNanos = config.handshakeTimeout().toNanos();
@@ -61,6 +85,7 @@ final class TlsWire implements Wire {
         this.netIn = ByteBuffer.allocateDirect(s.getPacketBufferSize());
         this.netOut = ByteBuffer.allocateDirect(s.getPacketBufferSize() * OUT_RECORDS).flip();
         this.appIn = ByteBuffer.allocateDirect(s.getApplicationBufferSize()).flip();
+        this.appBufferSize = s.getApplicationBufferSize();
     }
 
     /** Starts the handshake: a client sends its hello now, a server waits for the client's. */
@@ -91,6 +116,7 @@ final class TlsWire implements Wire {
 
     @Override
     public boolean flushPending() throws IOException {
+        spoke |= netOut.hasRemaining();
         while (netOut.hasRemaining()) {
             if (channel.write(netOut) == 0) {
                 return false;
@@ -101,12 +127,85 @@ final class TlsWire implements Wire {
 
     @Override
     public int read(ByteBuffer dst) throws IOException {
+        int n;
         try {
-            return readRecords(dst);
+            n = readRecords(dst);
         } catch (SSLException e) {
             sendAlert(); // the peer learns why (its log names it): the engine has the alert ready
-            throw e;
+            // after the handshake (a TLS 1.3 client learns only now that the server refused its
+            // certificate) the connection closes with this: name the cause as a failed connect would
+            throw handshakeDone ? new SSLException(TlsConfig.describe(e), e) : e;
         }
+        if (refusal != null) {
+            // the server's check refused the client: what this read unwrapped after the handshake is
+            // dropped, never handled; the connection tells the client why, inside TLS, and closes
+            throw new PeerRefusedException(refusal);
+        }
+        return n;
+    }
+
+    /** @return true when the bytes in hand begin with this protocol's magic: the peer speaks plain rdmarpc */
+    private boolean startsWithFrame() {
+        return netIn.position() >= 4 && netIn.get(0) == 'R' && netIn.get(1) == 'D' && netIn.get(2) == 'M' && netIn.get(3) == 'R';
+    }
+
+    /**
+     * @return true when a client has the start of a plain frame but not all of it, and room for
+     *         more: its reason is worth waiting for (a server needs only the magic)
+     */
+    private boolean plainFrameIncomplete() {
+        if (!client || !netIn.hasRemaining()) {
+            return false; // a server needs only the magic; a full buffer takes no more
+        }
+        if (netIn.position() < FrameDescriptor.HEADER_LENGTH) {
+            return true;
+        }
+        int payload = netIn.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(FrameDescriptor.PAYLOAD_LENGTH_OFFSET);
+        return payload >= 0 && netIn.position() < FrameDescriptor.HEADER_LENGTH + (long) payload;
+    }
+
+    /**
+     * The peer sent a plain rdmarpc frame where a TLS record belongs. On a server: a client without
+     * TLS, refused with a reason it can read ({@link #lastWordWire} answers in plain). On a client:
+     * the server has no TLS, or refused this connection before its handshake (over a connection
+     * limit); its frame says why.
+     */
+    private IOException plainPeer() {
+        if (!client) {
+            return new ProtocolException("a client without TLS connected to this server, which requires TLS:"
+                    + " turn TLS on for the client (TcpTransport.Config.tls), or off for the server");
+        }
+        ByteBuffer in = netIn.duplicate().flip().order(ByteOrder.LITTLE_ENDIAN);
+        int payload = in.remaining() >= FrameDescriptor.HEADER_LENGTH ? in.getInt(FrameDescriptor.PAYLOAD_LENGTH_OFFSET) : -1;
+        if (payload < 0 || payload > in.remaining() - FrameDescriptor.HEADER_LENGTH) {
+            return new SSLException("the server answered without TLS, in plain rdmarpc: it has no TLS, or refused"
+                    + " this connection before its handshake");
+        }
+        byte[] text = new byte[payload];
+        in.get(FrameDescriptor.HEADER_LENGTH, text);
+        String msg = "the server answered without TLS, in plain rdmarpc: " + new String(text, StandardCharsets.UTF_8);
+        int status = in.getShort(FrameDescriptor.STATUS_OFFSET) & 0xFFFF;
+        return status == STATUS_RESOURCE_EXHAUSTED ? new ResourceExhaustedException(msg)
+                : status == STATUS_PERMISSION_DENIED ? new PeerRefusedException(msg) : new SSLException(msg);
+    }
+
+    /**
+     * @return the wire a last word ({@link LastWord}) goes on: this, once the handshake is done; on a
+     *         server that has sent no TLS bytes yet (a client without TLS, or one refused as soon as
+     *         it connected), the plain socket, so that a client of either kind reads why; else null
+     *         (mid-handshake nothing can be said)
+     */
+    Wire lastWordWire() {
+        if (handshakeDone) {
+            return this;
+        }
+        if (client || spoke) {
+            return null;
+        }
+        if (plain == null) {
+            plain = new PlainWire(channel);
+        }
+        return plain;
     }
 
     private int readRecords(ByteBuffer dst) throws IOException {
@@ -168,7 +267,14 @@ final class TlsWire implements Wire {
                 underflow = true;
                 return total;
             }
-            boolean direct = !viaAppIn && dst.remaining() >= engine.getSession().getApplicationBufferSize();
+            if (!handshakeDone && startsWithFrame()) {
+                if (plainFrameIncomplete()) {
+                    underflow = true; // the rest of the server's plain answer is on its way
+                    return total;
+                }
+                throw plainPeer();
+            }
+            boolean direct = !viaAppIn && dst.remaining() >= appBufferSize;
             ByteBuffer target = direct ? dst : appIn.clear();
             SSLEngineResult r;
             netIn.flip();
@@ -190,7 +296,8 @@ final class TlsWire implements Wire {
                     if (direct) {
                         viaAppIn = true; // dst's room was not enough after all: go through appIn
                     } else {
-                        appIn = ByteBuffer.allocateDirect(2 * engine.getSession().getApplicationBufferSize()).flip();
+                        appBufferSize = engine.getSession().getApplicationBufferSize();
+                        appIn = ByteBuffer.allocateDirect(2 * appBufferSize).flip();
                     }
                     continue;
                 }
@@ -259,10 +366,28 @@ final class TlsWire implements Wire {
     }
 
     private void finished() {
-        if (!handshakeDone) {
-            handshakeDone = true;
-            secured.complete(null);
-            onReady.run();
+        if (handshakeDone) {
+            return;
+        }
+        handshakeDone = true;
+        appBufferSize = engine.getSession().getApplicationBufferSize();
+        if (clientCheck != null) {
+            refusal = checkClient();
+            if (refusal != null) {
+                return; // the read under way refuses the connection
+            }
+        }
+        secured.complete(null);
+        onReady.run();
+    }
+
+    /** @return why the server's check refuses this client, or null when it may go on */
+    private String checkClient() {
+        try {
+            return clientCheck.refusal(engine.getSession(), peer).orElse(null);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "the check of TLS client " + peer + " failed; refusing it", e);
+            return "the server's check of its clients failed";
         }
     }
 

@@ -11,12 +11,14 @@ import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.RpcServer;
+import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.TestCertificates;
 import dev.rdmarpc.rpc.codec.Codecs;
 import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
 import dev.rdmarpc.testsupport.RdmaTest;
 import java.nio.file.Path;
 import java.security.KeyStore;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -63,6 +65,46 @@ class RdmaTlsTest {
             // whose handshake failed, reads no hello and makes none
             assertTrue(VerbsResources.created(ResourceKind.QUEUE_PAIR) - qpsBefore <= 1,
                     "queue pairs made: " + (VerbsResources.created(ResourceKind.QUEUE_PAIR) - qpsBefore));
+
+            // a client without TLS: its plain hello is answered in plain, saying why
+            e = assertThrows(RpcException.class, () -> RpcClient.builder().address(server.address())
+                    .rdma(RdmaTestEnv.smallConfig()).connect().close());
+            System.out.println("without TLS: " + e.status() + " " + e.getMessage());
+            assertTrue(e.getMessage().contains("requires TLS"), e.getMessage());
+        }
+
+        // the server's check of clients refuses client-a: its RDMA connect fails with the reason,
+        // before the server reads its hello (so the server makes no queue pair for it)
+        TlsConfig checking = TlsConfig.forServer(serverKeys, TestCertificates.PASSWORD.toCharArray()).trust(ca)
+                .clientAuth(TlsConfig.ClientAuth.REQUIRE)
+                .checkClients((session, peer) -> Optional.of("no RDMA here for " + principal(session)));
+        try (RpcServer server = RpcServer.builder().bind(RdmaTestEnv.serverBind()).rdma(RdmaTestEnv.smallConfig().tls(checking))
+                .register(ECHO, (ctx, b) -> b).start()) {
+            long qpsBefore = VerbsResources.created(ResourceKind.QUEUE_PAIR);
+            TlsConfig clientTls = TlsConfig.forClient().trust(ca).keys(certs.crt("client-a"), certs.pkcs8("client-a"));
+            RpcException e = assertThrows(RpcException.class, () -> RpcClient.builder().address(server.address())
+                    .rdma(RdmaTestEnv.smallConfig().tls(clientTls)).connect().close());
+            System.out.println("refused by the check: " + e.status() + " " + e.getMessage());
+            assertEquals(Status.PERMISSION_DENIED, e.status(), e::toString);
+            assertTrue(e.getMessage().contains("no RDMA here for CN=client-a"), e.getMessage());
+            assertTrue(VerbsResources.created(ResourceKind.QUEUE_PAIR) - qpsBefore <= 1, "only the client's own queue pair");
+        }
+
+        // a TLS client at a server without TLS is told so by the server
+        try (RpcServer plain = RpcServer.builder().bind(RdmaTestEnv.serverBind()).rdma(RdmaTestEnv.smallConfig())
+                .register(ECHO, (ctx, b) -> b).start()) {
+            RpcException e = assertThrows(RpcException.class, () -> RpcClient.builder().address(plain.address())
+                    .rdma(RdmaTestEnv.smallConfig().tls(TlsConfig.forClient().trust(ca))).connect().close());
+            System.out.println("TLS client, plain server: " + e.status() + " " + e.getMessage());
+            assertTrue(e.getMessage().contains("which has no TLS"), e.getMessage());
+        }
+    }
+
+    private static String principal(javax.net.ssl.SSLSession session) {
+        try {
+            return session.getPeerPrincipal().getName();
+        } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
+            return "an unverified client";
         }
     }
 }
