@@ -164,6 +164,26 @@ class TlsTcpTest {
         }
     }
 
+    @Test
+    void tls13ByDefaultAnd12OnlyWhenBothSidesAllowIt() {
+        Method<byte[], String> protocol = Method.of("protocol", Codecs.BYTES, Codecs.STRING);
+        char[] pw = TestCertificates.PASSWORD.toCharArray();
+        TlsConfig both = TlsConfig.forServer(server, pw).protocols("TLSv1.3", "TLSv1.2");
+        try (RpcServer s = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1).tls(both))
+                .register(protocol, (ctx, b) -> ctx.tlsSession().getProtocol()).start()) {
+            try (RpcClient c = connect(s, TlsConfig.forClient().trust(ca))) {
+                assertEquals("TLSv1.3", c.call(protocol, new byte[0]), "the default");
+            }
+            try (RpcClient c = connect(s, TlsConfig.forClient().trust(ca).protocols("TLSv1.2"))) {
+                assertEquals("TLSv1.2", c.call(protocol, new byte[0]), "1.2 where both allow it");
+            }
+        }
+        try (RpcServer s = serve(TlsConfig.forServer(server, pw))) { // 1.3 only
+            String why = failedConnect(s, TlsConfig.forClient().trust(ca).protocols("TLSv1.2"));
+            assertTrue(why.contains("no protocol version both sides allow"), why);
+        }
+    }
+
     /** A server that lets in only client-a, by the subject of its verified certificate. */
     private static RpcServer serveChecked(java.util.concurrent.atomic.AtomicInteger handled) {
         TlsConfig tls = TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray()).trust(ca)

@@ -342,6 +342,11 @@ public final class TlsConfig {
      * @return a sentence that names why, from the JDK's exception and its causes
      */
     public static String describe(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof Described) {
+                return c.getMessage(); // described once already
+            }
+        }
         for (Throwable c = t; c != null; c = c.getCause()) { // the most telling cause first, however deep
             if (c instanceof CertificateExpiredException) {
                 return "the peer's certificate has expired (" + c.getMessage() + ")";
@@ -357,6 +362,9 @@ public final class TlsConfig {
             }
             if (m.contains("PKIX path") || m.contains("unable to find valid certification path")) {
                 return "the peer's certificate is not trusted: it does not chain to a trusted issuer (" + m + ")";
+            }
+            if (m.contains("(protocol_version)")) {
+                return "no protocol version both sides allow (TlsConfig.protocols) (" + m + ")";
             }
             if (m.contains("certificate_required")) {
                 return "the server requires a client certificate from an issuer it trusts, and this client showed none"
@@ -380,6 +388,15 @@ public final class TlsConfig {
             }
         }
         return String.valueOf(t.getMessage());
+    }
+
+    /** A TLS failure whose message {@link #describe} wrote. */
+    static final class Described extends javax.net.ssl.SSLException {
+        private static final long serialVersionUID = 1L;
+
+        Described(Throwable cause) {
+            super(describe(cause), cause);
+        }
     }
 
     private static List<Certificate> readCertificates(Path file) {

@@ -134,7 +134,7 @@ final class TlsWire implements Wire {
             sendAlert(); // the peer learns why (its log names it): the engine has the alert ready
             // after the handshake (a TLS 1.3 client learns only now that the server refused its
             // certificate) the connection closes with this: name the cause as a failed connect would
-            throw handshakeDone ? new SSLException(TlsConfig.describe(e), e) : e;
+            throw handshakeDone ? new TlsConfig.Described(e) : e;
         }
         if (refusal != null) {
             // the server's check refused the client: what this read unwrapped after the handshake is
