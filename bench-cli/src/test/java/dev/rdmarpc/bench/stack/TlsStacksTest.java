@@ -124,7 +124,11 @@ class TlsStacksTest {
                     Duration.ofMillis(300), 1 << 30, Duration.ZERO, 1);
             CellResult r = MatrixRunner.run(List.of(new MatrixRunner.Target(calling, s.address(), options(null))), plan,
                     MatrixRunner.CellListener.NONE).get(0).get(0);
-            assertTrue(r.errors() > 0 && String.valueOf(r.firstError()).contains("requires TLS"), String.valueOf(r.firstError()));
+            // Not one call answered. Which side words the refusal first is a race: the server (a client without TLS
+            // connected) or the client (the server's TLS alert is not an rdmarpc frame).
+            assertEquals(0, r.calls(), String.valueOf(r.firstError()));
+            assertTrue(r.errors() > 0, "errors " + r.errors());
+            assertTrue(String.valueOf(r.firstError()).matches(".*(requires TLS|wrong magic).*"), String.valueOf(r.firstError()));
             assertNull(serving.tlsNegotiated());
         }
     }
