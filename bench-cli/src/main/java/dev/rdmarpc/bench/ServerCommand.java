@@ -11,6 +11,7 @@ import com.sun.management.HotSpotDiagnosticMXBean;
 import com.sun.management.VMOption;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -137,7 +138,7 @@ final class ServerCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         try {
             if (tls && tlsCert == null) {
-                List<java.net.InetAddress> names = new ArrayList<>(List.of(listen.getAddress()));
+                List<InetAddress> names = new ArrayList<>(List.of(listen.getAddress()));
                 if (baselineListen != null) {
                     names.add(baselineListen.getAddress());
                 }

@@ -45,9 +45,11 @@ import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.file.Files;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.Arrays;
 import java.util.List;
@@ -189,8 +191,8 @@ public final class GrpcEchoStack implements EchoStack {
                 store = KeyStore.getInstance("PKCS12");
                 store.load(null, null);
                 int i = 0;
-                try (InputStream in = java.nio.file.Files.newInputStream(tls.trustedCertificates())) {
-                    for (var c : java.security.cert.CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+                try (InputStream in = Files.newInputStream(tls.trustedCertificates())) {
+                    for (var c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
                         store.setCertificateEntry("ca" + i++, c);
                     }
                 }

@@ -27,6 +27,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * Checks TLS material the way rdmarpc will use it, for {@code doctor}: it loads the files with the same
@@ -253,9 +255,9 @@ public final class TlsCheck {
         }
         server.protocols("TLSv1.3").handshakeTimeout(Duration.ofSeconds(10));
         // The probe's server would log the failure it is there to find; the doctor says it in its own words.
-        java.util.logging.Logger transportLog = java.util.logging.Logger.getLogger(TRANSPORT_LOG);
-        java.util.logging.Level level = transportLog.getLevel();
-        transportLog.setLevel(java.util.logging.Level.OFF);
+        Logger transportLog = Logger.getLogger(TRANSPORT_LOG);
+        Level level = transportLog.getLevel();
+        transportLog.setLevel(Level.OFF);
         try (RpcServer s = RpcServer.builder().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
                 .tcp(cfg -> cfg.ioThreads(1).threadNamePrefix("bench-doctor-tls").tls(server)).start();
              RpcClient c = RpcClient.builder().address(s.address()).connectTimeout(Duration.ofSeconds(10))
