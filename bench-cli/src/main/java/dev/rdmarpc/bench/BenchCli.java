@@ -12,17 +12,20 @@ import picocli.CommandLine.ScopeType;
 /**
  * Entry point of the bench CLI. Without arguments it runs {@code local} with its defaults.
  *
- * <p>Exit status: 0 success; 1 the run failed or some calls failed; 2 bad options. Errors are one
+ * <p>Exit status: 0 success; 1 the run failed or some calls failed (for {@code doctor}: a TLS file it was
+ * given cannot be used); 2 bad options. Errors are one
  * sentence on stderr, never a stack trace (unless {@code --stacktrace}).
  */
 @Command(name = "bench-cli", mixinStandardHelpOptions = true, version = "rdmarpc bench 0.1.0",
         description = {"Throughput and latency of rdmarpc echo calls over TCP or RDMA, optionally side",
             "by side with a baseline (--baseline): gRPC-java, or a plain Netty NIO echo,",
-            "the ceiling of plain Java NIO.",
+            "the ceiling of plain Java NIO. With --tls (local, server, client), over TLS 1.3;",
+            "doctor --tls-cert/--tls-key/--tls-keystore/--tls-trust checks TLS files.",
             "Without a command: `local` with its defaults."},
         subcommands = {LocalCommand.class, ClientCommand.class, ServerCommand.class, DoctorCommand.class,
             JmhCommand.class, CommandLine.HelpCommand.class},
-        footer = {"", "Exit status: 0 done, 1 the run or some calls failed, 2 bad options."})
+        footer = {"", "Exit status: 0 done, 1 the run or some calls failed (doctor: a TLS file given cannot be used),",
+            "2 bad options."})
 public final class BenchCli implements Runnable {
     /**
      * The library's lifecycle messages (server started, stopped) would interleave with the progress line

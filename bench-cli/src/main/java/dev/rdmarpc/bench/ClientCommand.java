@@ -3,7 +3,10 @@ package dev.rdmarpc.bench;
 import dev.rdmarpc.bench.load.EchoStack;
 import dev.rdmarpc.bench.load.MatrixPlan;
 import dev.rdmarpc.bench.load.StackOptions;
+import dev.rdmarpc.bench.load.TlsSettings;
+import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.Command;
@@ -13,7 +16,8 @@ import picocli.CommandLine.Option;
 @Command(name = "client", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Runs the matrix against echo server(s) started with `bench-cli server`.",
             "Closed loop: each of N callers sends its next call when the previous one returns;",
-            "with --rate, open loop: calls due on a fixed schedule, latency counted from the due time."})
+            "with --rate, open loop: calls due on a fixed schedule, latency counted from the due time.",
+            "With --tls, connects over TLS 1.3 to servers started with `bench-cli server --tls`."})
 final class ClientCommand extends MatrixCommand {
 
     @Option(names = "--connect", defaultValue = "127.0.0.1:" + ServerCommand.DEFAULT_PORT, paramLabel = "HOST:PORT",
@@ -28,6 +32,17 @@ final class ClientCommand extends MatrixCommand {
             description = "The Netty echo server for --baseline netty (default: the --connect host, port + 2).")
     InetSocketAddress nettyConnect;
 
+    @Option(names = "--tls-trust", paramLabel = "FILE",
+            description = "With --tls: PEM file of the issuers whose certificates to accept, and only these: the CA file "
+                    + "that `bench-cli server --tls` printed, or your own CA's (default: the JDK's trusted issuers, cacerts).")
+    Path tlsTrust;
+
+    @Option(names = "--tls-no-verify-hostname",
+            description = "With --tls: accept a server certificate that does not name the host or address connected to "
+                    + "(it must still come from a trusted issuer), e.g. a server reached through another address than "
+                    + "its certificate lists (default: the name is checked).")
+    boolean tlsNoVerifyHostname;
+
     @Override
     public Integer call() {
         for (InetSocketAddress a : new InetSocketAddress[] {connect, grpcConnect, nettyConnect}) {
@@ -36,12 +51,13 @@ final class ClientCommand extends MatrixCommand {
                         "port 0 is not a server's port: give the port the server printed");
             }
         }
+        TlsSettings tls = tlsSettings();
         InetSocketAddress baselineConnect = MatrixOptions.baselineAddress(spec, matrix.baseline, connect, "connect",
                 grpcConnect, nettyConnect);
         List<EchoStack> stacks = stacks();
         try {
             MatrixPlan plan = matrix.plan();
-            StackOptions options = matrix.stackOptions(plan);
+            StackOptions options = matrix.stackOptions(plan).withTls(tls);
             List<InetSocketAddress> addresses = new ArrayList<>();
             addresses.add(connect);
             if (baselineConnect != null) {
@@ -52,5 +68,27 @@ final class ClientCommand extends MatrixCommand {
         } finally {
             closeAll(stacks);
         }
+    }
+
+    /**
+     * The client's TLS from {@code --tls}, {@code --tls-trust} and {@code --tls-no-verify-hostname}, its trust
+     * file read once here so that a bad one is a bad option (exit 2); null without {@code --tls}.
+     */
+    TlsSettings tlsSettings() {
+        if (!matrix.tls) {
+            if (tlsTrust != null || tlsNoVerifyHostname) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                        (tlsTrust != null ? "--tls-trust" : "--tls-no-verify-hostname") + " only applies with --tls");
+            }
+            return null;
+        }
+        if (tlsTrust != null) {
+            try {
+                TlsConfig.forClient().trust(tlsTrust);
+            } catch (IllegalArgumentException e) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--tls-trust: " + e.getMessage());
+            }
+        }
+        return new TlsSettings(null, null, tlsTrust, !tlsNoVerifyHostname);
     }
 }

@@ -13,6 +13,7 @@ import dev.rdmarpc.ibverbs.verbs.LinkLayer;
 import dev.rdmarpc.ibverbs.verbs.PortAttributes;
 import dev.rdmarpc.ibverbs.verbs.Verbs;
 import dev.rdmarpc.rdmacm.Rdmacm;
+import dev.rdmarpc.bench.tls.TlsCheck;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
@@ -42,12 +43,19 @@ import picocli.CommandLine.Spec;
  * and netdevs from sysfs, the GPUs the CUDA driver lists ({@link CudaDevice}) with the way their
  * memory would reach the NIC, and at the end what is missing. Each device is opened only to query
  * its ports and closed again; nothing else is created on it.
+ *
+ * <p>Given TLS files ({@code --tls-cert} and {@code --tls-key}, {@code --tls-keystore}, {@code --tls-trust}),
+ * it also loads them with rdmarpc's {@code TlsConfig} and says what they hold or why they do not load
+ * ({@link TlsCheck}); then its exit status is 1 when any of them cannot be used.
  */
 @Command(name = "doctor", mixinStandardHelpOptions = true,
         description = {"Reports RDMA devices, ports, GIDs, CUDA and GPUDirect availability in plain words.",
             "Lists devices, ports (state, active and max MTU, link layer, speed), GIDs with their types and netdevs,",
             "the GID a local address would use (--address), the GPUs the CUDA driver sees, and whether libibverbs,",
-            "librdmacm, CUDA and GPUDirect registration are available; ends with what is missing."})
+            "librdmacm, CUDA and GPUDirect registration are available; ends with what is missing.",
+            "With --tls-cert and --tls-key, --tls-keystore or --tls-trust: also whether those TLS files load as a",
+            "server's keys or a client's trusted issuers, what they hold (subject, issuer, validity, key algorithm,",
+            "names), or why not; exit status 1 when one cannot be used."})
 final class DoctorCommand implements Callable<Integer> {
     static final Path SYS_INFINIBAND = Path.of("/sys/class/infiniband");
     /** Width of the label column of a port's or a GPU's attributes. */
@@ -56,11 +64,35 @@ final class DoctorCommand implements Callable<Integer> {
     @Option(names = "--address", paramLabel = "IP", description = "Show the GID a connection from this local IP address would use.")
     String address;
 
+    @Option(names = "--tls-cert", paramLabel = "FILE",
+            description = "Check this PEM certificate chain (the server's certificate first) with --tls-key, as "
+                    + "`bench-cli server --tls --tls-cert` would load it.")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "FILE",
+            description = "The private key for --tls-cert: a PEM file, unencrypted PKCS#8 (BEGIN PRIVATE KEY).")
+    Path tlsKey;
+
+    @Option(names = "--tls-keystore", paramLabel = "FILE",
+            description = "Check this key store (PKCS#12 or JKS) as a server's keys: it must hold a private key with "
+                    + "its certificate chain.")
+    Path tlsKeystore;
+
+    @Option(names = "--tls-keystore-password", paramLabel = "PASSWORD",
+            description = "Password of --tls-keystore and of its key (default: empty).")
+    String tlsKeystorePassword;
+
+    @Option(names = "--tls-trust", paramLabel = "FILE",
+            description = "Check this PEM file of issuers to trust, as `bench-cli client --tls --tls-trust` would load it.")
+    Path tlsTrust;
+
     @Spec
     CommandSpec spec;
 
     /** What the report found missing, in plain words, for the summary at the end. */
     private final List<String> missing = new ArrayList<>();
+    /** Whether TLS files given do not load (exit status 1). */
+    private boolean tlsUnusable;
 
     @Override
     public Integer call() {
@@ -72,6 +104,7 @@ final class DoctorCommand implements Callable<Integer> {
                 throw new ParameterException(spec.commandLine(), "--address: '" + address + "' is not an IP address");
             }
         }
+        checkTlsOptions();
         PrintWriter out = spec.commandLine().getOut();
         out.println("Libraries");
         library(out, Ibverbs.SONAME, "RDMA verbs", Ibverbs.isAvailable(), Ibverbs.unavailabilityCause(),
@@ -91,9 +124,51 @@ final class DoctorCommand implements Callable<Integer> {
         }
         gpu(out);
         out.println();
+        if (tlsCert != null || tlsKeystore != null || tlsTrust != null) {
+            tls(out);
+            out.println();
+        }
         summary(out);
         out.flush();
-        return 0;
+        return tlsUnusable ? 1 : 0;
+    }
+
+    /** The TLS options come in pairs: --tls-cert with --tls-key, --tls-keystore-password with --tls-keystore. */
+    private void checkTlsOptions() {
+        if ((tlsCert == null) != (tlsKey == null)) {
+            throw new ParameterException(spec.commandLine(), tlsCert == null ? "--tls-key needs --tls-cert"
+                    : "--tls-cert needs --tls-key");
+        }
+        if (tlsKeystorePassword != null && tlsKeystore == null) {
+            throw new ParameterException(spec.commandLine(), "--tls-keystore-password only applies with --tls-keystore");
+        }
+    }
+
+    /** Each TLS file given, loaded as rdmarpc loads it: what it holds, or why it cannot be used. */
+    private void tls(PrintWriter out) {
+        out.println("TLS");
+        if (tlsCert != null) {
+            tlsResult(out, "key and certificate (" + tlsCert + ", " + tlsKey + ")", "the TLS key and certificate given",
+                    TlsCheck.keys(tlsCert, tlsKey));
+        }
+        if (tlsKeystore != null) {
+            char[] password = tlsKeystorePassword == null ? new char[0] : tlsKeystorePassword.toCharArray();
+            tlsResult(out, "key store (" + tlsKeystore + ")", "the TLS key store given", TlsCheck.keyStore(tlsKeystore, password));
+        }
+        if (tlsTrust != null) {
+            tlsResult(out, "trusted issuers (" + tlsTrust + ")", "the TLS trust file given", TlsCheck.trust(tlsTrust));
+        }
+    }
+
+    private void tlsResult(PrintWriter out, String what, String inSummary, TlsCheck.Result r) {
+        out.println("  " + what + ": " + (r.usable() ? "loaded" : "CANNOT BE USED - " + r.problem()));
+        for (String line : r.lines()) {
+            out.println("      " + line);
+        }
+        if (!r.usable()) {
+            tlsUnusable = true;
+            missing.add(inSummary + " cannot be used: " + r.problem());
+        }
     }
 
     private void library(PrintWriter out, String soname, String what, boolean available, Throwable cause,

@@ -6,6 +6,7 @@ import dev.rdmarpc.bench.load.EchoStack;
 import dev.rdmarpc.bench.load.MatrixPlan;
 import dev.rdmarpc.bench.load.MatrixRunner;
 import dev.rdmarpc.bench.load.StackOptions;
+import dev.rdmarpc.bench.load.TlsSettings;
 import dev.rdmarpc.bench.report.Report;
 import dev.rdmarpc.bench.report.RunInfo;
 import java.io.IOException;
@@ -76,7 +77,7 @@ abstract class MatrixCommand implements Callable<Integer> {
                 theirs == null ? null : theirs.name(), theirs == null ? null : theirs.describe(options),
                 target, Math.min(plan.connections(), maxCallers(plan)), plan.pipeline(), options.ioThreads(), plan.warmup(),
                 plan.measure(), plan.repeat(), plan.maxInFlightBytes(), plan.responseBytes() < 0, Math.max(0, plan.responseBytes()),
-                Environment.describe());
+                Environment.describe(), options.tls() == null ? null : TlsSettings.PROTOCOL, tlsNegotiated(stacks));
         Report report = new Report(info, results.get(0), theirs == null ? List.of() : results.get(1));
         output.emit(report, out, err);
         if (report.hasErrors()) {
@@ -85,6 +86,17 @@ abstract class MatrixCommand implements Callable<Integer> {
             return 1;
         }
         return 0;
+    }
+
+    /** What each stack's server saw TLS negotiate ({@code rdmarpc-tcp TLSv1.3 TLS_AES_...}), or null if none did. */
+    static String tlsNegotiated(List<EchoStack> stacks) {
+        List<String> seen = new ArrayList<>();
+        for (EchoStack s : stacks) {
+            if (s.tlsNegotiated() != null) {
+                seen.add(s.name() + " " + s.tlsNegotiated());
+            }
+        }
+        return seen.isEmpty() ? null : String.join(", ", seen);
     }
 
     private static int maxCallers(MatrixPlan plan) {

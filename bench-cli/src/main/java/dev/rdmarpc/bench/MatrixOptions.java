@@ -110,6 +110,15 @@ final class MatrixOptions {
                     + "ceiling of plain Java NIO).")
     Baseline baseline;
 
+    @Option(names = "--tls",
+            description = "TLS 1.3 on every connection, with the JDK's TLS on both sides (rdmarpc's SSLEngine; with "
+                    + "--baseline grpc, gRPC through Netty's JDK provider, so both negotiate the same cipher suite; not "
+                    + "with --baseline netty, a plain-text echo). local makes a throwaway CA and a server certificate for "
+                    + "the listen address at start (keytool, EC P-256); client checks the server's certificate against "
+                    + "--tls-trust. With --transport rdma, TLS covers each connection's TCP setup channel, not the queue "
+                    + "pair's data (default: off, plain TCP).")
+    boolean tls;
+
     /** Baselines the bench knows, each with the port offset of its server from rdmarpc's. */
     enum Baseline {
         /** gRPC-java; its server listens on rdmarpc's port + 1 unless told otherwise. */
@@ -205,8 +214,17 @@ final class MatrixOptions {
                     (device != null ? "--device" : "--gid-index") + " only applies to --transport rdma");
         }
         checkRdmaCompletions(spec, transport, rdmaCompletions);
+        checkTlsBaseline(spec, tls, baseline);
         if (gidIndex != null && gidIndex < 0) {
             throw new ParameterException(spec.commandLine(), "--gid-index must not be negative");
+        }
+    }
+
+    /** {@code --tls} with {@code --baseline netty}: the Netty baseline has no TLS; exit 2. */
+    static void checkTlsBaseline(CommandSpec spec, boolean tls, Baseline baseline) {
+        if (tls && baseline == Baseline.netty) {
+            throw new ParameterException(spec.commandLine(), "--tls does not apply to --baseline netty: the Netty baseline "
+                    + "is a plain-text echo (compare over TLS with --baseline grpc)");
         }
     }
 

@@ -3,12 +3,17 @@ package dev.rdmarpc.bench;
 import dev.rdmarpc.bench.load.EchoServer;
 import dev.rdmarpc.bench.load.EchoStack;
 import dev.rdmarpc.bench.load.StackOptions;
+import dev.rdmarpc.bench.load.TlsSettings;
 import dev.rdmarpc.bench.stack.Transport;
+import dev.rdmarpc.bench.tls.ThrowawayCertificates;
+import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
 import com.sun.management.HotSpotDiagnosticMXBean;
 import com.sun.management.VMOption;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,7 +29,8 @@ import picocli.CommandLine.Spec;
 /** Echo server(s) for {@code bench-cli client} in another process (pin each to its own core). */
 @Command(name = "server", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Serves the echo method until interrupted (or for --time-limit), for `bench-cli client`.",
-            "Listens on 127.0.0.1 unless told otherwise."})
+            "Listens on 127.0.0.1 unless told otherwise. With --tls, serves TLS 1.3 with the certificate of",
+            "--tls-cert and --tls-key, or a throwaway one whose CA file it prints for `client --tls --tls-trust`."})
 final class ServerCommand implements Callable<Integer> {
     static final int DEFAULT_PORT = 7420;
 
@@ -76,6 +82,26 @@ final class ServerCommand implements Callable<Integer> {
                 + " gives back its native memory after 10 s idle (default: ${DEFAULT-VALUE})."})
     Duration periodicGc;
 
+    @Option(names = "--tls",
+            description = {"Serve TLS 1.3 only, with the JDK's TLS (rdmarpc's SSLEngine; the gRPC baseline through Netty's"
+                + " JDK provider; not with --baseline netty, a plain-text echo). Without --tls-cert and --tls-key, a"
+                + " throwaway CA and a server certificate for the --listen address (every local address when it is"
+                + " 0.0.0.0) and localhost are made at start (keytool, EC P-256, valid 30 days); the path of the CA's"
+                + " PEM file, which clients must trust (client --tls --tls-trust FILE), is printed, and the files are"
+                + " removed when the server stops. With --transport rdma, TLS covers each connection's TCP setup"
+                + " channel, not the queue pair's data (default: off, plain TCP)."})
+    boolean tls;
+
+    @Option(names = "--tls-cert", paramLabel = "FILE",
+            description = "With --tls: PEM file of the server's certificate first, then its issuers (needs --tls-key; "
+                    + "default: a throwaway certificate).")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "FILE",
+            description = "With --tls: PEM file of the server's private key, unencrypted PKCS#8 (BEGIN PRIVATE KEY; "
+                    + "convert others with `openssl pkcs8 -topk8 -nocrypt`); needs --tls-cert.")
+    Path tlsKey;
+
     @Spec
     CommandSpec spec;
 
@@ -90,6 +116,8 @@ final class ServerCommand implements Callable<Integer> {
                     (device != null ? "--device" : "--gid-index") + " only applies to --transport rdma");
         }
         MatrixOptions.checkRdmaCompletions(spec, transport, rdmaCompletions);
+        MatrixOptions.checkTlsBaseline(spec, tls, baseline);
+        checkTlsFiles();
         InetSocketAddress baselineListen = MatrixOptions.baselineAddress(spec, baseline, listen, "listen", grpcListen,
                 nettyListen);
         List<EchoStack> stacks = new ArrayList<>();
@@ -101,6 +129,7 @@ final class ServerCommand implements Callable<Integer> {
                 rdmaCompletions);
         String periodic = setPeriodicGc(periodicGc);
         List<EchoServer> servers = new ArrayList<>();
+        ThrowawayCertificates certificates = null;
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             MatrixCommand.closeAll(servers);
@@ -108,6 +137,21 @@ final class ServerCommand implements Callable<Integer> {
         }, "bench-server-shutdown");
         PrintWriter out = spec.commandLine().getOut();
         try {
+            if (tls && tlsCert == null) {
+                List<InetAddress> names = new ArrayList<>(List.of(listen.getAddress()));
+                if (baselineListen != null) {
+                    names.add(baselineListen.getAddress());
+                }
+                certificates = ThrowawayCertificates.create(names);
+                options = options.withTls(new TlsSettings(certificates.serverCertificateChain(),
+                        certificates.serverPrivateKey(), null, true));
+                out.println("TLS: a throwaway CA and server certificate for "
+                        + String.join(", ", certificates.serverNames()) + "; clients trust " + certificates.caCertificate()
+                        + " (client --tls --tls-trust " + certificates.caCertificate() + "), removed when the server stops");
+            } else if (tls) {
+                options = options.withTls(new TlsSettings(tlsCert, tlsKey, null, true));
+                out.println("TLS: certificate chain " + tlsCert + ", key " + tlsKey);
+            }
             List<InetSocketAddress> addresses = new ArrayList<>();
             addresses.add(listen);
             if (baselineListen != null) {
@@ -138,6 +182,32 @@ final class ServerCommand implements Callable<Integer> {
             }
             MatrixCommand.closeAll(servers);
             MatrixCommand.closeAll(stacks);
+            if (certificates != null) {
+                certificates.close();
+            }
+        }
+    }
+
+    /**
+     * {@code --tls-cert} and {@code --tls-key}: both or neither, only with {@code --tls}, and loaded once here
+     * with {@link TlsConfig} so that a file that does not load is a bad option (exit 2) saying why.
+     */
+    private void checkTlsFiles() {
+        if (tlsCert == null && tlsKey == null) {
+            return;
+        }
+        if (!tls) {
+            throw new ParameterException(spec.commandLine(), (tlsCert != null ? "--tls-cert" : "--tls-key")
+                    + " only applies with --tls");
+        }
+        if (tlsCert == null || tlsKey == null) {
+            throw new ParameterException(spec.commandLine(), (tlsCert == null ? "--tls-key needs --tls-cert"
+                    : "--tls-cert needs --tls-key") + ": a server shows its certificate chain and proves it with its key");
+        }
+        try {
+            TlsConfig.forServer(tlsCert, tlsKey);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "--tls-cert/--tls-key: " + e.getMessage());
         }
     }
 

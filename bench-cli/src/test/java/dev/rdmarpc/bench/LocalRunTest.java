@@ -151,4 +151,89 @@ class LocalRunTest {
         assertEquals(1, r.err().lines().count(), r.err());
         assertTrue(r.err().startsWith("bench-cli client: "), r.err());
     }
+
+    @Test
+    void localTlsRunsBothStacksOverTls13WithTheSameCipherSuite() {
+        BenchCliTest.Run r = BenchCliTest.run("local", "--tls", "--baseline", "grpc", "--sizes", "1K", "--concurrency", "2",
+                "--warmup", "200ms", "--duration", "400ms", "--initial-warmup", "300ms", "--format", "json");
+        assertEquals(0, r.code(), r.err());
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> root = (java.util.Map<String, Object>) dev.rdmarpc.bench.report.MiniJson.parse(r.out());
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> tls = (java.util.Map<String, Object>) root.get("tls");
+        assertEquals("TLSv1.3", tls.get("protocols"), r.out());
+        // What each server saw its first connection negotiate: TLS really ran, on both stacks, with one suite.
+        Matcher m = Pattern.compile("rdmarpc-tcp TLSv1\\.3 (TLS_\\w+), grpc-java TLSv1\\.3 (TLS_\\w+)")
+                .matcher(String.valueOf(tls.get("negotiated")));
+        assertTrue(m.matches(), String.valueOf(tls.get("negotiated")));
+        assertEquals(m.group(1), m.group(2), "the same cipher suite on both stacks");
+        assertTrue(r.out().contains("\"errors\": 0"), r.out());
+        assertTrue(!r.out().contains("\"calls\": 0,"), r.out());
+        assertTrue(root.get("stack_description").toString().contains("TLS TLSv1.3"), r.out());
+    }
+
+    @Test
+    void serverWithThrowawayCertificateServesTlsClientsAndRefusesPlainOnes() throws Exception {
+        StringWriter serverOut = new StringWriter();
+        AtomicInteger serverCode = new AtomicInteger(-1);
+        Thread server = new Thread(() -> {
+            CommandLine cl = BenchCli.commandLine();
+            cl.setOut(new PrintWriter(serverOut, true));
+            serverCode.set(cl.execute("server", "--tls", "--listen", "127.0.0.1:0", "--time-limit", "15s",
+                    "--max-message", "64K", "--periodic-gc", "0s"));
+        });
+        server.start();
+        Pattern listening = Pattern.compile("rdmarpc-tcp echo server listening on 127\\.0\\.0\\.1:(\\d+)");
+        Matcher m = listening.matcher("");
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!(m = listening.matcher(serverOut.toString())).find() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertTrue(m.find(0), "server announced its port: " + serverOut);
+        Matcher ca = Pattern.compile("clients trust (\\S+ca\\.pem) ").matcher(serverOut.toString());
+        assertTrue(ca.find(), "server printed its CA file: " + serverOut);
+        Path caFile = Path.of(ca.group(1));
+        assertTrue(Files.isRegularFile(caFile), caFile.toString());
+        String connect = "127.0.0.1:" + m.group(1);
+        BenchCliTest.Run tls = BenchCliTest.run("client", "--tls", "--tls-trust", caFile.toString(), "--connect", connect,
+                "--sizes", "1K", "--concurrency", "2", "--warmup", "100ms", "--duration", "300ms", "--initial-warmup", "0s",
+                "--format", "csv");
+        assertEquals(0, tls.code(), tls.err());
+        List<String> lines = tls.out().lines().toList();
+        assertTrue(lines.get(0).endsWith(",late_calls,tls"), lines.get(0));
+        assertTrue(lines.get(1).startsWith("rdmarpc-tcp,1024,1024,2,2,") && lines.get(1).endsWith(",0,TLSv1.3"), lines.get(1));
+        BenchCliTest.Run plain = BenchCliTest.run("client", "--connect", connect, "--sizes", "128", "--concurrency", "1",
+                "--warmup", "0s", "--duration", "200ms", "--initial-warmup", "0s");
+        assertEquals(1, plain.code(), plain.out());
+        // The server's refusal or the client's reading of its TLS alert, whichever comes first.
+        assertTrue(plain.out().matches("(?s).*! rdmarpc-tcp 128B x1: \\d+ failed call\\(s\\), first: .*(requires TLS|wrong magic).*"),
+                plain.out());
+        BenchCliTest.Run untrusting = BenchCliTest.run("client", "--tls", "--connect", connect, "--sizes", "128",
+                "--concurrency", "1", "--duration", "200ms", "--initial-warmup", "0s");
+        assertEquals(1, untrusting.code(), untrusting.err());
+        assertTrue(untrusting.err().contains("not trusted"), untrusting.err());
+        server.join(30_000);
+        assertEquals(0, serverCode.get());
+        assertTrue(!Files.exists(caFile.getParent()), "the throwaway certificates are removed when the server stops");
+    }
+
+    @Test
+    void tlsOptionsThatDoNotGoTogetherAreBadOptions() throws Exception {
+        Path ca = dir.resolve("ca.pem");
+        Files.writeString(ca, "not a certificate");
+        for (String[] args : List.of(
+                new String[] {"local", "--tls", "--baseline", "netty"},
+                new String[] {"server", "--tls", "--baseline", "netty"},
+                new String[] {"server", "--tls-cert", ca.toString(), "--tls-key", ca.toString()},
+                new String[] {"server", "--tls", "--tls-cert", ca.toString()},
+                new String[] {"server", "--tls", "--tls-cert", ca.toString(), "--tls-key", ca.toString()},
+                new String[] {"client", "--tls-trust", ca.toString()},
+                new String[] {"client", "--tls", "--tls-trust", ca.toString()},
+                new String[] {"client", "--tls-no-verify-hostname"})) {
+            BenchCliTest.Run r = BenchCliTest.run(args);
+            assertEquals(2, r.code(), String.join(" ", args) + ": " + r.err());
+            assertEquals(1, r.err().lines().count(), r.err());
+            assertTrue(r.err().contains("--tls"), r.err());
+        }
+    }
 }

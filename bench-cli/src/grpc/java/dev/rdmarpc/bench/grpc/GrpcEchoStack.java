@@ -7,17 +7,29 @@ import dev.rdmarpc.bench.load.EchoProtocol;
 import dev.rdmarpc.bench.load.EchoServer;
 import dev.rdmarpc.bench.load.EchoStack;
 import dev.rdmarpc.bench.load.StackOptions;
+import dev.rdmarpc.bench.load.TlsSettings;
 import io.grpc.CallOptions;
 import io.grpc.ConnectivityState;
 import io.grpc.Drainable;
+import io.grpc.Grpc;
 import io.grpc.KnownLength;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslProvider;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SupportedCipherSuiteFilter;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
@@ -32,8 +44,25 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLSession;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509ExtendedTrustManager;
+import javax.net.ssl.X509TrustManager;
 
 /**
  * The gRPC-java baseline: the same echo contract as rdmarpc's, served and called through gRPC-java with
@@ -43,6 +72,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@link KnownLength} and {@link Drainable}, as protobuf's own marshaller is, so gRPC frames it without
  * an extra buffer. Calls go through {@link ClientCalls#asyncUnaryCall}, the path of a generated async
  * stub; both sides use {@code directExecutor()} and the same number of event-loop threads as rdmarpc.
+ *
+ * <p>With {@link StackOptions#tls()}, both sides run TLS {@value TlsSettings#PROTOCOL} with Netty's JDK
+ * provider ({@link SslProvider#JDK}, the JDK's {@code SSLEngine}, as rdmarpc uses), not the OpenSSL
+ * (tcnative) one grpc-netty-shaded would pick by default, and with the JDK's own TLS 1.3 cipher suites in
+ * the JDK's order of preference (gRPC's list would prefer AES-128), so both stacks negotiate the same cipher
+ * suite with the same code. A server interceptor notes what the first call's connection negotiated.
  *
  * <p>Loaded by the bench at run time from {@code target/grpc-lib} with a class loader of its own, so
  * gRPC's jars never join the bench's module graph.
@@ -82,6 +117,10 @@ public final class GrpcEchoStack implements EchoStack {
             .build();
 
     private EventLoopGroup clientGroup;
+    /** The client side's TLS context, made with the client group; null without TLS. */
+    private SslContext clientTls;
+    /** What the first TLS call to a server of this stack arrived over; written once by an event loop. */
+    private volatile String tlsNegotiated;
 
     public GrpcEchoStack() {
     }
@@ -96,7 +135,144 @@ public final class GrpcEchoStack implements EchoStack {
         String version = ManagedChannel.class.getPackage().getImplementationVersion();
         return "gRPC-java " + (version == null ? "(unknown version)" : version)
                 + ", grpc-netty-shaded on Netty NIO, byte[] marshaller (no protobuf), directExecutor, "
-                + options.ioThreads() + " event-loop thread(s) per side, async unary calls";
+                + options.ioThreads() + " event-loop thread(s) per side, async unary calls"
+                + (options.tls() == null ? "" : ", TLS " + TlsSettings.PROTOCOL + " (Netty's JDK provider: the JDK's SSLEngine)");
+    }
+
+    @Override
+    public String tlsNegotiated() {
+        return tlsNegotiated;
+    }
+
+    /** A server's TLS context: the settings' certificate chain and key, JDK provider, TLS 1.3 only. */
+    static SslContext serverTls(TlsSettings tls) throws SSLException {
+        if (!tls.canServe()) {
+            throw new IllegalArgumentException("TLS without a server certificate and key: cannot serve");
+        }
+        SslContextBuilder b = SslContextBuilder.forServer(tls.certificateChain().toFile(), tls.privateKey().toFile());
+        return GrpcSslContexts.configure(b, SslProvider.JDK).protocols(TlsSettings.PROTOCOL)
+                .ciphers(jdkCipherSuites(), SupportedCipherSuiteFilter.INSTANCE).build();
+    }
+
+    /** The JDK's default TLS 1.3 cipher suites, in its order of preference (the order rdmarpc's engines use). */
+    static List<String> jdkCipherSuites() {
+        try {
+            return Arrays.stream(SSLContext.getDefault().getDefaultSSLParameters().getCipherSuites())
+                    .filter(c -> c.startsWith("TLS_AES_") || c.startsWith("TLS_CHACHA20_"))
+                    .toList();
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("the JDK has no default TLS context: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A client's TLS context: the settings' trusted issuers (or the JDK's), JDK provider, TLS 1.3 only.
+     * gRPC always asks the engine to check the server's name; without {@code verifyHostname} the trust
+     * manager checks the chain only.
+     */
+    static SslContext clientTls(TlsSettings tls) throws SSLException {
+        SslContextBuilder b = GrpcSslContexts.configure(SslContextBuilder.forClient(), SslProvider.JDK)
+                .protocols(TlsSettings.PROTOCOL).ciphers(jdkCipherSuites(), SupportedCipherSuiteFilter.INSTANCE);
+        if (tls.verifyHostname()) {
+            if (tls.trustedCertificates() != null) {
+                b.trustManager(tls.trustedCertificates().toFile());
+            }
+        } else {
+            b.trustManager(new ChainOnlyTrustManager(trustManager(tls)));
+        }
+        return b.build();
+    }
+
+    /** The JDK's X.509 trust manager over the settings' trusted issuers, or over its default ones. */
+    private static X509TrustManager trustManager(TlsSettings tls) throws SSLException {
+        try {
+            KeyStore store = null;
+            if (tls.trustedCertificates() != null) {
+                store = KeyStore.getInstance("PKCS12");
+                store.load(null, null);
+                int i = 0;
+                try (InputStream in = Files.newInputStream(tls.trustedCertificates())) {
+                    for (var c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+                        store.setCertificateEntry("ca" + i++, c);
+                    }
+                }
+            }
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(store);
+            for (TrustManager m : tmf.getTrustManagers()) {
+                if (m instanceof X509TrustManager x) {
+                    return x;
+                }
+            }
+            throw new SSLException("the JDK offers no X.509 trust manager");
+        } catch (IOException | GeneralSecurityException e) {
+            throw new SSLException("cannot trust the certificates in " + tls.trustedCertificates() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Checks that the peer's chain leads to a trusted issuer and nothing about its name: the engine's
+     * endpoint identification (which gRPC turns on) is done by the JDK's trust manager only in the
+     * methods that get the engine, and these call the ones that do not.
+     */
+    private static final class ChainOnlyTrustManager extends X509ExtendedTrustManager {
+        private final X509TrustManager chain;
+
+        ChainOnlyTrustManager(X509TrustManager chain) {
+            this.chain = chain;
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] certs, String authType, SSLEngine engine) throws CertificateException {
+            chain.checkServerTrusted(certs, authType);
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] certs, String authType, Socket socket) throws CertificateException {
+            chain.checkServerTrusted(certs, authType);
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] certs, String authType) throws CertificateException {
+            chain.checkServerTrusted(certs, authType);
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] certs, String authType, SSLEngine engine) throws CertificateException {
+            chain.checkClientTrusted(certs, authType);
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] certs, String authType, Socket socket) throws CertificateException {
+            chain.checkClientTrusted(certs, authType);
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] certs, String authType) throws CertificateException {
+            chain.checkClientTrusted(certs, authType);
+        }
+
+        @Override
+        public X509Certificate[] getAcceptedIssuers() {
+            return chain.getAcceptedIssuers();
+        }
+    }
+
+    /** Notes, once, what the first call's TLS connection negotiated; then only passes calls on. */
+    private ServerInterceptor tlsWatcher() {
+        return new ServerInterceptor() {
+            @Override
+            public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+                    ServerCallHandler<Q, R> next) {
+                if (tlsNegotiated == null) {
+                    SSLSession session = call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION);
+                    if (session != null) {
+                        tlsNegotiated = session.getProtocol() + " " + session.getCipherSuite();
+                    }
+                }
+                return next.startCall(call, headers);
+            }
+        };
     }
 
     @Override
@@ -119,15 +295,18 @@ public final class GrpcEchoStack implements EchoStack {
                 .build();
         Server server;
         try {
-            server = NettyServerBuilder.forAddress(bindAddress)
+            NettyServerBuilder b = NettyServerBuilder.forAddress(bindAddress)
                     .channelType(NioServerSocketChannel.class)
                     .bossEventLoopGroup(boss)
                     .workerEventLoopGroup(workers)
                     .directExecutor()
-                    .maxInboundMessageSize(maxMessage + EchoProtocol.HEADER_BYTES + 64)
-                    .addService(service)
-                    .build()
-                    .start();
+                    .maxInboundMessageSize(maxMessage + EchoProtocol.HEADER_BYTES + 64);
+            if (options.tls() != null) {
+                b.sslContext(serverTls(options.tls())).addService(ServerInterceptors.intercept(service, tlsWatcher()));
+            } else {
+                b.addService(service);
+            }
+            server = b.build().start();
         } catch (IOException | RuntimeException e) {
             boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
@@ -140,10 +319,16 @@ public final class GrpcEchoStack implements EchoStack {
     @Override
     public synchronized EchoConnection connect(InetSocketAddress serverAddress, StackOptions options) throws IOException {
         if (clientGroup == null) {
+            clientTls = options.tls() == null ? null : clientTls(options.tls());
             clientGroup = new NioEventLoopGroup(options.ioThreads(), new DefaultThreadFactory("grpc-bench-client-io", true));
         }
-        ManagedChannel channel = NettyChannelBuilder.forAddress(serverAddress)
-                .usePlaintext()
+        NettyChannelBuilder builder = NettyChannelBuilder.forAddress(serverAddress);
+        if (clientTls != null) {
+            builder.sslContext(clientTls);
+        } else {
+            builder.usePlaintext();
+        }
+        ManagedChannel channel = builder
                 .channelType(NioSocketChannel.class)
                 .eventLoopGroup(clientGroup)
                 .directExecutor()
@@ -155,7 +340,9 @@ public final class GrpcEchoStack implements EchoStack {
             if (state == ConnectivityState.TRANSIENT_FAILURE || System.nanoTime() > deadline) {
                 channel.shutdownNow();
                 throw new IOException("cannot connect to the gRPC echo server at " + serverAddress
-                        + (state == ConnectivityState.TRANSIENT_FAILURE ? " (connection failed)" : " within 10 s"));
+                        + (state == ConnectivityState.TRANSIENT_FAILURE
+                                ? clientTls == null ? " (connection failed)" : " (connection or TLS handshake failed)"
+                                : " within 10 s"));
             }
             try {
                 Thread.sleep(5);
@@ -174,6 +361,7 @@ public final class GrpcEchoStack implements EchoStack {
         if (clientGroup != null) {
             clientGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
             clientGroup = null;
+            clientTls = null;
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.rdmarpc.bench.jmh;
 
+import dev.rdmarpc.bench.tls.ThrowawayCertificates;
 import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.ResponseListener;
 import dev.rdmarpc.rpc.ResponseView;
@@ -7,9 +8,12 @@ import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.RpcServer;
 import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -33,6 +37,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * every thread's allocation, the I/O threads included; expected: 0 B/op for the raw path. The typed
  * {@code String} call is there for contrast (futures and strings allocate).
  *
+ * <p>{@code -p tls=true} runs the same calls over TLS 1.3 (the JDK's {@code SSLEngine}, a throwaway CA and
+ * server certificate made with keytool at setup), so {@code -prof gc} shows what TLS allocates per call.
+ *
  * <p>Loopback round trips on a small, shared machine measure the machine as much as the library;
  * compare with the bench CLI's figures, not with other hosts.
  */
@@ -50,11 +57,16 @@ public class EchoBench {
     @Param({"128"})
     public int size;
 
+    /** Whether the connection is TLS 1.3 (default false: plain TCP, the zero-allocation figure). */
+    @Param({"false"})
+    public boolean tls;
+
     private RpcServer server;
     private RpcClient client;
     private Arena arena;
     private MemorySegment payload;
     private String text;
+    private ThrowawayCertificates certificates;
     private final Waiter waiter = new Waiter();
 
     /** Counts responses; the benchmark thread spins on the count (no lock, no allocation). */
@@ -85,11 +97,21 @@ public class EchoBench {
 
     @Setup(Level.Trial)
     public void setup() {
-        server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1))
+        TlsConfig serverTls = null;
+        TlsConfig clientTls = null;
+        if (tls) {
+            certificates = ThrowawayCertificates.create(List.of(InetAddress.getLoopbackAddress()));
+            serverTls = TlsConfig.forServer(certificates.serverCertificateChain(), certificates.serverPrivateKey());
+            clientTls = TlsConfig.forClient().trust(certificates.caCertificate());
+        }
+        TlsConfig serving = serverTls;
+        TlsConfig calling = clientTls;
+        server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1).tls(serving))
                 .registerRaw(RAW_ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength()))
                 .register(STRING_ECHO, (ctx, s) -> s)
                 .start();
-        client = RpcClient.connect(server.address());
+        client = tls ? RpcClient.builder().address(server.address()).tcp(cfg -> cfg.tls(calling)).connect()
+                : RpcClient.connect(server.address());
         arena = Arena.ofShared();
         payload = arena.allocate(size).fill((byte) 1);
         text = "t".repeat(size);
@@ -100,6 +122,9 @@ public class EchoBench {
         client.close();
         server.close();
         arena.close();
+        if (certificates != null) {
+            certificates.close();
+        }
     }
 
     /** One zero-allocation round trip at a time. */

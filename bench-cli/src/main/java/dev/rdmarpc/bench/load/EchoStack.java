@@ -31,6 +31,15 @@ public interface EchoStack extends AutoCloseable {
      */
     EchoConnection connect(InetSocketAddress serverAddress, StackOptions options) throws Exception;
 
+    /**
+     * What the first TLS connection to a server of this stack negotiated, its protocol and cipher suite
+     * (e.g. {@code TLSv1.3 TLS_AES_256_GCM_SHA384}), as the server saw it; {@code null} without TLS, before
+     * a call has reached such a server, or where the stack cannot tell.
+     */
+    default String tlsNegotiated() {
+        return null;
+    }
+
     /** Frees what the stack shares between its connections (client event loops and the like); idempotent. */
     @Override
     default void close() {

@@ -9,8 +9,10 @@ package dev.rdmarpc.bench.load;
  * @param gidIndex        RDMA GID index override, or -1
  * @param rdmaCompletions how RDMA I/O threads wait for completions: {@code event}, {@code busy-poll} or
  *                        {@code hybrid} (rdmarpc's {@code IdleStrategy}: event, busy-poll, back-off 50 us)
+ * @param tls             TLS for servers and connections, or {@code null} for plain TCP
  */
-public record StackOptions(int ioThreads, int maxMessageBytes, String device, int gidIndex, String rdmaCompletions) {
+public record StackOptions(int ioThreads, int maxMessageBytes, String device, int gidIndex, String rdmaCompletions,
+        TlsSettings tls) {
     public StackOptions {
         if (ioThreads < 1) {
             throw new IllegalArgumentException("ioThreads must be at least 1, not " + ioThreads);
@@ -23,8 +25,18 @@ public record StackOptions(int ioThreads, int maxMessageBytes, String device, in
         }
     }
 
-    /** Options with RDMA completions in event mode (the transport's default). */
+    /** Options without TLS. */
+    public StackOptions(int ioThreads, int maxMessageBytes, String device, int gidIndex, String rdmaCompletions) {
+        this(ioThreads, maxMessageBytes, device, gidIndex, rdmaCompletions, null);
+    }
+
+    /** Options with RDMA completions in event mode (the transport's default), without TLS. */
     public StackOptions(int ioThreads, int maxMessageBytes, String device, int gidIndex) {
         this(ioThreads, maxMessageBytes, device, gidIndex, "event");
+    }
+
+    /** These options with this TLS ({@code null}: none). */
+    public StackOptions withTls(TlsSettings settings) {
+        return new StackOptions(ioThreads, maxMessageBytes, device, gidIndex, rdmaCompletions, settings);
     }
 }

@@ -8,11 +8,12 @@ import java.util.List;
  * CSV: a header line, then one line per cell and stack. With a baseline, lines whose stack is
  * {@code speedup} follow each pair and carry ratios (above 1 favours ours) in the figure columns.
  * {@code target_qps} is the open loop's target rate (empty for a closed loop), {@code late_calls} its
- * calls sent late (0 for a closed loop).
+ * calls sent late (0 for a closed loop); {@code tls} the TLS protocol versions the run allowed (empty for
+ * plain TCP).
  */
 public final class CsvFormat {
     static final String HEADER = "stack,request_bytes,response_bytes,concurrency,in_flight,connections,runs,"
-            + "throughput_gbps,p50_us,p90_us,p99_us,p999_us,max_us,qps,calls,errors,seconds,target_qps,late_calls";
+            + "throughput_gbps,p50_us,p90_us,p99_us,p999_us,max_us,qps,calls,errors,seconds,target_qps,late_calls,tls";
 
     private CsvFormat() {
     }
@@ -20,28 +21,29 @@ public final class CsvFormat {
     public static void write(Report report, PrintWriter out) {
         out.println(HEADER);
         List<Report.Speedup> speedups = report.speedups();
+        String tls = report.info().hasTls() ? report.info().tls() : "";
         for (int i = 0; i < report.results().size(); i++) {
-            line(out, report.results().get(i));
+            line(out, report.results().get(i), tls);
             if (!report.baseline().isEmpty()) {
                 CellResult b = report.baseline().get(i);
-                line(out, b);
+                line(out, b, tls);
                 Report.Speedup s = speedups.get(i);
                 out.println(String.join(",", "speedup", Integer.toString(s.requestBytes()), "",
                         Integer.toString(s.concurrency()), "", "", "", Formats.plain(s.throughput()),
                         Formats.plain(s.p50()), Formats.plain(s.p90()), Formats.plain(s.p99()),
-                        Formats.plain(s.p999()), "", Formats.plain(s.qps()), "", "", "", target(s.targetQps()), ""));
+                        Formats.plain(s.p999()), "", Formats.plain(s.qps()), "", "", "", target(s.targetQps()), "", tls));
             }
         }
         out.flush();
     }
 
-    private static void line(PrintWriter out, CellResult r) {
+    private static void line(PrintWriter out, CellResult r, String tls) {
         out.println(String.join(",", r.stack(), Integer.toString(r.requestBytes()), Integer.toString(r.responseBytes()),
                 Integer.toString(r.concurrency()), Integer.toString(r.inFlight()), Integer.toString(r.connections()),
                 Integer.toString(r.runs()),
                 Formats.plain(r.gbps()), Formats.plain(r.p50Us()), Formats.plain(r.p90Us()), Formats.plain(r.p99Us()),
                 Formats.plain(r.p999Us()), Formats.plain(r.maxUs()), Formats.plain(r.qps()), Long.toString(r.calls()),
-                Long.toString(r.errors()), Formats.plain(r.seconds()), target(r.targetQps()), Long.toString(r.lateCalls())));
+                Long.toString(r.errors()), Formats.plain(r.seconds()), target(r.targetQps()), Long.toString(r.lateCalls()), tls));
     }
 
     private static String target(long qps) {

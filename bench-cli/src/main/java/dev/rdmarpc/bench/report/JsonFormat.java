@@ -26,6 +26,8 @@ public final class JsonFormat {
                 + ", \"repeat\": " + info.repeat() + ", \"max_in_flight_bytes\": " + info.maxInFlightBytes()
                 + ", \"response_bytes\": " + (info.echo() ? "\"echo\"" : Integer.toString(info.responseBytes())) + "},");
         out.println("  \"environment\": " + str(info.environment()) + ",");
+        out.println("  \"tls\": " + (info.hasTls() ? "{\"protocols\": " + str(info.tls()) + ", \"negotiated\": "
+                + (info.tlsNegotiated() == null ? "null" : str(info.tlsNegotiated())) + "}" : "null") + ",");
         out.println("  \"latency_unit\": \"us\",");
         out.print("  \"results\": ");
         cells(out, report.results());

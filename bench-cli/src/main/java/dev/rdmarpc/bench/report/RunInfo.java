@@ -20,10 +20,29 @@ import java.time.Duration;
  * @param echo                whether responses are as large as requests
  * @param responseBytes       the fixed response size when not {@code echo}
  * @param environment         JVM and machine, one line
+ * @param tls                 the TLS protocol versions every stack allowed, e.g. {@code TLSv1.3}, or {@code null}
+ *                            when the run was plain TCP
+ * @param tlsNegotiated       what each stack's server saw its first TLS connection negotiate, e.g.
+ *                            {@code rdmarpc-tcp TLSv1.3 TLS_AES_256_GCM_SHA384}, or {@code null} when not known
+ *                            (no TLS, or the servers ran in another process)
  */
 public record RunInfo(String stack, String stackDescription, String baseline, String baselineDescription,
         String target, int connections, int pipeline, int ioThreads, Duration warmup, Duration measure,
-        int repeat, long maxInFlightBytes, boolean echo, int responseBytes, String environment) {
+        int repeat, long maxInFlightBytes, boolean echo, int responseBytes, String environment, String tls,
+        String tlsNegotiated) {
+
+    /** A run in plain TCP. */
+    public RunInfo(String stack, String stackDescription, String baseline, String baselineDescription,
+            String target, int connections, int pipeline, int ioThreads, Duration warmup, Duration measure,
+            int repeat, long maxInFlightBytes, boolean echo, int responseBytes, String environment) {
+        this(stack, stackDescription, baseline, baselineDescription, target, connections, pipeline, ioThreads, warmup,
+                measure, repeat, maxInFlightBytes, echo, responseBytes, environment, null, null);
+    }
+
+    /** Whether the run's connections were TLS. */
+    public boolean hasTls() {
+        return tls != null;
+    }
 
     /** Whether a baseline stack was measured too. */
     public boolean hasBaseline() {

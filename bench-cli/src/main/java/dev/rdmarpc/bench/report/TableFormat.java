@@ -151,6 +151,10 @@ public final class TableFormat {
         lines.add("latency: HdrHistogram, microseconds, " + (report.openLoop()
                 ? "from each call's due time to its response (coordinated omission accounted for)" : "send to response")
                 + "; throughput = request bytes x QPS x 8");
+        if (info.hasTls()) {
+            lines.add("TLS: " + info.tls() + " only, the JDK's TLS on every stack; negotiated: "
+                    + (info.tlsNegotiated() == null ? "not seen (the servers ran in another process)" : info.tlsNegotiated()));
+        }
         lines.add(info.environment());
         return lines;
     }

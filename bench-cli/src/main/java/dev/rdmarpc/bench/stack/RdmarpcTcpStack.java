@@ -7,6 +7,7 @@ import dev.rdmarpc.bench.load.EchoProtocol;
 import dev.rdmarpc.bench.load.EchoServer;
 import dev.rdmarpc.bench.load.EchoStack;
 import dev.rdmarpc.bench.load.StackOptions;
+import dev.rdmarpc.bench.load.TlsSettings;
 import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.RawCall;
 import dev.rdmarpc.rpc.ResponseListener;
@@ -21,12 +22,14 @@ import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.rdma.RdmaTransport;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
 import java.time.Duration;
+import javax.net.ssl.SSLSession;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -44,6 +47,12 @@ import java.util.concurrent.locks.LockSupport;
  * loops, so both sides run the same number of I/O threads. A send refused by back-pressure
  * ({@code send} returning false) is retried from a helper thread, never spun on an I/O thread; the time
  * it waits counts in the call's latency.
+ *
+ * <p>With {@link StackOptions#tls()}, both sides run TLS {@value TlsSettings#PROTOCOL} with the JDK's
+ * {@code SSLEngine} ({@link TlsConfig} on {@link TcpTransport.Config#tls}; over RDMA on
+ * {@link RdmaConfig#tls}, which puts each connection's TCP setup channel behind TLS while the queue pair's
+ * data stays unencrypted). The server's echo handler notes what the first TLS call's connection
+ * negotiated ({@link #tlsNegotiated()}).
  */
 public final class RdmarpcTcpStack implements EchoStack {
     /** The echo method: raw bytes both ways. */
@@ -53,6 +62,8 @@ public final class RdmarpcTcpStack implements EchoStack {
     private final boolean rdma;
     private Transport clientTransport;
     private Resender resender;
+    /** What the first TLS call to a server of this stack arrived over; written once by an I/O thread. */
+    private volatile String tlsNegotiated;
 
     /** rdmarpc over TCP. */
     public RdmarpcTcpStack() {
@@ -87,13 +98,35 @@ public final class RdmarpcTcpStack implements EchoStack {
         return c;
     }
 
+    /** A server's TLS: its certificate chain and key from the settings' PEM files, TLS 1.3 only. */
+    static TlsConfig serverTls(TlsSettings tls) {
+        if (!tls.canServe()) {
+            throw new IllegalArgumentException("TLS without a server certificate and key: cannot serve");
+        }
+        return TlsConfig.forServer(tls.certificateChain(), tls.privateKey()).protocols(TlsSettings.PROTOCOL);
+    }
+
+    /** A client's TLS: the settings' trusted issuers (or the JDK's), their host-name rule, TLS 1.3 only. */
+    static TlsConfig clientTls(TlsSettings tls) {
+        TlsConfig c = TlsConfig.forClient().verifyHostname(tls.verifyHostname()).protocols(TlsSettings.PROTOCOL);
+        return tls.trustedCertificates() == null ? c : c.trust(tls.trustedCertificates());
+    }
+
+    @Override
+    public String tlsNegotiated() {
+        return tlsNegotiated;
+    }
+
     @Override
     public String describe(StackOptions options) {
         String version = RpcClient.class.getModule().getDescriptor() != null
                 ? RpcClient.class.getModule().getDescriptor().rawVersion().orElse("") : "";
         String transport = rdma ? " RDMA transport (RC SEND/RECV, " + rdmaConfig(options).polling().idleStrategy()
                 + " completions, registered pool)" : " TCP transport (java.nio)";
-        return "rdmarpc" + (version.isEmpty() ? "" : " " + version) + transport + ", raw echo handler inline "
+        String tls = options.tls() == null ? "" : rdma ? ", TLS " + TlsSettings.PROTOCOL
+                + " (JDK SSLEngine) on each connection's TCP setup channel, queue pair data unencrypted"
+                : ", TLS " + TlsSettings.PROTOCOL + " (JDK SSLEngine)";
+        return "rdmarpc" + (version.isEmpty() ? "" : " " + version) + transport + tls + ", raw echo handler inline "
                 + "on the I/O thread, RpcClient.sendInPlace with a preallocated listener, "
                 + options.ioThreads() + " I/O thread(s) per side";
     }
@@ -106,7 +139,8 @@ public final class RdmarpcTcpStack implements EchoStack {
 
     @Override
     public EchoServer startServer(InetSocketAddress bindAddress, StackOptions options) {
-        EchoHandler handler = new EchoHandler(options.maxMessageBytes());
+        TlsConfig tls = options.tls() == null ? null : serverTls(options.tls());
+        EchoHandler handler = new EchoHandler(options.maxMessageBytes(), tls == null ? null : this);
         RpcServer server;
         try {
             RpcServer.Builder b = RpcServer.builder()
@@ -114,9 +148,9 @@ public final class RdmarpcTcpStack implements EchoStack {
                     .maxFrameLength(maxFrameLength(options))
                     .registerRaw(ECHO, handler::handle);
             if (rdma) {
-                b.rdma(rdmaConfig(options).threadNamePrefix("rdmarpc-bench-server"));
+                b.rdma(rdmaConfig(options).threadNamePrefix("rdmarpc-bench-server").tls(tls));
             } else {
-                b.tcp(cfg -> cfg.ioThreads(options.ioThreads()));
+                b.tcp(cfg -> cfg.ioThreads(options.ioThreads()).tls(tls));
             }
             server = b.start();
         } catch (RuntimeException e) {
@@ -144,11 +178,13 @@ public final class RdmarpcTcpStack implements EchoStack {
     @Override
     public synchronized EchoConnection connect(InetSocketAddress serverAddress, StackOptions options) {
         if (clientTransport == null) {
+            TlsConfig tls = options.tls() == null ? null : clientTls(options.tls());
             clientTransport = rdma
-                    ? RdmaTransport.create(rdmaConfig(options).threadNamePrefix("rdmarpc-bench-client"))
+                    ? RdmaTransport.create(rdmaConfig(options).threadNamePrefix("rdmarpc-bench-client").tls(tls))
                     : TcpTransport.create(new TcpTransport.Config()
                             .ioThreads(options.ioThreads())
-                            .threadNamePrefix("rdmarpc-bench-client"));
+                            .threadNamePrefix("rdmarpc-bench-client")
+                            .tls(tls));
             resender = new Resender();
         }
         RpcClient client = RpcClient.builder()
@@ -183,17 +219,29 @@ public final class RdmarpcTcpStack implements EchoStack {
         }
     }
 
-    /** The server's echo: the request's bytes back, or as many bytes as the request's header asks for. */
+    /**
+     * The server's echo: the request's bytes back, or as many bytes as the request's header asks for. Over
+     * TLS it first notes, once, what the call's connection negotiated.
+     */
     private static final class EchoHandler {
         private final int maxMessage;
         private final Arena arena = Arena.ofShared();
         private volatile MemorySegment filler;
+        /** The stack to tell what TLS negotiated, or null without TLS (then nothing is looked at). */
+        private final RdmarpcTcpStack tlsWatcher;
 
-        EchoHandler(int maxMessage) {
+        EchoHandler(int maxMessage, RdmarpcTcpStack tlsWatcher) {
             this.maxMessage = maxMessage;
+            this.tlsWatcher = tlsWatcher;
         }
 
         void handle(RawCall call) {
+            if (tlsWatcher != null && tlsWatcher.tlsNegotiated == null) {
+                SSLSession session = call.tlsSession();
+                if (session != null) {
+                    tlsWatcher.tlsNegotiated = session.getProtocol() + " " + session.getCipherSuite();
+                }
+            }
             int length = call.payloadLength();
             int wanted = length >= EchoProtocol.HEADER_BYTES ? call.buffer().get(INT_LE, call.payloadOffset()) : length;
             if (wanted == length) {

@@ -59,6 +59,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * ({@code channelReadComplete}); a write made outside a read (a caller's first call, an open loop's paced
  * calls) is flushed at once. This is the closest Netty idiom to rdmarpc's flush once per loop iteration.
  *
+ * <p>Plain text only: it refuses {@link StackOptions#tls()} (its frames would need an {@code SslHandler} on
+ * both pipelines, which it does not have); the gRPC baseline runs over TLS.
+ *
  * <p>Loaded by the bench at run time from {@code target/netty-lib} with a class loader of its own, so
  * Netty's jars never join the bench's module graph.
  */
@@ -87,6 +90,7 @@ public final class NettyEchoStack implements EchoStack {
 
     @Override
     public EchoServer startServer(InetSocketAddress bindAddress, StackOptions options) throws IOException {
+        refuseTls(options);
         // One group accepts and serves: the same number of threads as rdmarpc's server.
         EventLoopGroup group = new NioEventLoopGroup(options.ioThreads(),
                 new DefaultThreadFactory("netty-bench-server-io", true));
@@ -115,6 +119,7 @@ public final class NettyEchoStack implements EchoStack {
 
     @Override
     public synchronized EchoConnection connect(InetSocketAddress serverAddress, StackOptions options) throws IOException {
+        refuseTls(options);
         if (clientGroup == null) {
             clientGroup = new NioEventLoopGroup(options.ioThreads(), new DefaultThreadFactory("netty-bench-client-io", true));
         }
@@ -150,6 +155,13 @@ public final class NettyEchoStack implements EchoStack {
         if (clientGroup != null) {
             clientGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
             clientGroup = null;
+        }
+    }
+
+    /** The Netty baseline is a plain-text echo: TLS asked of it is an error, not silently left out. */
+    private static void refuseTls(StackOptions options) {
+        if (options.tls() != null) {
+            throw new IllegalArgumentException("the Netty baseline has no TLS (use the gRPC baseline to compare over TLS)");
         }
     }
 

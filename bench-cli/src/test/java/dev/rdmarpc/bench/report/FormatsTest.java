@@ -72,11 +72,11 @@ class FormatsTest {
         List<String> lines = render(CsvFormat::write, report).lines().toList();
         assertEquals(CsvFormat.HEADER, lines.get(0));
         assertEquals(1 + 4 * 3, lines.size());
-        assertEquals("rdmarpc-tcp,128,128,1,1,1,1,0.01024,95.5,120.25,180,410,900,10000,20000,0,2,,0", lines.get(1));
-        assertEquals("grpc-java,128,128,1,1,1,1,0.00512,191,240.5,360,820,1500,5000,10000,0,2,,0", lines.get(2));
-        assertEquals("speedup,128,,1,,,,2,2,2,2,2,,2,,,,,", lines.get(3));
+        assertEquals("rdmarpc-tcp,128,128,1,1,1,1,0.01024,95.5,120.25,180,410,900,10000,20000,0,2,,0,", lines.get(1));
+        assertEquals("grpc-java,128,128,1,1,1,1,0.00512,191,240.5,360,820,1500,5000,10000,0,2,,0,", lines.get(2));
+        assertEquals("speedup,128,,1,,,,2,2,2,2,2,,2,,,,,,", lines.get(3));
         for (String l : lines) {
-            assertEquals(18, l.chars().filter(c -> c == ',').count(), l);
+            assertEquals(19, l.chars().filter(c -> c == ',').count(), l);
         }
         String plain = render(CsvFormat::write, new Report(ReportFixtures.info(false), ReportFixtures.ours(), List.of()));
         assertEquals(5, plain.lines().count());
@@ -159,8 +159,8 @@ class FormatsTest {
     void openLoopCsvAndJsonCarryTheTargetRate() {
         Report report = new Report(ReportFixtures.info(false), openLoop(), List.of());
         List<String> lines = render(CsvFormat::write, report).lines().toList();
-        assertTrue(lines.get(0).endsWith(",seconds,target_qps,late_calls"), lines.get(0));
-        assertTrue(lines.get(2).endsWith(",30000,60000,0,2,50000,41234"), lines.get(2));
+        assertTrue(lines.get(0).endsWith(",seconds,target_qps,late_calls,tls"), lines.get(0));
+        assertTrue(lines.get(2).endsWith(",30000,60000,0,2,50000,41234,"), lines.get(2));
         String json = render(JsonFormat::write, report);
         @SuppressWarnings("unchecked")
         java.util.Map<String, Object> root = (java.util.Map<String, Object>) MiniJson.parse(json);
@@ -182,5 +182,27 @@ class FormatsTest {
         assertTrue(json.contains("\"stack\": \"a\\\"b\""), json);
         assertTrue(json.contains("\"first_error\": \"line1\\nline2\""), json);
         MiniJson.parse(json);
+    }
+
+    @Test
+    void everyFormatSaysWhetherTlsWasOn() {
+        Report tls = new Report(ReportFixtures.tlsInfo(), ReportFixtures.ours(), ReportFixtures.theirs());
+        Report plain = new Report(ReportFixtures.info(true), ReportFixtures.ours(), ReportFixtures.theirs());
+        assertTrue(TableFormat.header(tls).contains("TLS: TLSv1.3 only, the JDK's TLS on every stack; negotiated: "
+                + "rdmarpc-tcp TLSv1.3 TLS_AES_256_GCM_SHA384, grpc-java TLSv1.3 TLS_AES_256_GCM_SHA384"), TableFormat.header(tls).toString());
+        assertFalse(TableFormat.header(plain).stream().anyMatch(l -> l.startsWith("TLS")), TableFormat.header(plain).toString());
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> root = (java.util.Map<String, Object>) MiniJson.parse(render(JsonFormat::write, tls));
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> t = (java.util.Map<String, Object>) root.get("tls");
+        assertEquals("TLSv1.3", t.get("protocols"));
+        assertTrue(String.valueOf(t.get("negotiated")).startsWith("rdmarpc-tcp TLSv1.3 "), String.valueOf(t));
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> plainRoot = (java.util.Map<String, Object>) MiniJson.parse(render(JsonFormat::write, plain));
+        assertTrue(plainRoot.containsKey("tls") && plainRoot.get("tls") == null, "plain: \"tls\": null");
+        List<String> csv = render(CsvFormat::write, tls).lines().toList();
+        for (String l : csv.subList(1, csv.size())) {
+            assertTrue(l.endsWith(",TLSv1.3"), l);
+        }
     }
 }

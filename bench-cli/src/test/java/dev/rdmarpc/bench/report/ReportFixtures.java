@@ -15,6 +15,15 @@ final class ReportFixtures {
                 "Java 25 (test), 2 CPUs");
     }
 
+    /** The run info of a TLS run with a baseline, both servers seen negotiating. */
+    static RunInfo tlsInfo() {
+        RunInfo i = info(true);
+        return new RunInfo(i.stack(), i.stackDescription(), i.baseline(), i.baselineDescription(), i.target(),
+                i.connections(), i.pipeline(), i.ioThreads(), i.warmup(), i.measure(), i.repeat(), i.maxInFlightBytes(),
+                i.echo(), i.responseBytes(), i.environment(), "TLSv1.3",
+                "rdmarpc-tcp TLSv1.3 TLS_AES_256_GCM_SHA384, grpc-java TLSv1.3 TLS_AES_256_GCM_SHA384");
+    }
+
     /** 128B at 1 and 16, 8M at 1 and 256 (capped to 16 in flight). */
     static List<CellResult> ours() {
         return List.of(
