@@ -265,6 +265,18 @@ class TlsTcpTest {
         }
     }
 
+    /**
+     * The same refusal as each side's engine words it (the JDK's messages, as logged in the test
+     * above): the server's log and the client's error each name it from their own side.
+     */
+    @Test
+    void aRequiredCertificateIsNamedFromEachSide() {
+        String server = TlsConfig.describe(new javax.net.ssl.SSLHandshakeException("(certificate_required) Empty client certificate chain"));
+        assertTrue(server.startsWith("the client showed no certificate, and this server requires one"), server);
+        String client = TlsConfig.describe(new javax.net.ssl.SSLException("(certificate_required) Received fatal alert: certificate_required"));
+        assertTrue(client.startsWith("the server requires a client certificate from an issuer it trusts"), client);
+    }
+
     @Test
     void withoutTlsAHandlerSeesNoSessionAndNoPrincipal() {
         try (RpcServer plain = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0))

@@ -366,12 +366,12 @@ public final class TlsConfig {
             if (m.contains("(protocol_version)")) {
                 return "no protocol version both sides allow (TlsConfig.protocols) (" + m + ")";
             }
-            if (m.contains("certificate_required")) {
+            if (m.contains("Empty client certificate chain")) { // the server's side of it
+                return "the client showed no certificate, and this server requires one (" + m + ")";
+            }
+            if (m.contains("certificate_required")) { // the client's
                 return "the server requires a client certificate from an issuer it trusts, and this client showed none"
                         + " (TlsConfig.keys) (" + m + ")";
-            }
-            if (m.contains("Empty client certificate chain")) {
-                return "the client showed no certificate, and this server requires one (" + m + ")";
             }
             if (m.contains("Received fatal alert")) {
                 return "the peer refused the handshake (" + m + "): it does not trust this side's certificate, requires one"
