@@ -76,8 +76,11 @@ public final class TlsConfig {
          * @return empty to accept the client; otherwise the reason it is refused, which the client
          *         sees: its calls (or its RDMA connect) fail with {@code PERMISSION_DENIED} and this
          *         reason, and the connection closes
+         * @throws Exception anything, e.g. {@code SSLPeerUnverifiedException} from
+         *                   {@link SSLSession#getPeerPrincipal()} when the client showed no certificate
+         *                   ({@link ClientAuth#REQUEST}): the client is refused
          */
-        Optional<String> refusal(SSLSession session, InetSocketAddress client);
+        Optional<String> refusal(SSLSession session, InetSocketAddress client) throws Exception;
     }
 
     private KeyManager[] keyManagers;

@@ -385,7 +385,7 @@ final class TlsWire implements Wire {
     private String checkClient() {
         try {
             return clientCheck.refusal(engine.getSession(), peer).orElse(null);
-        } catch (RuntimeException e) {
+        } catch (Exception e) {
             LOG.log(System.Logger.Level.WARNING, "the check of TLS client " + peer + " failed; refusing it", e);
             return "the server's check of its clients failed";
         }
