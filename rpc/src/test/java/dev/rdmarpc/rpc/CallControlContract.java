@@ -162,6 +162,9 @@ public abstract class CallControlContract {
         assertThrows(CancellationException.class, call::join);
 
         TestSupport.await("the handler interrupted", cancelBound(), () -> interruptedAt.get() != 0);
+        // the I/O thread interrupts the work first and then runs the listeners: the handler's thread
+        // can see its interrupt before the listener has run
+        TestSupport.await("the cancel listener ran", cancelBound(), () -> listenerAt.get() != 0);
         long tookNanos = interruptedAt.get() - cancelAt;
         System.out.printf("cancel to handler interrupt: %.2f ms, to listener: %.2f ms%n", tookNanos / 1e6,
                 (listenerAt.get() - cancelAt) / 1e6);

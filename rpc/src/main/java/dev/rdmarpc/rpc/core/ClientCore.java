@@ -444,7 +444,7 @@ public final class ClientCore implements FrameHandler {
                 mustWait = false;
                 if (closed) {
                     metrics.errors.increment();
-                    throw new RpcException(closedStatus, closedReason);
+                    throw closedError();
                 }
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0) {
@@ -494,7 +494,7 @@ public final class ClientCore implements FrameHandler {
                 return true; // the close already failed this call through its sink
             }
             metrics.errors.increment();
-            throw new RpcException(Status.CONNECTION_CLOSED, reasonOnceClosed(connection));
+            throw errorOnceClosed(connection);
         }
         if (code == Connection.NO_BUFFER) {
             metrics.errors.increment();
@@ -505,12 +505,12 @@ public final class ClientCore implements FrameHandler {
     }
 
     /**
-     * The reason the connection closed, once {@link #onClose} has recorded it: the transport refuses
-     * claims a moment before it tells the handler (on its I/O thread), and a call that fails in
-     * between must still say why (a server's last word, say). Waits up to a second, never on the
-     * connection's I/O thread (which is the one to record it).
+     * What a call on the closed connection fails with, once {@link #onClose} has recorded why: the
+     * transport refuses claims a moment before it tells the handler (on its I/O thread), and a call
+     * that fails in between must still say why (a server's last word, say). Waits up to a second,
+     * never on the connection's I/O thread (which is the one to record it).
      */
-    private String reasonOnceClosed(Connection c) {
+    private RpcException errorOnceClosed(Connection c) {
         if (c != null && !c.inEventLoop()) {
             try {
                 closedLatch.await(1, TimeUnit.SECONDS);
@@ -518,16 +518,17 @@ public final class ClientCore implements FrameHandler {
                 Thread.currentThread().interrupt();
             }
         }
-        return closedReason();
-    }
-
-    private String closedReason() {
         lock.lock();
         try {
-            return closedReason;
+            return closedError();
         } finally {
             lock.unlock();
         }
+    }
+
+    /** @return what a call on the closed connection fails with; under {@link #lock} */
+    private RpcException closedError() {
+        return new RpcException(closedStatus, closedReason);
     }
 
     /** @param payloadInPlace true when the transport may read the call's payload in place until it ends */
@@ -538,7 +539,7 @@ public final class ClientCore implements FrameHandler {
         try {
             if (closed) {
                 metrics.errors.increment();
-                throw new RpcException(closedStatus, closedReason);
+                throw closedError();
             }
             while (freeTop == 0) {
                 long remaining = waitDeadline - System.nanoTime();
@@ -556,7 +557,7 @@ public final class ClientCore implements FrameHandler {
                 }
                 if (closed) {
                     metrics.errors.increment();
-                    throw new RpcException(closedStatus, closedReason);
+                    throw closedError();
                 }
                 now = System.nanoTime();
             }

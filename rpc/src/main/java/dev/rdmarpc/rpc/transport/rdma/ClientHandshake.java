@@ -4,15 +4,11 @@ import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
-import dev.rdmarpc.rpc.transport.PeerRefusedException;
 import dev.rdmarpc.rpc.transport.ProtocolException;
-import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
+import dev.rdmarpc.rpc.transport.frame.ConnectionErrors;
 import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
 import java.io.EOFException;
-import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -30,9 +26,9 @@ final class ClientHandshake implements FrameHandler {
             c.close(new ProtocolException("a frame on the TCP connection of an RDMA connection"));
             return;
         }
-        if (FrameHeader.type(buffer, offset) == FrameDescriptor.TYPE_RESPONSE
-                && FrameHeader.requestId(buffer, offset) == FrameDescriptor.CONNECTION_REQUEST_ID) {
-            reply.completeExceptionally(refusal(buffer, offset, length)); // the server refused this connection, saying why
+        if (ConnectionErrors.is(buffer, offset)) { // the server refused this connection, saying why
+            reply.completeExceptionally(ConnectionErrors.exception(buffer, offset, length,
+                    "the server refused the connection: ", ProtocolException::new));
             return;
         }
         if (FrameHeader.type(buffer, offset) != FrameDescriptor.TYPE_RDMA_HELLO) {
@@ -45,16 +41,6 @@ final class ClientHandshake implements FrameHandler {
         } catch (Hello.HelloException e) {
             reply.completeExceptionally(e);
         }
-    }
-
-    /** A connection-level error in answer to the hello: as the exception its status calls for, with the server's words. */
-    private static IOException refusal(MemorySegment buffer, long offset, int length) {
-        int status = FrameHeader.status(buffer, offset);
-        int len = Math.min(FrameHeader.payloadLength(buffer, offset), length - FrameDescriptor.HEADER_LENGTH);
-        byte[] text = buffer.asSlice(offset + FrameDescriptor.HEADER_LENGTH, Math.max(0, len)).toArray(ValueLayout.JAVA_BYTE);
-        String msg = "the server refused the connection: " + new String(text, StandardCharsets.UTF_8);
-        return status == Hello.REFUSED_PERMISSION_DENIED ? new PeerRefusedException(msg)
-                : status == Hello.REFUSED_EXHAUSTED ? new ResourceExhaustedException(msg) : new ProtocolException(msg);
     }
 
     @Override

@@ -52,8 +52,6 @@ final class Hello {
     static final int REFUSED_SETUP_FAILED = 2;
     /** Refusal status: the server lacks memory or queue room (the wire value of {@code Status.RESOURCE_EXHAUSTED}). */
     static final int REFUSED_EXHAUSTED = 8;
-    /** Refusal status: the server's TLS check of clients refused this one (the wire value of {@code Status.PERMISSION_DENIED}). */
-    static final int REFUSED_PERMISSION_DENIED = 14;
     /** Version of the hello payload. */
     static final int HELLO_VERSION = 1;
     static final int VERSION_OFFSET = 0;

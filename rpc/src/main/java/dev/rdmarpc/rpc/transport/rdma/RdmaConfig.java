@@ -4,6 +4,7 @@ import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.settings.SettingsTable;
 import dev.rdmarpc.rpc.transport.tcp.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
+import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -134,7 +135,7 @@ public final class RdmaConfig {
     private final Polling polling = new Polling();
     private final Timeouts timeouts = new Timeouts();
     private final ConnectionLimits limits = new ConnectionLimits();
-    private dev.rdmarpc.rpc.transport.tcp.TlsConfig tls;
+    private TlsConfig tls;
 
     /** Creates a configuration with the defaults (the system properties' where set). */
     public RdmaConfig() {
@@ -358,13 +359,13 @@ public final class RdmaConfig {
      * @param tls the keys, trust and rules, or null
      * @return this
      */
-    public RdmaConfig tls(dev.rdmarpc.rpc.transport.tcp.TlsConfig tls) {
+    public RdmaConfig tls(TlsConfig tls) {
         this.tls = tls;
         return this;
     }
 
     /** @return the TLS settings of the hello's TCP connection, or null */
-    public dev.rdmarpc.rpc.transport.tcp.TlsConfig tls() {
+    public TlsConfig tls() {
         return tls;
     }
 

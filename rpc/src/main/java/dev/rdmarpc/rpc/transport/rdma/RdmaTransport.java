@@ -295,7 +295,6 @@ public final class RdmaTransport implements Transport {
         return tcp.listen(address, maxFrameLength, c -> new ServerHandshake(this, c, maxFrameLength, acceptor));
     }
 
-    /** Sends {@code h} on {@code c}: false when it has no room for the frame. */
     /** Why the hello's connection closed, as its handler heard it (waiting a moment for the close to reach it), or "". */
     private static String closeReason(ClientHandshake side) {
         try {
@@ -311,6 +310,7 @@ public final class RdmaTransport implements Transport {
         }
     }
 
+    /** Sends {@code h} on {@code c}: false when it has no room for the frame. */
     static boolean sendHello(Connection c, Hello h) {
         long at = c.claim(Hello.FRAME_LENGTH);
         if (at < 0) {

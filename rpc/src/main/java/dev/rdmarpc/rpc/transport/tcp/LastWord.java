@@ -21,9 +21,12 @@ final class LastWord {
     private final Throwable cause;
     private final long deadline;
     private boolean outputShut;
+    /** {@link #frame}, as the wire's gathering write takes it. */
+    private final ByteBuffer[] frames;
 
     LastWord(byte[] frame, Throwable cause, long now) {
         this.frame = ByteBuffer.wrap(frame);
+        this.frames = new ByteBuffer[] {this.frame};
         this.cause = cause;
         this.deadline = now + LINGER_NANOS;
     }
@@ -37,8 +40,6 @@ final class LastWord {
     boolean expired(long now) {
         return now - deadline >= 0;
     }
-    private final ByteBuffer[] one = new ByteBuffer[1];
-
     /** @return true once the last frame is written and the output shut */
     boolean said() {
         return outputShut;
@@ -52,9 +53,7 @@ final class LastWord {
     boolean write(Wire wire, SocketChannel ch) throws IOException {
         if (!outputShut) {
             if (frame.hasRemaining()) {
-                one[0] = frame;
-                wire.write(one, 0, 1);
-                one[0] = null;
+                wire.write(frames, 0, 1);
             }
             if (frame.hasRemaining() || !wire.flushPending()) {
                 return false;

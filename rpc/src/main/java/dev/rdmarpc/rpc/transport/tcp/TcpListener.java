@@ -24,10 +24,8 @@ final class TcpListener implements ServerEndpoint {
     private final Acceptor acceptor;
     private SelectionKey key;
     private volatile boolean closed;
-    /** Refusals for a connection limit since the last log line, and when that was; loop thread only. */
-    private static final long REFUSAL_LOG_INTERVAL_NANOS = 10_000_000_000L;
-    private long refusedSinceLog;
-    private long lastRefusalLog = System.nanoTime() - REFUSAL_LOG_INTERVAL_NANOS;
+    /** Refusals for a connection limit, logged sparsely. */
+    private final SparseLog refusals = new SparseLog();
 
     TcpListener(TcpTransport transport, TcpLoop loop, ServerSocketChannel channel, int maxFrameLength,
                 Acceptor acceptor) throws IOException {
@@ -88,7 +86,7 @@ final class TcpListener implements ServerEndpoint {
     /**
      * Counts {@code ch} against the transport's limits. Over a limit it is still set up, to be told
      * why ({@link TcpConnection#refuseQuietly}); logged at WARNING at most every
-     * {@link #REFUSAL_LOG_INTERVAL_NANOS}, with how many were refused meanwhile.
+     * {@link SparseLog#INTERVAL_NANOS}, with how many were refused meanwhile.
      *
      * @return its admission, or null when it must be closed without a word (too many refused
      *         connections are still being told why, or its address is unknown)
@@ -105,13 +103,10 @@ final class TcpListener implements ServerEndpoint {
         if (admission.refusal() == null) {
             return admission;
         }
-        refusedSinceLog++;
-        long now = System.nanoTime();
-        if (now - lastRefusalLog >= REFUSAL_LOG_INTERVAL_NANOS) {
+        long refused = refusals.occurred();
+        if (refused > 0) {
             LOG.log(System.Logger.Level.WARNING, "refusing connections on " + address + ": " + admission.refusal()
-                    + " (" + refusedSinceLog + " refused since the last such message)");
-            lastRefusalLog = now;
-            refusedSinceLog = 0;
+                    + " (" + refused + " refused since the last such message)");
         }
         if (counts.tooManyRefusing()) {
             admission.release();

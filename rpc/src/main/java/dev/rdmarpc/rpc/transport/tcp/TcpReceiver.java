@@ -230,14 +230,14 @@ final class TcpReceiver {
 
     private void protocolError(long code) {
         String msg = "protocol error from " + connection.remoteAddress() + ": " + FrameDescriptor.describe(code);
-        if (code == FrameDescriptor.BAD_MAGIC && tlsHello(readBuf.segment(), parsePos, readPos - parsePos)) {
-            // a TLS client at a server without TLS: it is told, in plain (it reads that as not TLS)
-            connection.refuse(new ProtocolException("a TLS client connected to this server, which has no TLS:"
-                    + " turn TLS off for the client, or on for the server (TcpTransport.Config.tls)"));
-            return;
-        }
         if (code == FrameDescriptor.BAD_MAGIC) {
-            // not this protocol at all (a TLS hello, HTTP, a port scanner): nothing it could read is sent
+            if (tlsHello(readBuf.segment(), parsePos, readPos - parsePos)) {
+                // a TLS client at a server without TLS: told in plain (its TLS client reads that as such)
+                connection.refuse(new ProtocolException("a TLS client connected to this server, which has no TLS:"
+                        + " turn TLS off for the client, or on for the server (TcpTransport.Config.tls)"));
+                return;
+            }
+            // not this protocol at all (HTTP, a port scanner): nothing it could read is sent
             LOG.log(System.Logger.Level.WARNING, "closing connection: " + msg);
             connection.closeNow(new ProtocolException(msg));
             return;

@@ -27,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 /**
@@ -185,20 +186,17 @@ public final class TcpTransport implements Transport {
         }
     }
 
-    private final java.util.concurrent.atomic.AtomicLong tlsFailures = new java.util.concurrent.atomic.AtomicLong();
-    private final java.util.concurrent.atomic.AtomicLong tlsFailuresLogged = new java.util.concurrent.atomic.AtomicLong();
-    private volatile long tlsLastLogNanos;
+    private final AtomicLong tlsFailures = new AtomicLong();
+    private final SparseLog tlsFailureLog = new SparseLog();
 
     /**
      * An accepted connection closed before its TLS handshake was done: counted, and logged at
      * WARNING with its reason at most every 10 s (a port scanner must not flood the log).
      */
     void tlsHandshakeFailed(InetSocketAddress peer, Throwable cause) {
-        long n = tlsFailures.incrementAndGet();
-        long now = System.nanoTime();
-        if (now - tlsLastLogNanos > TimeUnit.SECONDS.toNanos(10) || tlsLastLogNanos == 0) {
-            tlsLastLogNanos = now;
-            long since = n - tlsFailuresLogged.getAndSet(n);
+        tlsFailures.incrementAndGet();
+        long since = tlsFailureLog.occurred();
+        if (since > 0) {
             LOG.log(System.Logger.Level.WARNING, "TLS handshake with " + peer + " failed: "
                     + (cause == null ? "closed before it was done" : TlsConfig.describe(cause))
                     + (since > 1 ? " (" + since + " failed handshakes since the last such message)" : ""));

@@ -1,16 +1,14 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
-import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.PeerRefusedException;
 import dev.rdmarpc.rpc.transport.ProtocolException;
-import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
+import dev.rdmarpc.rpc.transport.frame.ConnectionErrors;
 import java.io.EOFException;
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult;
@@ -28,10 +26,6 @@ import javax.net.ssl.SSLSession;
 final class TlsWire implements Wire {
     private static final System.Logger LOG = System.getLogger(TlsWire.class.getName());
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
-    /** Wire value of {@code Status.RESOURCE_EXHAUSTED}, in a plain refusal a TLS client may get. */
-    private static final int STATUS_RESOURCE_EXHAUSTED = 8;
-    /** Wire value of {@code Status.PERMISSION_DENIED}. */
-    private static final int STATUS_PERMISSION_DENIED = 14;
     /** Records the outgoing buffer holds: one gathering write of the ring (up to 64 KiB) fits. */
     private static final int OUT_RECORDS = 5;
 
@@ -150,43 +144,25 @@ final class TlsWire implements Wire {
     }
 
     /**
-     * @return true when a client has the start of a plain frame but not all of it, and room for
-     *         more: its reason is worth waiting for (a server needs only the magic)
-     */
-    private boolean plainFrameIncomplete() {
-        if (!client || !netIn.hasRemaining()) {
-            return false; // a server needs only the magic; a full buffer takes no more
-        }
-        if (netIn.position() < FrameDescriptor.HEADER_LENGTH) {
-            return true;
-        }
-        int payload = netIn.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(FrameDescriptor.PAYLOAD_LENGTH_OFFSET);
-        return payload >= 0 && netIn.position() < FrameDescriptor.HEADER_LENGTH + (long) payload;
-    }
-
-    /**
      * The peer sent a plain rdmarpc frame where a TLS record belongs. On a server: a client without
      * TLS, refused with a reason it can read ({@link #lastWordWire} answers in plain). On a client:
      * the server has no TLS, or refused this connection before its handshake (over a connection
      * limit); its frame says why.
+     *
+     * @return the failure to throw, or null while a client waits for the rest of the frame
      */
     private IOException plainPeer() {
         if (!client) {
             return new ProtocolException("a client without TLS connected to this server, which requires TLS:"
                     + " turn TLS on for the client (TcpTransport.Config.tls), or off for the server");
         }
-        ByteBuffer in = netIn.duplicate().flip().order(ByteOrder.LITTLE_ENDIAN);
-        int payload = in.remaining() >= FrameDescriptor.HEADER_LENGTH ? in.getInt(FrameDescriptor.PAYLOAD_LENGTH_OFFSET) : -1;
-        if (payload < 0 || payload > in.remaining() - FrameDescriptor.HEADER_LENGTH) {
-            return new SSLException("the server answered without TLS, in plain rdmarpc: it has no TLS, or refused"
-                    + " this connection before its handshake");
+        String prefix = "the server answered without TLS, in plain rdmarpc: ";
+        IOException said = ConnectionErrors.exception(MemorySegment.ofBuffer(netIn.duplicate().flip()), 0, netIn.position(),
+                prefix, SSLException::new);
+        if (said != null || netIn.hasRemaining()) {
+            return said; // null: the rest of it is on its way
         }
-        byte[] text = new byte[payload];
-        in.get(FrameDescriptor.HEADER_LENGTH, text);
-        String msg = "the server answered without TLS, in plain rdmarpc: " + new String(text, StandardCharsets.UTF_8);
-        int status = in.getShort(FrameDescriptor.STATUS_OFFSET) & 0xFFFF;
-        return status == STATUS_RESOURCE_EXHAUSTED ? new ResourceExhaustedException(msg)
-                : status == STATUS_PERMISSION_DENIED ? new PeerRefusedException(msg) : new SSLException(msg);
+        return new SSLException(prefix + "it has no TLS, or refused this connection before its handshake");
     }
 
     /**
@@ -268,11 +244,12 @@ final class TlsWire implements Wire {
                 return total;
             }
             if (!handshakeDone && startsWithFrame()) {
-                if (plainFrameIncomplete()) {
+                IOException plainly = plainPeer();
+                if (plainly == null) {
                     underflow = true; // the rest of the server's plain answer is on its way
                     return total;
                 }
-                throw plainPeer();
+                throw plainly;
             }
             boolean direct = !viaAppIn && dst.remaining() >= appBufferSize;
             ByteBuffer target = direct ? dst : appIn.clear();
