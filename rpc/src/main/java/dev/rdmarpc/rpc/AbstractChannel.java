@@ -92,6 +92,22 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         }
     }
 
+    @Override
+    public final <Q, R> ClientStream<Q, R> openStream(Method<Q, R> method, CallOptions options) {
+        Objects.requireNonNull(method, "method");
+        if (options.attachment().length() != 0 || options.responseAttachment() != null) {
+            throw new IllegalArgumentException("a stream carries no attachments: its messages are its codecs' bytes");
+        }
+        ClientCore c = pick();
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return c.openStream(method, options.timeoutNanos(), options.metadata());
+            } catch (RpcException e) {
+                c = retry(c, e, attempt);
+            }
+        }
+    }
+
     private <Q, R> ClientCore.PendingCall start(Method<Q, R> method, Q request, CallOptions options, CallKind kind) {
         ClientCore c = pick();
         ClientInterceptor[] interceptors = c.interceptors();

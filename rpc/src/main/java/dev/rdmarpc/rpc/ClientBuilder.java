@@ -101,13 +101,13 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
     final Connector connector(Transport transport, Counters metrics) {
         validate();
         return new Connector(transport, metrics, maxOutstanding, checkedMaxFrameLength(), defaultTimeout.toNanos(),
-                connectTimeout, checkedMaxMetadataBytes(), List.copyOf(interceptors));
+                connectTimeout, checkedMaxMetadataBytes(), List.copyOf(interceptors), checkedStreamWindowBytes());
     }
 
     /** Opens connections with a builder's settings, fixed when the client or pool was built. */
     record Connector(Transport transport, Counters metrics, int maxOutstanding, int maxFrameLength,
                      long defaultTimeoutNanos, Duration connectTimeout, int maxMetadataBytes,
-                     List<ClientInterceptor> interceptors) {
+                     List<ClientInterceptor> interceptors, int streamWindowBytes) {
         /**
          * @param address the server
          * @return the connection's client core, attached
@@ -117,7 +117,7 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
          */
         ClientCore connect(InetSocketAddress address) {
             ClientCore core = new ClientCore(metrics, maxOutstanding, maxFrameLength, defaultTimeoutNanos,
-                    SEND_HIGH_WATER_MARK, transport.name(), maxMetadataBytes, interceptors);
+                    SEND_HIGH_WATER_MARK, transport.name(), maxMetadataBytes, interceptors, streamWindowBytes);
             try {
                 Connection c = transport.connect(address, maxFrameLength, core, connectTimeout);
                 core.attach(c);

@@ -56,6 +56,7 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
 
     private int maxFrameLength = FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH;
     private int maxMetadataBytes = MetadataBlock.DEFAULT_MAX_BYTES;
+    private int streamWindowBytes = dev.rdmarpc.rpc.core.ClientCore.DEFAULT_STREAM_WINDOW_BYTES;
     /** Which of tcp, rdma, transport was chosen, for the error when another is; null: TCP by default. */
     private String chosen;
     private Consumer<TcpTransport.Config> tcp;
@@ -97,6 +98,31 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
     public B maxMetadataBytes(int bytes) {
         this.maxMetadataBytes = bytes;
         return self();
+    }
+
+    /**
+     * How many bytes of one stream's messages this side holds unread before the peer must wait (the
+     * stream's receive window, counted in frames: each message's payload plus its 32-byte header).
+     * A stream's reader that stops reading holds back only its own writer; this side's memory for
+     * the stream stays within this plus one message. Larger windows keep a fast link busy over a
+     * longer round trip; smaller ones hold less memory per stream (see {@link ClientStream}).
+     *
+     * @param bytes at least {@value FrameDescriptor#STREAM_INITIAL_WINDOW} (the window every stream
+     *              starts with), at most 1 GiB; default 1 MiB (gRPC-java's default window)
+     * @return this
+     */
+    public B streamWindowBytes(int bytes) {
+        this.streamWindowBytes = bytes;
+        return self();
+    }
+
+    /** @return the stream window, validated */
+    final int checkedStreamWindowBytes() {
+        if (streamWindowBytes < FrameDescriptor.STREAM_INITIAL_WINDOW || streamWindowBytes > (1 << 30)) {
+            throw new IllegalArgumentException("streamWindowBytes must be in [" + FrameDescriptor.STREAM_INITIAL_WINDOW
+                    + ", " + (1 << 30) + "]: " + streamWindowBytes);
+        }
+        return streamWindowBytes;
     }
 
     /** @return the metadata limit, validated */

@@ -228,4 +228,35 @@ public interface RpcChannel {
      * @throws RpcException             as {@link #send(Method, MemorySegment, ResponseListener, long)}
      */
     boolean sendInPlace(Method<?, ?> method, MemorySegment payload, ResponseListener listener, long tag);
+
+    /**
+     * Opens a streaming call of {@code method} with no deadline (see {@link ClientStream}). The
+     * server must have registered the method with {@code registerStream}.
+     *
+     * @param method the method
+     * @param <Q>    request message type
+     * @param <R>    response message type
+     * @return the stream, open; close it (or read it to its end)
+     * @throws RpcException when it cannot be opened: CONNECTION_CLOSED, OVERLOADED (no free call slot)
+     */
+    default <Q, R> ClientStream<Q, R> openStream(Method<Q, R> method) {
+        return openStream(method, CallOptions.DEFAULT);
+    }
+
+    /**
+     * Opens a streaming call of {@code method}: its deadline is {@code options}' timeout if it has
+     * one (a stream has no default deadline: it may rightly last as long as its connection), its
+     * opening carries {@code options}' metadata; an attachment is not allowed. A stream holds one of
+     * the connection's call slots until it ends. The server answers a method it serves as a unary
+     * call, or does not know, by ending the stream with PROTOCOL_ERROR or UNKNOWN_METHOD, which
+     * {@link ClientStream#receive} reports.
+     *
+     * @param method  the method
+     * @param options deadline and metadata
+     * @param <Q>     request message type
+     * @param <R>     response message type
+     * @return the stream, open
+     * @throws RpcException when it cannot be opened: CONNECTION_CLOSED, OVERLOADED (no free call slot)
+     */
+    <Q, R> ClientStream<Q, R> openStream(Method<Q, R> method, CallOptions options);
 }

@@ -234,6 +234,28 @@ public final class RpcServer implements AutoCloseable {
         }
 
         /**
+         * Registers a streaming method: each stream runs {@code handler} on a new virtual thread, which
+         * reads and writes the stream's messages (see {@link ServerStream}) and ends it by returning or
+         * throwing. Server streaming, client streaming and bidirectional calls are all this one kind:
+         * what the handler reads and writes makes the shape. A client must open it with
+         * {@code openStream}; a unary call of it is answered PROTOCOL_ERROR, as is a stream opened
+         * on a unary method. Interceptors run around it as around a blocking call.
+         *
+         * @param method  the method: its request codec for the client's messages, its response codec
+         *                for the server's
+         * @param handler its implementation; may block
+         * @param <Q>     request message type
+         * @param <R>     response message type
+         * @return this
+         * @throws IllegalArgumentException when a method with the same id is already registered
+         */
+        public <Q, R> Builder registerStream(Method<Q, R> method, StreamHandler<Q, R> handler) {
+            registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.STREAM,
+                    null, null, null, Objects.requireNonNull(handler, "handler")));
+            return this;
+        }
+
+        /**
          * Adds an interceptor, run around every call after those added before it (see
          * {@link ServerInterceptor} for the order and threads).
          *
@@ -255,13 +277,14 @@ public final class RpcServer implements AutoCloseable {
         public RpcServer start() {
             int maxFrameLength = checkedMaxFrameLength();
             int maxMetadataBytes = checkedMaxMetadataBytes();
+            int streamWindowBytes = checkedStreamWindowBytes();
             Settings.checkAtLeastOne("maxInFlight", maxInFlight);
             Settings.checkNotNegative("drainTimeout", drainTimeout);
             boolean owns = ownsTransport();
             Transport t = openTransport(Role.SERVER);
             try {
                 ServerCore core = new ServerCore(registry, maxFrameLength, maxMetadataBytes, List.copyOf(interceptors),
-                        maxInFlight, t.bufferPool(), t.name());
+                        maxInFlight, t.bufferPool(), t.name(), streamWindowBytes);
                 ServerEndpoint endpoint = t.listen(bind, maxFrameLength, core);
                 LOG.log(System.Logger.Level.INFO, "RPC server listening on {0} ({1}, {2} methods)", endpoint.address(),
                         t.name(), registry.size());

@@ -129,7 +129,7 @@ class FaultTest {
             response[FrameDescriptor.TYPE_OFFSET] = FrameDescriptor.TYPE_RESPONSE;
             bad.add(response);
             byte[] reserved = TestSupport.requestFrame(1, ECHO.id(), new byte[0], new byte[0]);
-            reserved[FrameDescriptor.FLAGS_OFFSET] = 2; // bit 0 is FLAG_METADATA; bit 1 is reserved
+            reserved[FrameDescriptor.FLAGS_OFFSET] = 8; // bits 0 to 2 are FLAG_METADATA, FLAG_STREAM, FLAG_END_STREAM; bit 3 is reserved
             bad.add(reserved);
             long protocolErrorsBefore = server.metrics().protocolErrors();
             for (byte[] frame : bad) {

@@ -2,6 +2,7 @@ package dev.rdmarpc.rpc.core;
 
 import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.ClientInterceptor;
+import dev.rdmarpc.rpc.ClientStream;
 import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.Reply;
@@ -94,6 +95,12 @@ public final class ClientCore implements FrameHandler {
     private final ResponseViewImpl view = new ResponseViewImpl();
     /** Most bytes of metadata a frame may carry, either way. */
     private final int maxMetadataBytes;
+    /** The default of {@code streamWindowBytes}: 1 MiB. */
+    public static final int DEFAULT_STREAM_WINDOW_BYTES = 1 << 20;
+    /** What each stream may have unread here: its receive window. */
+    private final int streamWindowBytes;
+    /** A stream without a deadline gets one this far away (about 146 years: never, and no overflow). */
+    private static final long NO_DEADLINE_NANOS = 1L << 62;
     /** Run around every typed call (by the channel), in this order. */
     private final ClientInterceptor[] interceptors;
     private final Object[] expiredSinks;
@@ -115,6 +122,18 @@ public final class ClientCore implements FrameHandler {
     public ClientCore(Counters metrics, int capacity, int maxFrameLength, long defaultTimeoutNanos,
                       long sendHighWaterMark, String transportName, int maxMetadataBytes,
                       List<ClientInterceptor> interceptors) {
+        this(metrics, capacity, maxFrameLength, defaultTimeoutNanos, sendHighWaterMark, transportName, maxMetadataBytes,
+                interceptors, DEFAULT_STREAM_WINDOW_BYTES);
+    }
+
+    /**
+     * @param streamWindowBytes what each stream may have unread here (see {@code RpcBuilder.streamWindowBytes})
+     * @see #ClientCore(Counters, int, int, long, long, String, int, List)
+     */
+    public ClientCore(Counters metrics, int capacity, int maxFrameLength, long defaultTimeoutNanos,
+                      long sendHighWaterMark, String transportName, int maxMetadataBytes,
+                      List<ClientInterceptor> interceptors, int streamWindowBytes) {
+        this.streamWindowBytes = streamWindowBytes;
         if (capacity < 1 || capacity > MAX_OUTSTANDING) {
             throw new IllegalArgumentException("maxOutstanding must be in [1, " + MAX_OUTSTANDING + "]: " + capacity);
         }
@@ -534,6 +553,12 @@ public final class ClientCore implements FrameHandler {
     /** @param payloadInPlace true when the transport may read the call's payload in place until it ends */
     private long reserve(Object sink, long tag, Method<?, ?> method, long timeoutNanos, int frame, boolean wait,
                          long waitDeadline, boolean payloadInPlace) {
+        return reserve(sink, tag, method, timeoutNanos, frame, wait, waitDeadline, payloadInPlace, false, 0);
+    }
+
+    /** @param callDeadline with {@code ownDeadline}, the call's deadline, whatever the wait's */
+    private long reserve(Object sink, long tag, Method<?, ?> method, long timeoutNanos, int frame, boolean wait,
+                         long waitDeadline, boolean payloadInPlace, boolean ownDeadline, long callDeadline) {
         long now = System.nanoTime();
         lock.lock();
         try {
@@ -569,7 +594,7 @@ public final class ClientCore implements FrameHandler {
             methods[slot] = method;
             inPlace[slot] = payloadInPlace;
             // A call that waited for its slot keeps its original deadline (the wait counts).
-            long deadline = wait ? waitDeadline : now + effectiveTimeout(timeoutNanos);
+            long deadline = ownDeadline ? callDeadline : wait ? waitDeadline : now + effectiveTimeout(timeoutNanos);
             deadlines[slot] = deadline;
             if (freeTop == capacity - 1 || deadline - earliestDeadline < 0) {
                 earliestDeadline = deadline; // the only held slot, or an earlier one
@@ -645,6 +670,165 @@ public final class ClientCore implements FrameHandler {
         }
     }
 
+    // ================================================================== streams
+
+    /**
+     * Opens a stream: takes a call slot (waiting for one up to the default timeout or the stream's
+     * deadline, whichever is first) and writes the opening request.
+     *
+     * @param timeoutNanos the stream's timeout, 0 for none
+     * @throws RpcException CONNECTION_CLOSED, OVERLOADED (no slot in time), PAYLOAD_TOO_LARGE (metadata)
+     */
+    public <Q, R> ClientStream<Q, R> openStream(Method<Q, R> method, long timeoutNanos, Metadata metadata) {
+        checkMetadata(metadata);
+        int frame = FrameDescriptor.HEADER_LENGTH + MetadataLimits.blockLength(metadata);
+        FrameWriter w = writer;
+        Connection c = w.connection();
+        if (c.inEventLoop()) {
+            throw new IllegalStateException("a stream on the client's own I/O thread would wait for itself");
+        }
+        long timeout = inheritTimeout(timeoutNanos > 0 ? timeoutNanos : Long.MAX_VALUE);
+        long now = System.nanoTime();
+        long deadline = now + (timeout == Long.MAX_VALUE ? NO_DEADLINE_NANOS : timeout);
+        long slotWait = now + Math.min(timeout, defaultTimeoutNanos);
+        ClientStreamCall<Q, R> s = new ClientStreamCall<>(this, method, streamWindowBytes, deadline);
+        long id = reserve(s, 0, method, timeout, frame, true, slotWait, false, true, deadline);
+        if (id < 0) {
+            metrics.rejected.increment();
+            metrics.errors.increment();
+            throw overloaded();
+        }
+        s.id = id;
+        boolean refused = false;
+        while (true) {
+            if ((refused || c.pendingBytes() >= sendHighWaterMark) && !awaitSendRoom(c, slotWait, refused)) {
+                release(id);
+                metrics.errors.increment();
+                throw sendQueueFull(c, timeout);
+            }
+            long off = w.claim(frame, sendHighWaterMark);
+            if (off >= 0) {
+                break;
+            }
+            if (off != Connection.BACK_PRESSURED) {
+                if (!claimFailed(c, id, off)) {
+                    throw sendQueueFull(c, 0);
+                }
+                throw errorOnceClosed(c);
+            }
+            refused = true;
+        }
+        w.request(id, method.id(), timeout).metadata(metadata).flag(FrameDescriptor.FLAG_STREAM)
+                .payload(MemorySegment.NULL, 0, 0);
+        w.commit();
+        metrics.calls.increment();
+        metrics.bytesSent.add(frame);
+        long grant = s.flow().grantNow(); // this side's window beyond the initial one, at once
+        if (grant > 0 && !writeStreamWindow(s, grant)) {
+            s.flow().ungrant(grant);
+        }
+        return s;
+    }
+
+    void checkStreamFrame(long frame) {
+        checkFrame(frame);
+    }
+
+    /** Writes a stream's message, waiting for room in the send queue until {@code deadline}. */
+    <T> void writeStreamMessage(ClientStreamCall<?, ?> s, Codec<T> codec, T value, int plen, long deadline) {
+        int frame = FrameDescriptor.HEADER_LENGTH + plen;
+        claimForStream(frame, deadline);
+        writer.stream(FrameDescriptor.TYPE_STREAM_MESSAGE, s.id, s.method().id(), 0).payload(codec, value, plen);
+        writer.commit();
+        metrics.bytesSent.add(frame);
+    }
+
+    /** Writes a stream's half-close. */
+    void writeStreamEnd(ClientStreamCall<?, ?> s, long deadline) {
+        claimForStream(FrameDescriptor.HEADER_LENGTH, deadline);
+        writer.stream(FrameDescriptor.TYPE_STREAM_MESSAGE, s.id, s.method().id(), FrameDescriptor.FLAG_END_STREAM).commit();
+        metrics.bytesSent.add(FrameDescriptor.HEADER_LENGTH);
+    }
+
+    /**
+     * Grants the server {@code increment} more bytes of the stream's messages; never waits.
+     *
+     * @return false when it cannot be sent now (the caller owes it still); true when sent, or when
+     *         the connection is closed (nothing is owed any more)
+     */
+    boolean writeStreamWindow(ClientStreamCall<?, ?> s, long increment) {
+        int frame = FrameDescriptor.HEADER_LENGTH + FrameDescriptor.STREAM_WINDOW_PAYLOAD;
+        FrameWriter w = writer;
+        long off = w.claim(frame);
+        if (off < 0) {
+            return off == Connection.CLOSED;
+        }
+        w.stream(FrameDescriptor.TYPE_STREAM_WINDOW, s.id, s.method().id(), 0).windowIncrement((int) increment).commit();
+        metrics.bytesSent.add(frame);
+        return true;
+    }
+
+    /** Claims a frame of a stream in the writer, waiting for room until {@code deadline}. */
+    private void claimForStream(int frame, long deadline) {
+        FrameWriter w = writer;
+        Connection c = w.connection();
+        boolean refused = false;
+        while (true) {
+            if ((refused || c.pendingBytes() >= sendHighWaterMark) && !awaitSendRoom(c, deadline, refused)) {
+                metrics.errors.increment();
+                throw new RpcException(Status.TIMEOUT, "the send queue stayed full until the stream's deadline");
+            }
+            long off = w.claim(frame, sendHighWaterMark);
+            if (off >= 0) {
+                return;
+            }
+            if (off == Connection.CLOSED) {
+                metrics.errors.increment();
+                throw errorOnceClosed(c);
+            }
+            if (off == Connection.NO_BUFFER) {
+                metrics.errors.increment();
+                throw new RpcException(Status.RESOURCE_EXHAUSTED, "buffer pool exhausted: no send buffer");
+            }
+            refused = true;
+        }
+    }
+
+    /** A stream's message or window frame arrived (I/O thread). */
+    private void streamFrame(Connection c, int type, MemorySegment buf, long offset, int length) {
+        metrics.bytesReceived.add(length);
+        long id = FrameHeader.requestId(buf, offset);
+        Object sink;
+        lock.lock();
+        try {
+            int slot = (int) (id & SLOT_MASK);
+            sink = slot < capacity && ids[slot] == id ? sinks[slot] : null;
+        } finally {
+            lock.unlock();
+        }
+        if (!(sink instanceof ClientStreamCall<?, ?> s)) {
+            return; // a stream that ended here (cancelled, timed out): its late frames are dropped
+        }
+        lastActivityNanos = System.nanoTime();
+        if (type == FrameDescriptor.TYPE_STREAM_MESSAGE) {
+            s.onMessage(buf, offset, length);
+            return;
+        }
+        int increment = StreamMessages.increment(buf, offset);
+        if (increment <= 0) {
+            streamFailed(s, new RpcException(Status.PROTOCOL_ERROR, "server sent a stream window update of " + increment));
+            return;
+        }
+        s.flow().granted(increment);
+    }
+
+    /** A stream failed here for the server's fault: it ends with {@code error}, and the server is sent a cancel. */
+    void streamFailed(ClientStreamCall<?, ?> s, RpcException error) {
+        metrics.errors.increment();
+        s.failed(error);
+        cancel(s.id);
+    }
+
     // ================================================================== I/O thread
 
     @Override
@@ -654,6 +838,10 @@ public final class ClientCore implements FrameHandler {
             LOG.log(System.Logger.Level.DEBUG, "ignoring a frame of unknown message type {0} from {1}", type,
                     c.remoteAddress());
             return; // a later version's: nothing here depends on it
+        }
+        if (type == FrameDescriptor.TYPE_STREAM_MESSAGE || type == FrameDescriptor.TYPE_STREAM_WINDOW) {
+            streamFrame(c, type, buf, offset, length);
+            return;
         }
         if (type != FrameDescriptor.TYPE_RESPONSE) {
             String why = type == FrameDescriptor.TYPE_CANCEL ? "server sent a cancel frame" : "server sent a request frame";
@@ -710,7 +898,11 @@ public final class ClientCore implements FrameHandler {
                         + error.getMessage() + ")");
             }
             metrics.errors.increment();
-            fail(sink, tag, error);
+            if (sink instanceof ClientStreamCall<?, ?> s) {
+                s.ended(error, Metadata.EMPTY); // after the messages that came before it
+            } else {
+                fail(sink, tag, error);
+            }
             if (Events.clientCallEnabled()) {
                 Events.clientCall(method.name(), method.id(), c.remoteAddress(), error.status().name(), now - start,
                         reqBytes, length);
@@ -725,6 +917,9 @@ public final class ClientCore implements FrameHandler {
             } finally {
                 view.clear();
             }
+        } else if (sink instanceof ClientStreamCall<?, ?> s) {
+            int mlen = FrameHeader.metadataLength(buf, offset); // checked above
+            s.ended(null, mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(buf, offset + FrameDescriptor.HEADER_LENGTH));
         } else {
             ((PendingCall) sink).completeFrom(buf, offset, metrics);
         }
@@ -771,6 +966,8 @@ public final class ClientCore implements FrameHandler {
             }
         } else if (sink instanceof PendingCall p) {
             p.completeExceptionally(error);
+        } else if (sink instanceof ClientStreamCall<?, ?> s) {
+            s.failed(error);
         }
     }
 

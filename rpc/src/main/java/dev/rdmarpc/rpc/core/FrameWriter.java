@@ -133,6 +133,28 @@ final class FrameWriter {
     }
 
     /**
+     * Writes the header of a stream's message ({@link FrameDescriptor#TYPE_STREAM_MESSAGE}) or window
+     * update ({@link FrameDescriptor#TYPE_STREAM_WINDOW}) for the open claim.
+     */
+    FrameWriter stream(int type, long requestId, int methodId, int flags) {
+        header.wrap(buffer, frameStart).type(type).requestId(requestId).methodId(methodId).flags(flags);
+        return this;
+    }
+
+    /** Writes a window update's payload: the increment. */
+    FrameWriter windowIncrement(int increment) {
+        header.payloadLength(FrameDescriptor.STREAM_WINDOW_PAYLOAD);
+        buffer.set(dev.rdmarpc.rpc.codec.Codecs.INT_LE, frameStart + FrameDescriptor.HEADER_LENGTH, increment);
+        return this;
+    }
+
+    /** Adds {@code flag} to the flags of the header being written (after {@link #metadata}, which sets its own). */
+    FrameWriter flag(int flag) {
+        header.flags(dev.rdmarpc.rpc.protocol.FrameHeader.flags(buffer, frameStart) | flag);
+        return this;
+    }
+
+    /**
      * Writes {@code metadata} as the metadata block the payload starts with, and sets the flag that
      * says so; nothing for {@link Metadata#EMPTY}. After the header, before the payload; the claim
      * counted {@link Metadata#encodedLength()} more bytes, and does not send the payload in place.

@@ -4,6 +4,7 @@ import dev.rdmarpc.rpc.AsyncHandler;
 import dev.rdmarpc.rpc.Handler;
 import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.RawHandler;
+import dev.rdmarpc.rpc.StreamHandler;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -21,11 +22,18 @@ public final class MethodRegistry {
         /** Typed {@link Handler}, on a virtual thread. */
         BLOCKING,
         /** {@link AsyncHandler}, started inline on the I/O thread, answered when its future completes. */
-        ASYNC
+        ASYNC,
+        /** {@link StreamHandler}: a streaming call, its handler on a virtual thread. */
+        STREAM
     }
 
     /** One registered method. */
-    public record Entry(Method<?, ?> method, Mode mode, Handler<?, ?> handler, RawHandler raw, AsyncHandler<?, ?> async) {
+    public record Entry(Method<?, ?> method, Mode mode, Handler<?, ?> handler, RawHandler raw, AsyncHandler<?, ?> async,
+                        StreamHandler<?, ?> stream) {
+        /** A unary method's entry. */
+        public Entry(Method<?, ?> method, Mode mode, Handler<?, ?> handler, RawHandler raw, AsyncHandler<?, ?> async) {
+            this(method, mode, handler, raw, async, null);
+        }
     }
 
     private final Map<Integer, Entry> entries = new LinkedHashMap<>();

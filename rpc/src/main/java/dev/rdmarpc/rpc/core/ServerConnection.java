@@ -86,6 +86,10 @@ final class ServerConnection implements FrameHandler, RawCall {
             cancel(FrameHeader.requestId(frame, offset));
             return;
         }
+        if (type == FrameDescriptor.TYPE_STREAM_MESSAGE || type == FrameDescriptor.TYPE_STREAM_WINDOW) {
+            streamFrame(type, frame, offset, length);
+            return;
+        }
         if (type > FrameDescriptor.TYPE_MAX_KNOWN) {
             unknownType(type, frame, offset);
             return;
@@ -122,6 +126,17 @@ final class ServerConnection implements FrameHandler, RawCall {
         int timeoutField = FrameHeader.timeoutField(frame, offset);
         boolean deadline = timeoutField != 0;
         long due = deadline ? System.nanoTime() + FrameDescriptor.decodeTimeout(timeoutField) : 0;
+        boolean stream = (FrameHeader.flags(frame, offset) & FrameDescriptor.FLAG_STREAM) != 0;
+        if (stream != (e.mode() == MethodRegistry.Mode.STREAM)) {
+            ResponseWriter.writeError(writer, m, id, mid, Status.PROTOCOL_ERROR, stream
+                    ? e.method().name() + " is not a streaming method on this server: call it, do not open a stream"
+                    : e.method().name() + " is a streaming method on this server: open a stream, do not call it");
+            return;
+        }
+        if (stream) {
+            dispatchStream(e, frame, offset, id, mid, deadline, due, mlen);
+            return;
+        }
         if (e.mode() == MethodRegistry.Mode.BLOCKING) {
             dispatchBlocking(e, frame, offset, length, id, mid, deadline, due, mlen);
             return;
@@ -282,6 +297,36 @@ final class ServerConnection implements FrameHandler, RawCall {
                 mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(frame, offset + FrameDescriptor.HEADER_LENGTH));
         callStarted(call);
         call.start(request, frame.asSlice(poff + plen, alen));
+    }
+
+    /** Starts a streaming call: its handler on a virtual thread, held until it returns. */
+    private void dispatchStream(MethodRegistry.Entry e, MemorySegment frame, long offset, long id, int mid,
+                                boolean deadline, long due, int mlen) {
+        if (!admit(id, mid)) {
+            return;
+        }
+        ServerStreamCall call = new ServerStreamCall(this, e, id, mid, deadline, due,
+                mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(frame, offset + FrameDescriptor.HEADER_LENGTH));
+        callStarted(call);
+        call.grantInitial();
+        try {
+            core.blockingExecutor.execute(call);
+        } catch (RuntimeException ex) { // executor shut down
+            callEnded(call);
+            ResponseWriter.writeError(writer, core.metrics, id, mid, Status.SHUTTING_DOWN, "server is shutting down");
+        }
+    }
+
+    /** A message or window update of a stream; dropped when the stream is over (answered, cancelled). */
+    private void streamFrame(int type, MemorySegment frame, long offset, int length) {
+        if (!(running.get(FrameHeader.requestId(frame, offset)) instanceof ServerStreamCall call)) {
+            return;
+        }
+        if (type == FrameDescriptor.TYPE_STREAM_MESSAGE) {
+            call.onMessage(frame, offset, length);
+        } else {
+            call.onWindow(StreamMessages.increment(frame, offset));
+        }
     }
 
     /** Counts a call that will outlive its frame, or answers OVERLOADED. @return true when admitted */

@@ -34,6 +34,8 @@ public final class ServerCore implements Acceptor {
     final BufferPool pool;
     final AtomicInteger blockingInFlight = new AtomicInteger();
     final ExecutorService blockingExecutor;
+    /** What each stream may have unread here: its receive window. */
+    final int streamWindowBytes;
     private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
     volatile boolean shuttingDown;
 
@@ -45,9 +47,11 @@ public final class ServerCore implements Acceptor {
      * @param maxInFlight    most blocking calls in flight
      * @param pool           the transport's buffer pool (copies for blocking handlers)
      * @param transportName  for events and logs
+     * @param streamWindowBytes what each stream may have unread here
      */
     public ServerCore(MethodRegistry registry, int maxFrameLength, int maxMetadataBytes, List<ServerInterceptor> interceptors,
-                      int maxInFlight, BufferPool pool, String transportName) {
+                      int maxInFlight, BufferPool pool, String transportName, int streamWindowBytes) {
+        this.streamWindowBytes = streamWindowBytes;
         registry.freeze();
         this.registry = registry;
         this.maxFrameLength = maxFrameLength;

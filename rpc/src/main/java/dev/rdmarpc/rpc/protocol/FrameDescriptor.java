@@ -103,13 +103,27 @@ public final class FrameDescriptor {
      */
     public static final int TYPE_CANCEL = 6;
     /**
+     * Message type: one message of a stream, either way, with the stream's request id and method id
+     * (a stream is a call opened by a request with {@link #FLAG_STREAM}). Its payload is the message
+     * encoded by the method's codec; its attachment length is 0. With {@link #FLAG_END_STREAM} it is
+     * no message but the sender's half-close, and its payload is empty. Every message frame counts
+     * its whole length against the receiver's stream window ({@link #TYPE_STREAM_WINDOW}).
+     */
+    public static final int TYPE_STREAM_MESSAGE = 7;
+    /**
+     * Message type: a stream window update, either way: the sender may receive {@code increment}
+     * more bytes of message frames on the stream of this request id. Payload: the increment, an
+     * int32 greater than 0; no attachment.
+     */
+    public static final int TYPE_STREAM_WINDOW = 8;
+    /**
      * The highest message type this implementation knows. Types above it, up to 127, are those of
      * later versions of the protocol: {@link #check} accepts them (with any body), and a server
      * answers such a frame with an error response for its request id ({@code PROTOCOL_ERROR},
      * naming the type) and keeps the connection; a client ignores one. Types 0 and 128 to 255 are
      * invalid.
      */
-    public static final int TYPE_MAX_KNOWN = TYPE_CANCEL;
+    public static final int TYPE_MAX_KNOWN = TYPE_STREAM_WINDOW;
 
     /**
      * Flag bit 0, in a request or a response: the payload starts with a metadata block (the call's
@@ -118,8 +132,30 @@ public final class FrameDescriptor {
      */
     public static final int FLAG_METADATA = 0x0001;
 
-    /** Flag bits not defined (all but {@link #FLAG_METADATA}): reserved, must be 0. */
-    public static final int FLAGS_RESERVED_MASK = 0xFFFE;
+    /**
+     * Flag bit 1, in a request: the request opens a stream (a streaming call), not a unary call. Its
+     * payload is the metadata block alone (or empty): the messages follow as
+     * {@link #TYPE_STREAM_MESSAGE} frames, and the call ends with the server's response, whose
+     * status is the stream's outcome (an OK response's payload is empty).
+     */
+    public static final int FLAG_STREAM = 0x0002;
+
+    /** Flag bit 2, in a {@link #TYPE_STREAM_MESSAGE}: the sender's half-close (no message; empty payload). */
+    public static final int FLAG_END_STREAM = 0x0004;
+
+    /**
+     * The stream window each side starts with, in bytes of message frames (header included): a
+     * sender may send while what it sent is less than what the receiver granted, so the receiver
+     * holds at most its window plus one frame. A receiver that wants a larger window grants the rest
+     * with a {@link #TYPE_STREAM_WINDOW} when the stream starts.
+     */
+    public static final int STREAM_INITIAL_WINDOW = 65_536;
+
+    /** Bytes of a {@link #TYPE_STREAM_WINDOW} frame's payload: the increment. */
+    public static final int STREAM_WINDOW_PAYLOAD = 4;
+
+    /** Flag bits not defined (all but {@link #FLAG_METADATA}, {@link #FLAG_STREAM} and {@link #FLAG_END_STREAM}): reserved, must be 0. */
+    public static final int FLAGS_RESERVED_MASK = 0xFFF8;
 
     /** Status of a request and of a successful response. */
     public static final int STATUS_OK = 0;
@@ -202,7 +238,9 @@ public final class FrameDescriptor {
         int payload = buf.get(INT, offset + PAYLOAD_LENGTH_OFFSET);
         int attachment = buf.get(INT, offset + ATTACHMENT_LENGTH_OFFSET);
         if (payload < 0 || attachment < 0
-                || (type == TYPE_PING || type == TYPE_PONG || type == TYPE_CANCEL) && (payload | attachment) != 0) {
+                || (type == TYPE_PING || type == TYPE_PONG || type == TYPE_CANCEL) && (payload | attachment) != 0
+                || type == TYPE_STREAM_WINDOW && (payload != STREAM_WINDOW_PAYLOAD || attachment != 0)
+                || type == TYPE_STREAM_MESSAGE && attachment != 0) {
             return BAD_LENGTH;
         }
         long length = (long) HEADER_LENGTH + payload + attachment;

@@ -1,0 +1,145 @@
+package dev.rdmarpc.rpc.core;
+
+import dev.rdmarpc.rpc.ClientStream;
+import dev.rdmarpc.rpc.Metadata;
+import dev.rdmarpc.rpc.Method;
+import dev.rdmarpc.rpc.RpcException;
+import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.codec.Codec;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.FrameHeader;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A streaming call on the client: it holds its call slot in {@link ClientCore} (as the slot's sink)
+ * from its opening until the server's response ends it, and its {@link StreamFlow} holds what came
+ * in and what may go out.
+ */
+final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
+    private final ClientCore core;
+    private final Method<Q, R> method;
+    private final StreamFlow flow;
+    /** The stream's deadline ({@link System#nanoTime()}); far away when it has none. */
+    private final long deadlineNanos;
+    /** Set once the open frame was written; 0 before. */
+    volatile long id;
+    private volatile boolean halfClosed;
+    private volatile Metadata trailers = Metadata.EMPTY;
+
+    ClientStreamCall(ClientCore core, Method<Q, R> method, int window, long deadlineNanos) {
+        this.core = core;
+        this.method = method;
+        this.flow = new StreamFlow(window);
+        this.deadlineNanos = deadlineNanos;
+    }
+
+    StreamFlow flow() {
+        return flow;
+    }
+
+    Method<Q, R> method() {
+        return method;
+    }
+
+    // ------------------------------------------------------------------ the I/O thread
+
+    /** A message frame of this stream arrived. */
+    void onMessage(MemorySegment buf, long offset, int length) {
+        if ((FrameHeader.flags(buf, offset) & FrameDescriptor.FLAG_END_STREAM) != 0) {
+            core.streamFailed(this, new RpcException(Status.PROTOCOL_ERROR, "server half-closed a stream: it ends"
+                    + " streams with a response"));
+            return;
+        }
+        if (!flow.admit(length)) {
+            if (flow.failure() != null && !flow.isEnded()) {
+                core.streamFailed(this, flow.failure()); // past its window: cancel the stream, free the slot
+            }
+            return;
+        }
+        Object value;
+        try {
+            value = StreamMessages.decode(method.responseCodec(), buf, offset);
+        } catch (RuntimeException e) {
+            core.streamFailed(this, new RpcException(Status.PROTOCOL_ERROR,
+                    "message of " + method.name() + " could not be decoded: " + e.getMessage(), e));
+            return;
+        }
+        flow.deliver(value, length);
+    }
+
+    /** The server's response ended the stream (its slot is free already). */
+    void ended(RpcException error, Metadata trailers) {
+        if (error == null) {
+            this.trailers = trailers;
+        }
+        flow.end(error, false);
+    }
+
+    /** The stream failed here (timeout, close, cancel): nothing more is read. */
+    void failed(RpcException error) {
+        flow.end(error, true);
+    }
+
+    // ------------------------------------------------------------------ the caller
+
+    @Override
+    public void send(Q message) {
+        if (halfClosed) {
+            throw new IllegalStateException("send after halfClose");
+        }
+        Codec<Q> codec = method.requestCodec();
+        int plen = codec.encodedSize(message);
+        long frame = (long) FrameDescriptor.HEADER_LENGTH + plen;
+        core.checkStreamFrame(frame);
+        flow.awaitSendWindow((int) frame, deadlineNanos, "a message of " + method.name());
+        core.writeStreamMessage(this, codec, message, plen, deadlineNanos);
+    }
+
+    @Override
+    public void halfClose() {
+        if (halfClosed) {
+            return;
+        }
+        halfClosed = true;
+        if (!flow.isEnded()) {
+            core.writeStreamEnd(this, deadlineNanos);
+        }
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public R receive() {
+        Object m = flow.take(deadlineNanos, give -> core.writeStreamWindow(this, give), "of " + method.name());
+        return m == StreamFlow.END ? null : (R) m;
+    }
+
+    @Override
+    public Metadata trailers() {
+        return trailers;
+    }
+
+    @Override
+    public void cancel() {
+        if (flow.end(new RpcException(Status.CANCELLED, "stream of " + method.name() + " cancelled"), true)) {
+            long callId = id;
+            if (callId > 0) {
+                core.cancel(callId);
+            }
+        }
+    }
+
+    @Override
+    public boolean isDone() {
+        return flow.isEnded();
+    }
+
+    @Override
+    public void close() {
+        cancel();
+    }
+
+    @Override
+    public String toString() {
+        return "ClientStream[" + method.name() + ", id=" + id + (flow.isEnded() ? ", ended" : "") + "]";
+    }
+}

@@ -1,0 +1,355 @@
+package dev.rdmarpc.rpc.core;
+
+import dev.rdmarpc.rpc.RpcException;
+import dev.rdmarpc.rpc.Status;
+import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The flow control of one side of a stream: the messages received and not yet read, with the window
+ * granted to the peer for them, and the window the peer granted this side for its own sends.
+ *
+ * <p>Windows count bytes of message frames, header included, so a stream of empty messages is
+ * bounded too. A sender may send while its window is above 0 and takes the frame's length from it
+ * (it may go below 0 by one frame); so the receiver holds at most what it granted plus one frame.
+ * The receiver grants more as its reader takes messages: once half its window has been read, it
+ * gives that much back ({@link #takeGrant}). A peer that sends past its window broke the protocol:
+ * the stream fails with {@code PROTOCOL_ERROR} and its later messages are dropped, so a peer cannot
+ * grow this side's memory.
+ *
+ * <p>One thread reads ({@link #take}), one sends ({@link #awaitSendWindow}), the I/O thread
+ * delivers; all under one lock.
+ */
+final class StreamFlow {
+    /** What a reader waits for at most between checks for a grant it could not send (see {@link #take}). */
+    static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    /** This side's receive window: how much it grants the peer beyond what its reader took. */
+    private final int window;
+
+    // guarded by lock
+    private final ArrayDeque<Object> inbox = new ArrayDeque<>();
+    private int[] sizes = new int[16];
+    private int sizeHead;
+    private int sizeCount;
+    /** Bytes of message frames received, and granted to the peer, since the stream began. */
+    private long received;
+    private long granted = dev.rdmarpc.rpc.protocol.FrameDescriptor.STREAM_INITIAL_WINDOW;
+    /** Bytes read by the reader and not yet granted back. */
+    private long toGrant;
+    /** The peer half-closed (or ended the stream): nothing more arrives. */
+    private boolean peerDone;
+    /** What ends the stream for this side's reader and sender, once known (null: open; see {@link #end}). */
+    private RpcException failure;
+    private boolean ended;
+    /** What the peer still accepts from this side. */
+    private long sendWindow = dev.rdmarpc.rpc.protocol.FrameDescriptor.STREAM_INITIAL_WINDOW;
+
+    /** @param window this side's receive window, at least the protocol's initial window */
+    StreamFlow(int window) {
+        this.window = window;
+        this.toGrant = Math.max(0, window - dev.rdmarpc.rpc.protocol.FrameDescriptor.STREAM_INITIAL_WINDOW);
+    }
+
+    /**
+     * Takes what this side owes the peer now (at the start: its window beyond the protocol's initial
+     * one); the caller sends it, or gives it back with {@link #ungrant} when it cannot.
+     *
+     * @return the bytes to grant, 0 for none
+     */
+    long grantNow() {
+        lock.lock();
+        try {
+            long give = toGrant;
+            toGrant = 0;
+            granted += give;
+            return give;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A grant of {@link #grantNow} could not be sent: it is owed again. */
+    void ungrant(long give) {
+        lock.lock();
+        try {
+            granted -= give;
+            toGrant += give;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ the I/O thread
+
+    /**
+     * @param frameBytes the message frame's whole length
+     * @return false when it came past the window: the stream failed (the caller drops the message)
+     */
+    boolean admit(int frameBytes) {
+        lock.lock();
+        try {
+            if (ended || failure != null) {
+                return false;
+            }
+            if (received >= granted) {
+                failure = new RpcException(Status.PROTOCOL_ERROR, "the peer sent " + (received + frameBytes)
+                        + " bytes on a stream that was granted " + granted);
+                inbox.clear();
+                sizeCount = 0;
+                changed.signalAll();
+                return false;
+            }
+            received += frameBytes;
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Queues a message admitted by {@link #admit} for the reader. */
+    void deliver(Object message, int frameBytes) {
+        lock.lock();
+        try {
+            if (ended || failure != null) {
+                return;
+            }
+            inbox.add(message);
+            if (sizeCount == sizes.length) {
+                int[] bigger = new int[sizes.length * 2];
+                for (int i = 0; i < sizeCount; i++) {
+                    bigger[i] = sizes[(sizeHead + i) % sizes.length];
+                }
+                sizes = bigger;
+                sizeHead = 0;
+            }
+            sizes[(sizeHead + sizeCount++) % sizes.length] = frameBytes;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The peer half-closed: the reader gets the end once it has read what came before. */
+    void peerDone() {
+        lock.lock();
+        try {
+            peerDone = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The peer granted {@code increment} more bytes for this side's sends. */
+    void granted(long increment) {
+        lock.lock();
+        try {
+            sendWindow += increment;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The stream ended: with {@code failure} null it ended well (the reader still reads what came
+     * before, then the end), else with that failure, at once for both sides of this end.
+     *
+     * @param discard true to drop the messages not yet read (a cancel, a local failure)
+     * @return false when it had ended already
+     */
+    boolean end(RpcException failure, boolean discard) {
+        lock.lock();
+        try {
+            if (ended) {
+                return false;
+            }
+            ended = true;
+            peerDone = true;
+            if (this.failure == null) {
+                this.failure = failure;
+            }
+            if (discard) {
+                inbox.clear();
+                sizeCount = 0;
+            }
+            changed.signalAll();
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return true once the stream ended ({@link #end}) */
+    boolean isEnded() {
+        lock.lock();
+        try {
+            return ended;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return the failure the stream ended with (or failed with locally), null when none */
+    RpcException failure() {
+        lock.lock();
+        try {
+            return failure;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ the reader
+
+    /** A message was taken: what the reader must do next. */
+    static final Object END = new Object();
+
+    /**
+     * Takes the next message, waiting for one until {@code deadlineNanos}.
+     *
+     * @param grant called (outside the lock) with bytes to grant back to the peer; returns false when
+     *              it could not send them now (they are offered again on the next take or recheck)
+     * @return the message, or {@link #END} when the peer finished sending and everything was read
+     * @throws RpcException the stream's failure; TIMEOUT at the deadline; CANCELLED when interrupted
+     */
+    Object take(long deadlineNanos, java.util.function.LongPredicate grant, String what) {
+        while (true) {
+            long give = 0;
+            Object message = null;
+            boolean done = false;
+            lock.lock();
+            try {
+                while (true) {
+                    if (!inbox.isEmpty()) {
+                        message = inbox.poll();
+                        toGrant += sizes[sizeHead];
+                        sizeHead = (sizeHead + 1) % sizes.length;
+                        sizeCount--;
+                        break;
+                    }
+                    if (failure != null) {
+                        throw copy(failure);
+                    }
+                    if (peerDone) {
+                        done = true;
+                        break;
+                    }
+                    if (toGrant >= window / 2) {
+                        break; // a grant owed: send it before waiting, the peer may be waiting for it
+                    }
+                    long left = deadlineNanos - System.nanoTime();
+                    if (left <= 0) {
+                        throw new RpcException(Status.TIMEOUT, "no message " + what + " before the deadline");
+                    }
+                    try {
+                        changed.awaitNanos(left);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new RpcException(Status.CANCELLED, "interrupted while waiting for a message " + what);
+                    }
+                }
+                // Granting back once half the window was read keeps the peer going with few window
+                // frames; while the inbox is empty the peer still has at least half a window to send
+                // (granted - received = window - toGrant), so it never waits on a reader that waits.
+                if (!done && toGrant >= window / 2) {
+                    give = toGrant;
+                    toGrant = 0;
+                    granted += give;
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (give > 0 && !grant.test(give)) {
+                ungrant(give);
+                if (message == null) {
+                    lock.lock();
+                    try {
+                        changed.awaitNanos(RECHECK_NANOS); // the send queue was full: try again shortly
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new RpcException(Status.CANCELLED, "interrupted while waiting for a message " + what);
+                    } finally {
+                        lock.unlock();
+                    }
+                }
+            }
+            if (message != null) {
+                return message;
+            }
+            if (done) {
+                return END;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ the sender
+
+    /**
+     * Waits until the peer's window is above 0, then takes {@code frameBytes} from it.
+     *
+     * @throws RpcException the stream's failure, or why it cannot send: ended, TIMEOUT at the
+     *                      deadline, CANCELLED when interrupted
+     */
+    void awaitSendWindow(int frameBytes, long deadlineNanos, String what) {
+        lock.lock();
+        try {
+            while (true) {
+                if (failure != null) {
+                    throw copy(failure);
+                }
+                if (ended) {
+                    throw new RpcException(Status.CANCELLED, "the stream has ended (its peer finished it):"
+                            + " no more messages go out, and " + what + " was not sent");
+                }
+                if (sendWindow > 0) {
+                    sendWindow -= frameBytes;
+                    return;
+                }
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0) {
+                    throw new RpcException(Status.TIMEOUT, "the peer granted no room for " + what + " before the deadline"
+                            + " (it reads too slowly, or not at all)");
+                }
+                try {
+                    changed.awaitNanos(left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new RpcException(Status.CANCELLED, "interrupted while waiting for room to send " + what);
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return how many bytes of sends the peer accepts now (may be below 0 by one frame) */
+    long sendWindow() {
+        lock.lock();
+        try {
+            return sendWindow;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return messages received and not yet read */
+    int buffered() {
+        lock.lock();
+        try {
+            return inbox.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A fresh exception with the stream's status and message, thrown on the caller's thread (its stack). */
+    private static RpcException copy(RpcException e) {
+        return new RpcException(e.status(), e.getMessage(), e).withMetadata(e.metadata());
+    }
+}

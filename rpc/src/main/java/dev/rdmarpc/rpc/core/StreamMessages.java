@@ -1,0 +1,32 @@
+package dev.rdmarpc.rpc.core;
+
+import dev.rdmarpc.rpc.codec.Codec;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.FrameHeader;
+import java.lang.foreign.MemorySegment;
+
+/** What both ends of a stream do alike with its frames. */
+final class StreamMessages {
+    private StreamMessages() {
+    }
+
+    /**
+     * Decodes a message frame's payload into a value that outlives the receive buffer (a view
+     * codec's value gets a heap copy of its bytes: the message waits in the stream's inbox).
+     */
+    static Object decode(Codec<?> codec, MemorySegment buf, long offset) {
+        int plen = FrameHeader.payloadLength(buf, offset);
+        long poff = offset + FrameDescriptor.HEADER_LENGTH;
+        if (codec.decodesToView()) {
+            MemorySegment copy = MemorySegment.ofArray(new byte[plen]);
+            MemorySegment.copy(buf, poff, copy, 0, plen);
+            return codec.decode(copy, 0, plen);
+        }
+        return codec.decode(buf, poff, plen);
+    }
+
+    /** @return a window frame's increment; a value of 0 or less is the peer's protocol error */
+    static int increment(MemorySegment buf, long offset) {
+        return buf.get(dev.rdmarpc.rpc.codec.Codecs.INT_LE, offset + FrameDescriptor.HEADER_LENGTH);
+    }
+}
