@@ -136,9 +136,21 @@ class CodecTest {
             assertNull(nb.str());
             assertNull(nb.inner());
             assertNull(nb.seg());
-            // Malformed: truncated, trailing bytes, bad length prefix.
-            assertThrows(IllegalArgumentException.class, () -> codec.decode(buf, 0, n - 1));
-            assertThrows(IllegalArgumentException.class, () -> codec.decode(buf, 0, n + 1));
+            // Malformed: cut inside the last component (its length prefix).
+            IllegalArgumentException cut = assertThrows(IllegalArgumentException.class, () -> codec.decode(buf, 0, n - 1));
+            assertTrue(cut.getMessage().contains("All.seg"), cut.getMessage());
+            // Bad length prefix: negative but not -1.
+            buf.set(Codecs.INT_LE, n - 4, -2);
+            IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> codec.decode(buf, 0, n));
+            assertTrue(bad.getMessage().contains("bad length -2 of record field All.seg"), bad.getMessage());
+            buf.set(Codecs.INT_LE, n - 4, -1);
+            // Trailing bytes are a newer definition's components (see SchemaEvolutionTest): ignored.
+            buf.set(ValueLayout.JAVA_BYTE, n, (byte) 0x7F);
+            All tb = codec.decode(buf, 0, n + 1);
+            assertEquals(nb.inner(), tb.inner());
+            assertNull(tb.str());
+            assertNull(tb.seg());
+            assertFalse(tb.z());
         }
     }
 

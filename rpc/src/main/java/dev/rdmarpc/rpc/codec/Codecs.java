@@ -240,7 +240,27 @@ public final class Codecs {
      * {@code byte[]}, enums, {@link MemorySegment} (decoded as a view) and nested records of
      * supported types. Fixed-size components are written little-endian in declaration order;
      * variable-size ones (String, byte[], MemorySegment, records) carry an int length prefix, -1 for
-     * null.
+     * null; an enum is its int ordinal, -1 for null.
+     *
+     * <p><b>Records that evolve.</b> A record may gain components <em>at the end</em>, and peers built
+     * with the older and the newer definition still understand each other, both ways:
+     * <ul>
+     *   <li>an older decoder reads the components it knows and ignores the bytes after them (the
+     *       newer components);</li>
+     *   <li>a newer decoder reading an older encoding, which ends exactly where a component would
+     *       start, gives that component and every one after it its default: 0, {@code false} or
+     *       {@code '\0'} for primitives, null for String, byte[], MemorySegment, enums and records.</li>
+     * </ul>
+     * Nested records carry their own length, so a nested record may gain components at its end too.
+     * A payload that ends in the middle of a component is malformed ({@code IllegalArgumentException}
+     * naming the component); one cut exactly at a component boundary cannot be told from an older
+     * encoding. Removing or reordering components, changing a component's type, or adding one anywhere
+     * but at the end is not compatible: the bytes are read by position, so such a change is misread or
+     * rejected, never detected as such. (Names are not on the wire: renaming a component is harmless.)
+     * An enum may gain constants at its end; a decoder that receives an ordinal beyond its own
+     * constants throws {@code IllegalArgumentException} naming the enum and the ordinal (so the call
+     * fails with {@code PROTOCOL_ERROR}), while every other value still decodes. Reordering or
+     * removing enum constants changes what the ordinals mean and is not compatible.
      *
      * @param type the record class
      * @param <R>  the record type
@@ -255,6 +275,7 @@ public final class Codecs {
     /**
      * A codec for a record type that only {@code lookup} can access (a non-public record, or one in
      * a package your module does not export): pass {@code MethodHandles.lookup()} from your code.
+     * The encoding, and the rule for records that evolve, are those of {@link #record(Class)}.
      *
      * @param lookup a lookup with access to the record's accessors and canonical constructor
      * @param type   the record class

@@ -7,7 +7,16 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.reflect.RecordComponent;
 
-/** Codec for a Java record, built from its components (see {@link Codecs#record(Class)}). */
+/**
+ * Codec for a Java record, built from its components (see {@link Codecs#record(Class)}).
+ *
+ * <p>Positional, and tolerant at the end so that a record may gain components there: {@link #decode}
+ * reads the components it knows in order; where the payload ends exactly before a component, that
+ * component and the ones after it take their defaults (0, false, {@code '\0'}, or null), and bytes
+ * left after the last known component are ignored. A payload that ends inside a component is
+ * malformed. Nested records are length-prefixed, so the same holds at every level. The encoder is
+ * unchanged by this: it writes every component it knows.
+ */
 final class RecordCodec<R extends Record> implements Codec<R> {
     private static final int NULL = -1;
 
@@ -45,7 +54,7 @@ final class RecordCodec<R extends Record> implements Codec<R> {
                 Class<?> t = rc[i].getType();
                 ctorTypes[i] = t;
                 MethodHandle getter = lookup.unreflect(rc[i].getAccessor()).asType(MethodType.methodType(Object.class, Record.class));
-                fields[i] = new Field(rc[i].getName(), kindOf(t), getter, t, lookup, building);
+                fields[i] = new Field(type.getSimpleName() + "." + rc[i].getName(), kindOf(t), getter, t, lookup, building);
             }
             codec.constructor = lookup.findConstructor(type, MethodType.methodType(void.class, ctorTypes))
                     .asSpreader(Object[].class, rc.length)
@@ -102,12 +111,16 @@ final class RecordCodec<R extends Record> implements Codec<R> {
         long[] pos = {offset};
         long end = offset + length;
         Object[] args = new Object[fields.length];
-        for (int i = 0; i < fields.length; i++) {
+        int i = 0;
+        for (; i < fields.length && pos[0] < end; i++) {
             args[i] = fields[i].read(src, pos, end);
         }
-        if (pos[0] != end) {
-            throw new IllegalArgumentException(type.getSimpleName() + ": " + (end - pos[0]) + " trailing bytes");
+        // The payload ended at a component boundary: it was encoded by an older definition of the
+        // record, which ends here. The components it did not have take their defaults.
+        for (; i < fields.length; i++) {
+            args[i] = fields[i].absent;
         }
+        // Bytes after the last component known here are components of a newer definition: not read.
         try {
             return type.cast(constructor.invokeExact(args));
         } catch (RuntimeException | Error e) {
@@ -140,11 +153,15 @@ final class RecordCodec<R extends Record> implements Codec<R> {
     private enum Kind { BOOLEAN, BYTE, SHORT, CHAR, INT, LONG, FLOAT, DOUBLE, STRING, BYTES, SEGMENT, ENUM, RECORD }
 
     private static final class Field {
+        /** {@code Record.component}, for messages. */
         final String name;
         final Kind kind;
         final MethodHandle getter;
+        final Class<?> type;
         final Object[] enumConstants;
         final RecordCodec<?> nested;
+        /** The value when an older encoding ends before this component (boxed constants: no allocation). */
+        final Object absent;
 
         @SuppressWarnings({"unchecked", "rawtypes"})
         Field(String name, Kind kind, MethodHandle getter, Class<?> type, MethodHandles.Lookup lookup,
@@ -152,8 +169,24 @@ final class RecordCodec<R extends Record> implements Codec<R> {
             this.name = name;
             this.kind = kind;
             this.getter = getter;
+            this.type = type;
+            this.absent = absentValue(kind);
             this.enumConstants = kind == Kind.ENUM ? type.getEnumConstants() : null;
             this.nested = kind == Kind.RECORD ? RecordCodec.of(lookup, (Class) type, building) : null;
+        }
+
+        private static Object absentValue(Kind kind) {
+            return switch (kind) {
+                case BOOLEAN -> Boolean.FALSE;
+                case BYTE -> Byte.valueOf((byte) 0);
+                case SHORT -> Short.valueOf((short) 0);
+                case CHAR -> Character.valueOf('\0');
+                case INT -> Integer.valueOf(0);
+                case LONG -> Long.valueOf(0L);
+                case FLOAT -> Float.valueOf(0f);
+                case DOUBLE -> Double.valueOf(0d);
+                case STRING, BYTES, SEGMENT, ENUM, RECORD -> null;
+            };
         }
 
         long size(Object v) {
@@ -242,7 +275,8 @@ final class RecordCodec<R extends Record> implements Codec<R> {
                 default -> 4;
             };
             if (end - p < fixed) {
-                throw new IllegalArgumentException("truncated record field " + name);
+                throw new IllegalArgumentException("truncated record field " + name + ": " + (end - p) + " of its "
+                        + fixed + " bytes");
             }
             pos[0] = p + fixed;
             switch (kind) {
@@ -267,8 +301,13 @@ final class RecordCodec<R extends Record> implements Codec<R> {
                     if (ordinal == NULL) {
                         return null;
                     }
-                    if (ordinal < 0 || ordinal >= enumConstants.length) {
-                        throw new IllegalArgumentException("bad enum ordinal " + ordinal + " in field " + name);
+                    if (ordinal >= enumConstants.length) {
+                        throw new IllegalArgumentException("record field " + name + ": enum " + type.getName()
+                                + " has no constant of ordinal " + ordinal + " (it has " + enumConstants.length
+                                + "; one added by a newer definition of the enum?)");
+                    }
+                    if (ordinal < 0) {
+                        throw new IllegalArgumentException("record field " + name + ": bad enum ordinal " + ordinal);
                     }
                     return enumConstants[ordinal];
                 }
@@ -279,8 +318,12 @@ final class RecordCodec<R extends Record> implements Codec<R> {
             if (n == NULL) {
                 return null;
             }
-            if (n < 0 || n > end - pos[0]) {
+            if (n < 0) {
                 throw new IllegalArgumentException("bad length " + n + " of record field " + name);
+            }
+            if (n > end - pos[0]) {
+                throw new IllegalArgumentException("truncated record field " + name + ": length " + n + " but "
+                        + (end - pos[0]) + " bytes left");
             }
             long start = pos[0];
             pos[0] = start + n;
