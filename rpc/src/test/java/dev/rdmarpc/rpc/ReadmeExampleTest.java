@@ -57,6 +57,7 @@ class ReadmeExampleTest {
         assertEquals(0, p.exitValue(), out);
         assertTrue(out.lines().anyMatch("hello 5"::equals), "README example printed:\n" + out);
         assertTrue(out.lines().anyMatch("hello, ada from quickstart"::equals), "README example printed:\n" + out);
+        assertTrue(out.lines().anyMatch("squares 1 4 9"::equals), "README example printed:\n" + out);
     }
 
     private static Path findReadme() {
