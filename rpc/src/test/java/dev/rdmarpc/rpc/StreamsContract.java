@@ -74,6 +74,12 @@ public abstract class StreamsContract {
     /** @return messages in {@link #aStreamOfManySmallMessagesWorks} (a million on the host) */
     protected abstract int manySmallMessages();
 
+    /**
+     * @return the deadline of {@link #theDeadlineEndsBothSides}: long enough for the opening to reach
+     *         the handler before it (a handler whose deadline passed before it started never runs)
+     */
+    protected abstract Duration streamDeadline();
+
     /** @return messages of 1 MiB in {@link #aStreamOfLargeMessagesWorks} */
     protected abstract int largeMessages();
 
@@ -252,14 +258,19 @@ public abstract class StreamsContract {
 
     @Test
     public void theDeadlineEndsBothSides() throws Exception {
+        Duration deadline = streamDeadline();
         long t0 = System.nanoTime(); // the deadline counts from the opening
-        ClientStream<String, String> s = client.openStream(WAITING, CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300)));
+        ClientStream<String, String> s = client.openStream(WAITING, CallOptions.DEFAULT.withTimeout(deadline));
+        assertTrue(waitingStarted.await(deadline.toMillis(), TimeUnit.MILLISECONDS), "the handler started");
         RpcException e = assertThrows(RpcException.class, s::receive);
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
         assertEquals(Status.TIMEOUT, e.status(), e.getMessage());
-        assertTrue(ms >= 250 && ms < 10_000, "gave up after " + ms + " ms: " + e.getMessage());
+        assertTrue(ms >= deadline.toMillis() - 50 && ms < deadline.toMillis() + 10_000, "gave up after " + ms + " ms: "
+                + e.getMessage());
         assertTrue(waitingStopped.await(10, TimeUnit.SECONDS), "the handler was stopped at its deadline too");
+        assertEquals(Status.CANCELLED, ((RpcException) stoppedWith.get()).status());
         TestSupport.await("server counted the timeout", Duration.ofSeconds(10), () -> server.metrics().timeouts() == 1);
+        assertEquals(0, server.metrics().cancelled(), "a deadline, not a cancel");
         assertNothingLeft();
     }
 

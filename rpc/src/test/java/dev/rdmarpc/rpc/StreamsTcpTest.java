@@ -34,6 +34,11 @@ class StreamsTcpTest extends StreamsContract {
     }
 
     @Override
+    protected Duration streamDeadline() {
+        return Duration.ofMillis(300);
+    }
+
+    @Override
     protected int largeMessages() {
         return 64;
     }

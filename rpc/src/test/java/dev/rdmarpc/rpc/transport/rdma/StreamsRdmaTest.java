@@ -4,6 +4,7 @@ import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.RpcServer;
 import dev.rdmarpc.rpc.StreamsContract;
 import dev.rdmarpc.testsupport.RdmaTest;
+import java.time.Duration;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -31,6 +32,11 @@ class StreamsRdmaTest extends StreamsContract {
     @Override
     protected int manySmallMessages() {
         return 20_000;
+    }
+
+    @Override
+    protected Duration streamDeadline() {
+        return Duration.ofSeconds(3);
     }
 
     @Override
