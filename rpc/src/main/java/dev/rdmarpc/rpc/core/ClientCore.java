@@ -757,14 +757,10 @@ public final class ClientCore implements FrameHandler {
      *         the connection is closed (nothing is owed any more)
      */
     boolean writeStreamWindow(ClientStreamCall<?, ?> s, long increment) {
-        int frame = FrameDescriptor.HEADER_LENGTH + FrameDescriptor.STREAM_WINDOW_PAYLOAD;
-        FrameWriter w = writer;
-        long off = w.claim(frame);
-        if (off < 0) {
-            return off == Connection.CLOSED;
+        if (!writer.windowUpdate(s.id, s.method().id(), increment)) {
+            return false;
         }
-        w.stream(FrameDescriptor.TYPE_STREAM_WINDOW, s.id, s.method().id(), 0).windowIncrement((int) increment).commit();
-        metrics.bytesSent.add(frame);
+        metrics.bytesSent.add(FrameWriter.WINDOW_FRAME_LENGTH);
         return true;
     }
 

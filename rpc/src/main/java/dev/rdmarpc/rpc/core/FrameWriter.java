@@ -141,11 +141,26 @@ final class FrameWriter {
         return this;
     }
 
-    /** Writes a window update's payload: the increment. */
-    FrameWriter windowIncrement(int increment) {
+    /** Length of a stream window update frame. */
+    static final int WINDOW_FRAME_LENGTH = FrameDescriptor.HEADER_LENGTH + FrameDescriptor.STREAM_WINDOW_PAYLOAD;
+
+    /**
+     * Writes a stream window update granting {@code increment} bytes, at once and never waiting (a
+     * claim of its own, committed).
+     *
+     * @return false when the connection cannot take it now (the grant is still owed); true when it
+     *         was written, or when the connection is closed (nothing is owed any more)
+     */
+    boolean windowUpdate(long requestId, int methodId, long increment) {
+        long at = claim(WINDOW_FRAME_LENGTH);
+        if (at < 0) {
+            return at == Connection.CLOSED;
+        }
+        stream(FrameDescriptor.TYPE_STREAM_WINDOW, requestId, methodId, 0);
         header.payloadLength(FrameDescriptor.STREAM_WINDOW_PAYLOAD);
-        buffer.set(dev.rdmarpc.rpc.codec.Codecs.INT_LE, frameStart + FrameDescriptor.HEADER_LENGTH, increment);
-        return this;
+        buffer.set(dev.rdmarpc.rpc.codec.Codecs.INT_LE, frameStart + FrameDescriptor.HEADER_LENGTH, (int) increment);
+        commit();
+        return true;
     }
 
     /** Adds {@code flag} to the flags of the header being written (after {@link #metadata}, which sets its own). */

@@ -197,14 +197,10 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
 
     /** Grants the client {@code increment} more bytes; never waits. @return false when it cannot be sent now */
     private boolean writeWindow(long increment) {
-        int frame = FrameDescriptor.HEADER_LENGTH + FrameDescriptor.STREAM_WINDOW_PAYLOAD;
-        FrameWriter w = connection.writer;
-        long at = w.claim(frame);
-        if (at < 0) {
-            return at == Connection.CLOSED;
+        if (!connection.writer.windowUpdate(id, mid, increment)) {
+            return false;
         }
-        w.stream(FrameDescriptor.TYPE_STREAM_WINDOW, id, mid, 0).windowIncrement((int) increment).commit();
-        connection.core().metrics.bytesSent.add(frame);
+        connection.core().metrics.bytesSent.add(FrameWriter.WINDOW_FRAME_LENGTH);
         return true;
     }
 
