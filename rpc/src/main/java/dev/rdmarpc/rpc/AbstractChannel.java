@@ -99,12 +99,41 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
             throw new IllegalArgumentException("a stream carries no attachments: its messages are its codecs' bytes");
         }
         ClientCore c = pick();
-        for (int attempt = 1; ; attempt++) {
+        ClientInterceptor[] interceptors = c.interceptors();
+        Metadata metadata = options.metadata();
+        java.util.function.BiConsumer<RpcException, Metadata> onEnd = null;
+        if (interceptors.length != 0) {
+            long t0 = System.nanoTime();
             try {
-                return c.openStream(method, options.timeoutNanos(), options.metadata());
-            } catch (RpcException e) {
-                c = retry(c, e, attempt);
+                for (ClientInterceptor i : interceptors) {
+                    metadata = Objects.requireNonNull(i.beforeCall(method, metadata), "a client interceptor returned null metadata");
+                }
+            } catch (RuntimeException e) {
+                RpcException failure = e instanceof RpcException re ? re
+                        : new RpcException(Status.HANDLER_FAILED, "client interceptor failed: " + e, e);
+                afterCall(interceptors, method, failure.status(), failure.metadata(), t0);
+                throw failure;
             }
+            java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
+            onEnd = (failure, md) -> {
+                if (told.compareAndSet(false, true)) {
+                    afterCall(interceptors, method, failure == null ? Status.OK : failure.status(), md, t0);
+                }
+            };
+        }
+        try {
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    return c.openStream(method, options.timeoutNanos(), metadata, onEnd);
+                } catch (RpcException e) {
+                    c = retry(c, e, attempt);
+                }
+            }
+        } catch (RpcException e) {
+            if (onEnd != null) {
+                onEnd.accept(e, e.metadata()); // it never opened
+            }
+            throw e;
         }
     }
 

@@ -2,8 +2,8 @@ package dev.rdmarpc.rpc;
 
 /**
  * Runs around every typed call a client makes ({@code call}, {@code exchange} and their
- * asynchronous forms; the raw {@code send} and {@code sendInPlace}, the zero-allocation paths,
- * are not intercepted): to add request metadata (a trace id, an auth token), refuse a call before it is
+ * asynchronous forms, and {@code openStream}, whose end is the stream's; the raw {@code send} and
+ * {@code sendInPlace}, the zero-allocation paths, are not intercepted): to add request metadata (a trace id, an auth token), refuse a call before it is
  * sent, read the response's metadata, log or count. Added with
  * {@link ClientBuilder#intercept(ClientInterceptor)}.
  *

@@ -240,6 +240,48 @@ public abstract class StreamsContract {
         }
     }
 
+    /** A client's interceptors run around a stream: metadata into its opening, afterCall at its end. */
+    @Test
+    public void clientInterceptorsRunAroundAStream() {
+        List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (RpcClient intercepted = clientBuilder(server).intercept(new ClientInterceptor() {
+            @Override
+            public Metadata beforeCall(Method<?, ?> method, Metadata metadata) {
+                seen.add("before " + method.name());
+                return metadata.with("k", "from-interceptor");
+            }
+
+            @Override
+            public void afterCall(Method<?, ?> method, Status status, Metadata responseMetadata, long nanos) {
+                seen.add("after " + method.name() + " " + status + " " + responseMetadata.get("t"));
+            }
+        }).connect()) {
+            try (ClientStream<Void, String> s = intercepted.openStream(METADATA)) {
+                s.halfClose();
+                assertEquals("from-interceptor", s.receive());
+                assertNull(s.receive());
+            }
+            try (ClientStream<Void, String> s = intercepted.openStream(FAILING)) {
+                s.halfClose();
+                while (true) {
+                    try {
+                        if (s.receive() == null) {
+                            break;
+                        }
+                    } catch (RpcException e) {
+                        break;
+                    }
+                }
+            }
+        }
+        // afterCall runs on the I/O thread as the stream ends, so it may come after the next beforeCall
+        TestSupport.await("every afterCall", Duration.ofSeconds(5), () -> seen.size() == 4);
+        assertEquals(java.util.Set.of("before streams.metadata", "after streams.metadata OK from-interceptor-trailer",
+                "before streams.failing", "after streams.failing PERMISSION_DENIED null"), java.util.Set.copyOf(seen));
+        assertTrue(seen.indexOf("before streams.failing") < seen.indexOf("after streams.failing PERMISSION_DENIED null"));
+        assertEquals("before streams.metadata", seen.get(0));
+    }
+
     @Test
     public void aCancelStopsTheHandler() throws Exception {
         ClientStream<String, String> s = client.openStream(WAITING);

@@ -680,6 +680,15 @@ public final class ClientCore implements FrameHandler {
      * @throws RpcException CONNECTION_CLOSED, OVERLOADED (no slot in time), PAYLOAD_TOO_LARGE (metadata)
      */
     public <Q, R> ClientStream<Q, R> openStream(Method<Q, R> method, long timeoutNanos, Metadata metadata) {
+        return openStream(method, timeoutNanos, metadata, null);
+    }
+
+    /**
+     * As {@link #openStream(Method, long, Metadata)}, telling {@code onEnd} once when the stream
+     * ends (the failure, null when it ended well, and the metadata of its end), if it opened.
+     */
+    public <Q, R> ClientStream<Q, R> openStream(Method<Q, R> method, long timeoutNanos, Metadata metadata,
+                                                java.util.function.BiConsumer<RpcException, Metadata> onEnd) {
         checkMetadata(metadata);
         int frame = FrameDescriptor.HEADER_LENGTH + MetadataLimits.blockLength(metadata);
         FrameWriter w = writer;
@@ -692,6 +701,7 @@ public final class ClientCore implements FrameHandler {
         long deadline = now + (timeout == Long.MAX_VALUE ? NO_DEADLINE_NANOS : timeout);
         long slotWait = now + Math.min(timeout, defaultTimeoutNanos);
         ClientStreamCall<Q, R> s = new ClientStreamCall<>(this, method, streamWindowBytes, deadline);
+        s.onEnd(onEnd);
         long id = reserve(s, 0, method, timeout, frame, true, slotWait, false, true, deadline);
         if (id < 0) {
             metrics.rejected.increment();

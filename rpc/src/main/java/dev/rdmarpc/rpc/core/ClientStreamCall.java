@@ -25,6 +25,8 @@ final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
     volatile long id;
     private volatile boolean halfClosed;
     private volatile Metadata trailers = Metadata.EMPTY;
+    /** Told once, when the stream ends (the client's interceptors' afterCall); null for none. */
+    private volatile java.util.function.BiConsumer<RpcException, Metadata> endListener;
 
     ClientStreamCall(ClientCore core, Method<Q, R> method, int window, long deadlineNanos) {
         this.core = core;
@@ -72,12 +74,31 @@ final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
         if (error == null) {
             this.trailers = trailers;
         }
-        flow.end(error, false);
+        if (flow.end(error, false)) {
+            tellEnd(error, error == null ? trailers : error.metadata());
+        }
     }
 
     /** The stream failed here (timeout, close, cancel): nothing more is read. */
     void failed(RpcException error) {
-        flow.end(error, true);
+        if (flow.end(error, true)) {
+            tellEnd(error, error.metadata());
+        }
+    }
+
+    /**
+     * @param listener told once when the stream ends: the failure (null when the server ended it
+     *                 well) and the metadata of its end; before the stream is used
+     */
+    void onEnd(java.util.function.BiConsumer<RpcException, Metadata> listener) {
+        this.endListener = listener;
+    }
+
+    private void tellEnd(RpcException error, Metadata md) {
+        java.util.function.BiConsumer<RpcException, Metadata> l = endListener;
+        if (l != null) {
+            l.accept(error, md);
+        }
     }
 
     // ------------------------------------------------------------------ the caller
@@ -120,7 +141,9 @@ final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
 
     @Override
     public void cancel() {
-        if (flow.end(new RpcException(Status.CANCELLED, "stream of " + method.name() + " cancelled"), true)) {
+        RpcException cancelled = new RpcException(Status.CANCELLED, "stream of " + method.name() + " cancelled");
+        if (flow.end(cancelled, true)) {
+            tellEnd(cancelled, Metadata.EMPTY);
             long callId = id;
             if (callId > 0) {
                 core.cancel(callId);
