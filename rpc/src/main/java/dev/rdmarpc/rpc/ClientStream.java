@@ -36,7 +36,9 @@ package dev.rdmarpc.rpc;
  * <p><b>Threads.</b> One thread at a time may send (and half-close), and one at a time may
  * receive; the two may be different threads. Blocking waits respond to interrupts (the stream is
  * then cancelled). Messages may not carry attachments or metadata; the stream's metadata travels
- * with its opening ({@link CallOptions#metadata}) and its end.
+ * with its opening ({@link CallOptions#metadata}) and its end. Messages are never null (so a codec
+ * that decodes to null, such as {@code Codecs.VOID}, cannot carry a stream's messages): a null from
+ * {@link #receive} is the end.
  *
  * @param <Q> request message type
  * @param <R> response message type

@@ -480,6 +480,39 @@ public abstract class StreamsContract {
         assertNothingLeft();
     }
 
+    /** Null is the end, so no message is null: refused when sent, a protocol error when a codec decodes one. */
+    @Test
+    public void noMessageIsNull() {
+        try (ClientStream<Long, Long> s = client.openStream(SQUARES)) {
+            assertThrows(NullPointerException.class, () -> s.send(null));
+            s.send(3L);
+            assertEquals(9L, s.receive(), "the stream goes on");
+        }
+        dev.rdmarpc.rpc.codec.Codec<Long> nullDecoding = new dev.rdmarpc.rpc.codec.Codec<>() {
+            @Override
+            public int encodedSize(Long value) {
+                return Codecs.LONG.encodedSize(value);
+            }
+
+            @Override
+            public void encode(Long value, java.lang.foreign.MemorySegment dst, long offset) {
+                Codecs.LONG.encode(value, dst, offset);
+            }
+
+            @Override
+            public Long decode(java.lang.foreign.MemorySegment src, long offset, int length) {
+                return null;
+            }
+        };
+        try (ClientStream<Long, Long> s = client.openStream(Method.of(SQUARES.name(), Codecs.LONG, nullDecoding))) {
+            s.send(4L);
+            RpcException e = assertThrows(RpcException.class, s::receive, "a message decoded to null is not the end");
+            assertEquals(Status.PROTOCOL_ERROR, e.status());
+            assertTrue(e.getMessage().contains("decoded it to null"), e.getMessage());
+        }
+        assertNothingLeft();
+    }
+
     @Test
     public void closingTheClientEndsItsStreams() throws Exception {
         ClientStream<String, String> s = client.openStream(WAITING);

@@ -28,7 +28,16 @@ final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
     /** Told once, when the stream ends (the client's interceptors' afterCall); null for none. */
     private volatile java.util.function.BiConsumer<RpcException, Metadata> endListener;
 
+    /** Sends this stream's window updates (one object, not one per receive). */
+    private final java.util.function.LongPredicate granter;
+    /** What the flow's messages say this stream's messages are (built once, not per message). */
+    private final String sendWhat;
+    private final String receiveWhat;
+
     ClientStreamCall(ClientCore core, Method<Q, R> method, int window, long deadlineNanos) {
+        this.granter = give -> core.writeStreamWindow(this, give);
+        this.sendWhat = "a message of " + method.name();
+        this.receiveWhat = "of " + method.name();
         this.core = core;
         this.method = method;
         this.flow = new StreamFlow(window);
@@ -105,6 +114,7 @@ final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
 
     @Override
     public void send(Q message) {
+        StreamMessages.requireMessage(message);
         if (halfClosed) {
             throw new IllegalStateException("send after halfClose");
         }
@@ -112,7 +122,7 @@ final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
         int plen = codec.encodedSize(message);
         long frame = (long) FrameDescriptor.HEADER_LENGTH + plen;
         core.checkStreamFrame(frame);
-        flow.awaitSendWindow((int) frame, deadlineNanos, "a message of " + method.name());
+        flow.awaitSendWindow((int) frame, deadlineNanos, sendWhat);
         core.writeStreamMessage(this, codec, message, plen, deadlineNanos);
     }
 
@@ -130,7 +140,7 @@ final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
     @Override
     @SuppressWarnings("unchecked")
     public R receive() {
-        Object m = flow.take(deadlineNanos, give -> core.writeStreamWindow(this, give), "of " + method.name());
+        Object m = flow.take(deadlineNanos, granter, receiveWhat);
         return m == StreamFlow.END ? null : (R) m;
     }
 

@@ -26,6 +26,11 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
     private static final long CLAIM_RETRY_NANOS = 50_000;
 
     private final StreamFlow flow;
+    /** Sends this stream's window updates (one object, not one per receive). */
+    private final java.util.function.LongPredicate granter;
+    /** What the flow's messages say this stream's messages are (built once, not per message). */
+    private final String sendWhat;
+    private final String receiveWhat;
     private final Metadata requestMetadata;
     /** Where the stream's own waits give up: never (a deadline stops the call, which ends them). */
     private final long noDeadline = System.nanoTime() + (1L << 62);
@@ -37,6 +42,9 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
         super(connection, entry, id, mid, hasDeadline, deadlineNanos);
         this.requestMetadata = requestMetadata;
         this.flow = new StreamFlow(connection.core().streamWindowBytes);
+        this.granter = this::writeWindow;
+        this.sendWhat = "a message of " + entry.method().name();
+        this.receiveWhat = "from the client of " + entry.method().name();
     }
 
     // ------------------------------------------------------------------ the I/O thread
@@ -144,13 +152,14 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
 
     @Override
     public Object receive() {
-        Object m = flow.take(noDeadline, this::writeWindow, "from the client of " + entry.method().name());
+        Object m = flow.take(noDeadline, granter, receiveWhat);
         return m == StreamFlow.END ? null : m;
     }
 
     @Override
     @SuppressWarnings({"unchecked", "rawtypes"})
     public void send(Object message) {
+        StreamMessages.requireMessage(message);
         ServerCore core = connection.core();
         Codec codec = entry.method().responseCodec();
         int plen = codec.encodedSize(message);
@@ -159,7 +168,7 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
             throw new RpcException(Status.PAYLOAD_TOO_LARGE, "message frame of " + frame
                     + " bytes exceeds the maximum frame length " + core.maxFrameLength);
         }
-        flow.awaitSendWindow((int) frame, noDeadline, "a message of " + entry.method().name());
+        flow.awaitSendWindow((int) frame, noDeadline, sendWhat);
         FrameWriter w = connection.writer;
         claim(w, (int) frame);
         w.stream(FrameDescriptor.TYPE_STREAM_MESSAGE, id, mid, 0).payload(codec, message, plen);

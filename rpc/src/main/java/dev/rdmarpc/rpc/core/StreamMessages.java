@@ -17,12 +17,25 @@ final class StreamMessages {
     static Object decode(Codec<?> codec, MemorySegment buf, long offset) {
         int plen = FrameHeader.payloadLength(buf, offset);
         long poff = offset + FrameDescriptor.HEADER_LENGTH;
+        Object value;
         if (codec.decodesToView()) {
             MemorySegment copy = MemorySegment.ofArray(new byte[plen]);
             MemorySegment.copy(buf, poff, copy, 0, plen);
-            return codec.decode(copy, 0, plen);
+            value = codec.decode(copy, 0, plen);
+        } else {
+            value = codec.decode(buf, poff, plen);
         }
-        return codec.decode(buf, poff, plen);
+        if (value == null) {
+            throw new IllegalArgumentException("the codec decoded it to null, which a stream's reader takes for its end");
+        }
+        return value;
+    }
+
+    /** A stream's messages are never null: {@code receive} returns null for the end. */
+    static void requireMessage(Object message) {
+        if (message == null) {
+            throw new NullPointerException("a stream's message must not be null (receive returns null for the end)");
+        }
     }
 
     /** @return a window frame's increment; a value of 0 or less is the peer's protocol error */
