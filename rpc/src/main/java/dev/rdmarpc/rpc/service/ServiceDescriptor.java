@@ -3,7 +3,9 @@ package dev.rdmarpc.rpc.service;
 import dev.rdmarpc.rpc.CallContext;
 import dev.rdmarpc.rpc.CallOptions;
 import dev.rdmarpc.rpc.Method;
+import dev.rdmarpc.rpc.RpcChannel;
 import dev.rdmarpc.rpc.codec.Codec;
+import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Modifier;
 import java.lang.reflect.ParameterizedType;
@@ -55,6 +57,8 @@ public final class ServiceDescriptor<I> {
     private final String name;
     private final CodecRegistry codecs;
     private final List<ServiceMethod> methods;
+    /** The generated client class's constructor, defined by the first {@link #newClient}. */
+    private volatile MethodHandle clientConstructor;
 
     private ServiceDescriptor(Class<I> type, String name, CodecRegistry codecs, List<ServiceMethod> methods) {
         this.type = type;
@@ -289,6 +293,24 @@ public final class ServiceDescriptor<I> {
             }
         }
         throw new IllegalArgumentException(type.getName() + " has no RPC method " + javaName);
+    }
+
+    /** A client over {@code channel}: an instance of the client class, defined on first use ({@link ClientClass}). */
+    I newClient(RpcChannel channel) {
+        MethodHandle constructor = clientConstructor;
+        if (constructor == null) {
+            constructor = ClientClass.define(this); // two threads at once may define two classes: harmless
+            clientConstructor = constructor;
+        }
+        Method<?, ?>[] wire = new Method<?, ?>[methods.size()];
+        for (int i = 0; i < wire.length; i++) {
+            wire[i] = methods.get(i).method();
+        }
+        try {
+            return type.cast((Object) constructor.invokeExact(channel, wire, name + " client over " + channel));
+        } catch (Throwable t) {
+            throw new AssertionError("the generated client constructor failed", t);
+        }
     }
 
     @Override

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import dev.rdmarpc.rpc.CallContext;
 import dev.rdmarpc.rpc.CallOptions;
+import dev.rdmarpc.rpc.RpcClient;
+import dev.rdmarpc.rpc.RpcServer;
 import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.codec.Codecs;
 import java.io.IOException;
@@ -177,6 +179,33 @@ class ServiceDescriptorTest {
     void inheritedMethodsAreRpcMethods() {
         ServiceDescriptor<Inherits> d = ServiceDescriptor.of(Inherits.class, MethodHandles.lookup());
         assertEquals(List.of("Derived/base", "Derived/own"), d.methods().stream().map(m -> m.method().name()).toList());
+    }
+
+    @Test
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    void refusesAnImplementationOfAnotherInterface() {
+        ServiceDescriptor d = ServiceDescriptor.of(Fine.class, MethodHandles.lookup());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Services.register(RpcServer.builder(), d, new Object()));
+        assertTrue(e.getMessage().contains("does not implement " + Fine.class.getName()), e.getMessage());
+    }
+
+    @Test
+    void aWireIdRegisteredAlreadyIsRefused() {
+        RpcServer.Builder builder = RpcServer.builder().register(
+                dev.rdmarpc.rpc.Method.of("Fine/a", Codecs.STRING, Codecs.STRING), (ctx, s) -> s);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Services.register(builder, Fine.class, s -> s, MethodHandles.lookup()));
+        assertTrue(e.getMessage().contains("Fine/a is already registered"), e.getMessage());
+    }
+
+    @Test
+    void clientNeedsAFullPrivilegeLookup() {
+        ServiceDescriptor<Fine> d = ServiceDescriptor.of(Fine.class, MethodHandles.lookup().dropLookupMode(MethodHandles.Lookup.PRIVATE));
+        try (RpcServer server = RpcServer.builder().start(); RpcClient client = RpcClient.connect(server.address())) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Services.client(client, d));
+            assertTrue(e.getMessage().contains("full privilege"), e.getMessage());
+        }
     }
 
     record Pt(int x, int y) {
