@@ -20,6 +20,7 @@ module dev.rdmarpc.rpc {
     exports dev.rdmarpc.rpc;
     exports dev.rdmarpc.rpc.buffer;
     exports dev.rdmarpc.rpc.codec;
+    exports dev.rdmarpc.rpc.service;
     exports dev.rdmarpc.rpc.protocol;
     exports dev.rdmarpc.rpc.transport;
     exports dev.rdmarpc.rpc.transport.tcp;

@@ -1,0 +1,105 @@
+package dev.rdmarpc.rpc.service;
+
+import dev.rdmarpc.rpc.CallContext;
+import dev.rdmarpc.rpc.RpcChannel;
+import dev.rdmarpc.rpc.RpcServer;
+import java.lang.invoke.MethodHandles;
+import java.util.Objects;
+
+/**
+ * Clients and server bindings of {@link RpcService} interfaces (see the package documentation).
+ */
+public final class Services {
+    private Services() {
+    }
+
+    /**
+     * A client of a service: an implementation of {@code type} whose RPC methods call {@code channel}.
+     * Reads the interface each time; for many channels, build a {@link ServiceDescriptor} once and use
+     * {@link #client(RpcChannel, ServiceDescriptor)}.
+     *
+     * @param channel where the calls go; the client does not own it (closing it is the caller's)
+     * @param type    the interface, annotated {@link RpcService}
+     * @param lookup  the caller's {@code MethodHandles.lookup()} (see {@link CodecRegistry#of})
+     * @param <I>     the interface
+     * @return the client, thread-safe as the channel is
+     * @throws IllegalArgumentException when the interface cannot be a service (see {@link ServiceDescriptor})
+     */
+    public static <I> I client(RpcChannel channel, Class<I> type, MethodHandles.Lookup lookup) {
+        return client(channel, ServiceDescriptor.of(type, lookup));
+    }
+
+    /**
+     * A client of a service: an implementation of its interface whose RPC methods call
+     * {@code channel}. A synchronous method is {@code channel.call(method, request, options)}, an
+     * asynchronous one {@code channel.callAsync(...)}, with {@link dev.rdmarpc.rpc.CallOptions#DEFAULT}
+     * unless the method takes options; failures are {@link dev.rdmarpc.rpc.RpcException}s, as with
+     * those calls. Default methods run their own body; {@code equals} and {@code hashCode} are the
+     * identity's.
+     *
+     * @param channel where the calls go; the client does not own it
+     * @param service the service
+     * @param <I>     the interface
+     * @return the client, thread-safe as the channel is
+     */
+    public static <I> I client(RpcChannel channel, ServiceDescriptor<I> service) {
+        return Objects.requireNonNull(service, "service").newClient(Objects.requireNonNull(channel, "channel"));
+    }
+
+    /**
+     * Registers every RPC method of {@code impl} on {@code builder}.
+     *
+     * @param builder the server's builder
+     * @param type    the interface, annotated {@link RpcService}
+     * @param impl    its implementation, called from I/O threads and virtual threads at once
+     * @param lookup  the caller's {@code MethodHandles.lookup()}: builds record codecs and calls the
+     *                interface's methods (it must be able to)
+     * @param <I>     the interface
+     * @return {@code builder}
+     * @throws IllegalArgumentException when the interface cannot be a service, or a method's wire id is
+     *                                  registered already (nothing of this service is registered then
+     *                                  if the interface is at fault)
+     */
+    public static <I> RpcServer.Builder register(RpcServer.Builder builder, Class<I> type, I impl,
+                                                 MethodHandles.Lookup lookup) {
+        return register(builder, ServiceDescriptor.of(type, lookup), impl);
+    }
+
+    /**
+     * Registers every RPC method of {@code impl} on {@code builder}: a synchronous method with
+     * {@code registerBlocking} (a virtual thread per call), or {@code register} (inline on the I/O
+     * thread) when it is {@link RpcMethod#inline()}; an asynchronous one with {@code registerAsync}.
+     * The implementation's {@link dev.rdmarpc.rpc.CallOptions} parameter, if any, receives
+     * {@link dev.rdmarpc.rpc.CallOptions#DEFAULT}; {@link #context()} is the call. An exception it
+     * throws answers the call as a handler's does: an {@link dev.rdmarpc.rpc.RpcException} with its
+     * status, anything else {@link dev.rdmarpc.rpc.Status#HANDLER_FAILED}.
+     *
+     * @param builder the server's builder
+     * @param service the service
+     * @param impl    its implementation
+     * @param <I>     the interface
+     * @return {@code builder}
+     * @throws IllegalArgumentException when {@code impl} does not implement the interface, or the lookup
+     *                                  cannot call it, or a wire id is registered already
+     */
+    public static <I> RpcServer.Builder register(RpcServer.Builder builder, ServiceDescriptor<I> service, I impl) {
+        return ServerBinding.register(builder, Objects.requireNonNull(service, "service"), impl);
+    }
+
+    /**
+     * The call that the current thread's service method serves: peer, metadata, attachments, deadline
+     * and cancellation ({@link CallContext}). Valid on that thread until the method returns (an
+     * asynchronous method keeps the object until its future completes, as {@link dev.rdmarpc.rpc.AsyncHandler}
+     * says).
+     *
+     * @return the context
+     * @throws IllegalStateException outside a service method bound by {@link #register}
+     */
+    public static CallContext context() {
+        CallContext c = ServerBinding.CURRENT.get();
+        if (c == null) {
+            throw new IllegalStateException("no call: Services.context() is for the thread running a service method");
+        }
+        return c;
+    }
+}
