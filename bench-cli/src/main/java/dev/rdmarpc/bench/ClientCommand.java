@@ -17,6 +17,8 @@ import picocli.CommandLine.Option;
         description = {"Runs the matrix against echo server(s) started with `bench-cli server`.",
             "Closed loop: each of N callers sends its next call when the previous one returns;",
             "with --rate, open loop: calls due on a fixed schedule, latency counted from the due time.",
+            "With --workload stream, server streaming instead: per cell, N streams each receive messages of",
+            "one size as fast as flow control allows; messages/s, Gb/s of payload, gaps between messages.",
             "With --tls, connects over TLS 1.3 to servers started with `bench-cli server --tls`."})
 final class ClientCommand extends MatrixCommand {
 

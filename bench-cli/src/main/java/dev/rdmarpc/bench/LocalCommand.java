@@ -19,6 +19,8 @@ import picocli.CommandLine.Option;
             "RoCE v2 port) and runs the matrix against them from this JVM.",
             "Closed loop: each of N callers sends its next call when the previous one returns;",
             "with --rate, open loop: calls due on a fixed schedule, latency counted from the due time.",
+            "With --workload stream, server streaming instead: per cell, N streams each receive messages of",
+            "one size as fast as flow control allows; messages/s, Gb/s of payload, gaps between messages.",
             "With --tls, every connection is TLS 1.3, with a throwaway CA and server certificate made at start.",
             "With the defaults (30 cells of 1s warm-up + 2s measured) it takes about 95 s."})
 final class LocalCommand extends MatrixCommand {

@@ -73,15 +73,17 @@ abstract class MatrixCommand implements Callable<Integer> {
         }
         EchoStack ours = stacks.get(0);
         EchoStack theirs = stacks.size() > 1 ? stacks.get(1) : null;
-        RunInfo info = new RunInfo(ours.name(), ours.describe(options),
-                theirs == null ? null : theirs.name(), theirs == null ? null : theirs.describe(options),
+        RunInfo info = new RunInfo(ours.name(), ours.describe(options, plan.workload()),
+                theirs == null ? null : theirs.name(), theirs == null ? null : theirs.describe(options, plan.workload()),
                 target, Math.min(plan.connections(), maxCallers(plan)), plan.pipeline(), options.ioThreads(), plan.warmup(),
                 plan.measure(), plan.repeat(), plan.maxInFlightBytes(), plan.responseBytes() < 0, Math.max(0, plan.responseBytes()),
-                Environment.describe(), options.tls() == null ? null : TlsSettings.PROTOCOL, tlsNegotiated(stacks));
+                Environment.describe(), options.tls() == null ? null : TlsSettings.PROTOCOL, tlsNegotiated(stacks),
+                plan.workload());
         Report report = new Report(info, results.get(0), theirs == null ? List.of() : results.get(1));
         output.emit(report, out, err);
         if (report.hasErrors()) {
-            err.println("bench-cli: some calls failed (see the errors column and the notes under the table).");
+            err.println("bench-cli: some " + (plan.stream() ? "streams" : "calls")
+                    + " failed (see the errors column and the notes under the table).");
             err.flush();
             return 1;
         }

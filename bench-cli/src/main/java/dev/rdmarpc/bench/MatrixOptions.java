@@ -4,6 +4,8 @@ import dev.rdmarpc.bench.load.EchoProtocol;
 import dev.rdmarpc.bench.load.EchoStack;
 import dev.rdmarpc.bench.load.MatrixPlan;
 import dev.rdmarpc.bench.load.StackOptions;
+import dev.rdmarpc.bench.load.StreamLoop;
+import dev.rdmarpc.bench.load.Workload;
 import dev.rdmarpc.bench.stack.BaselineLoader;
 import dev.rdmarpc.bench.stack.Transport;
 import java.net.InetSocketAddress;
@@ -23,9 +25,20 @@ final class MatrixOptions {
             description = "rdmarpc transport to measure (default: ${DEFAULT-VALUE}).")
     Transport transport;
 
+    @Option(names = "--workload", defaultValue = "echo", paramLabel = "echo|stream",
+            description = {"What each cell measures (default: ${DEFAULT-VALUE}). echo: unary echo calls, QPS and latency. "
+                + "stream: server streaming; per stream the client sends one small request and the server sends "
+                + "messages of a --sizes size as fast as the stream's flow control allows, until the bench cancels "
+                + "the stream at the end of the cell; --concurrency is the number of concurrent streams, spread over "
+                + "--connections. Figures: messages per second and Gb/s of payload received, and the time between "
+                + "consecutive messages of a stream (its percentiles). Not with --rate, --pipeline, --response-size, "
+                + "--max-in-flight or --baseline netty."})
+    Workload workload;
+
     @Option(names = "--sizes", split = ",", hideParamSyntax = true, defaultValue = "128B,4K,32K,256K,1M,8M", paramLabel = "SIZE[,SIZE...]",
             converter = Converters.Size.class,
-            description = "Request sizes: 128, 128B, 4K, 4KiB, 1M... (binary multiples; default: ${DEFAULT-VALUE}).")
+            description = "Request sizes (with --workload stream: message sizes): 128, 128B, 4K, 4KiB, 1M... (binary "
+                    + "multiples; default: ${DEFAULT-VALUE}).")
     List<Long> sizes;
 
     /** Concurrency levels of a closed loop when none are given. */
@@ -38,7 +51,8 @@ final class MatrixOptions {
     @Option(names = {"--concurrency", "-c"}, split = ",", hideParamSyntax = true, paramLabel = "N[,N...]",
             converter = Converters.Positive.class,
             description = "Concurrency levels: closed-loop callers, each with its calls in flight (default: 1,4,16,64,256). "
-                    + "With --rate: the bound on calls in flight (default: " + DEFAULT_OPEN_LOOP_BOUND + ").")
+                    + "With --rate: the bound on calls in flight (default: " + DEFAULT_OPEN_LOOP_BOUND + "). With "
+                    + "--workload stream: numbers of concurrent streams (at most " + StreamLoop.MAX_STREAMS + ").")
     List<Integer> concurrency;
 
     @Option(names = "--rate", split = ",", hideParamSyntax = true, paramLabel = "QPS[,QPS...]", converter = Converters.Rate.class,
@@ -121,15 +135,22 @@ final class MatrixOptions {
 
     /** Baselines the bench knows, each with the port offset of its server from rdmarpc's. */
     enum Baseline {
-        /** gRPC-java; its server listens on rdmarpc's port + 1 unless told otherwise. */
-        grpc(1),
-        /** A plain Netty NIO echo; its server listens on rdmarpc's port + 2 unless told otherwise. */
-        netty(2);
+        /** gRPC-java; its server listens on rdmarpc's port + 1 unless told otherwise. Echo and server streaming. */
+        grpc(1, true),
+        /** A plain Netty NIO echo; its server listens on rdmarpc's port + 2 unless told otherwise. Echo only. */
+        netty(2, false);
 
         private final int portOffset;
+        private final boolean streams;
 
-        Baseline(int portOffset) {
+        Baseline(int portOffset, boolean streams) {
             this.portOffset = portOffset;
+            this.streams = streams;
+        }
+
+        /** Whether this baseline has the streaming workload. */
+        boolean streams() {
+            return streams;
         }
 
         /** Loads the baseline's stack from its own class loader. */
@@ -179,6 +200,9 @@ final class MatrixOptions {
                 throw new ParameterException(spec.commandLine(), "--concurrency: " + c + " is above 65536");
             }
         }
+        if (workload == Workload.stream) {
+            checkStreamOptions(spec);
+        }
         if (responseSize != null) {
             if (responseSize < 0 || responseSize > MAX_MESSAGE) {
                 throw new ParameterException(spec.commandLine(), "--response-size: " + Units.formatSize(responseSize)
@@ -220,6 +244,41 @@ final class MatrixOptions {
         }
     }
 
+    /**
+     * What {@code --workload stream} does not go with: the options of echo calls (a stream has no response
+     * size, pipeline or rate, and its flow-control window, not {@code --max-in-flight}, bounds its bytes in
+     * flight), more streams than a cell opens, and a baseline without streams; exit 2.
+     */
+    private void checkStreamOptions(CommandSpec spec) {
+        String echoOnly = rate != null ? "--rate" : responseSize != null ? "--response-size" : pipeline != 1 ? "--pipeline"
+                : given(spec, "--max-in-flight") ? "--max-in-flight" : null;
+        if (echoOnly != null) {
+            throw new ParameterException(spec.commandLine(), echoOnly + " does not apply to --workload stream: "
+                    + switch (echoOnly) {
+                        case "--rate" -> "the server sends as fast as the stream's flow control allows, at no set rate";
+                        case "--response-size" -> "the server sends messages of the --sizes size";
+                        case "--pipeline" -> "each stream has one request";
+                        default -> "a stream's flow-control window bounds its bytes in flight";
+                    });
+        }
+        for (int c : concurrencies()) {
+            if (c > StreamLoop.MAX_STREAMS) {
+                throw new ParameterException(spec.commandLine(), "--concurrency: " + c + " streams is above "
+                        + StreamLoop.MAX_STREAMS + " (--workload stream)");
+            }
+        }
+        if (baseline != null && !baseline.streams()) {
+            throw new ParameterException(spec.commandLine(), "--workload stream does not apply to --baseline " + baseline
+                    + ": the " + baseline + " baseline is an echo only (compare streams with --baseline grpc)");
+        }
+    }
+
+    /** Whether the command line named this option (rather than leaving it at its default). */
+    private static boolean given(CommandSpec spec, String option) {
+        picocli.CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
+        return parsed != null && parsed.hasMatchedOption(option);
+    }
+
     /** {@code --tls} with {@code --baseline netty}: the Netty baseline has no TLS; exit 2. */
     static void checkTlsBaseline(CommandSpec spec, boolean tls, Baseline baseline) {
         if (tls && baseline == Baseline.netty) {
@@ -245,7 +304,8 @@ final class MatrixOptions {
             s.add((int) v);
         }
         return new MatrixPlan(s, concurrencies(), responseSize == null ? -1 : responseSize.intValue(), pipeline,
-                connections, warmup, duration, maxInFlight, initialWarmup(), repeat, rate == null ? List.of() : rate);
+                connections, warmup, duration, maxInFlight, initialWarmup(), repeat, rate == null ? List.of() : rate,
+                workload);
     }
 
     /** The concurrency levels given, or the default: the closed loop's matrix, or an open loop's bound. */

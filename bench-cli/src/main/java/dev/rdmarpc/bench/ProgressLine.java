@@ -19,6 +19,8 @@ final class ProgressLine implements MatrixRunner.CellListener {
     private int index;
     private int total;
     private String label = "";
+    /** What the rate counts: "calls/s", or "msgs/s" for a stream cell. */
+    private String unit = "calls/s";
     private long lastCalls;
     private long lastNanos;
     private double rate;
@@ -35,7 +37,9 @@ final class ProgressLine implements MatrixRunner.CellListener {
         this.index = index;
         this.total = total;
         this.label = stack + " " + Units.formatSize(cell.requestBytes())
-                + (cell.openLoop() ? " at " + cell.targetQps() + "/s" : "") + " x" + cell.concurrency();
+                + (cell.openLoop() ? " at " + cell.targetQps() + "/s" : "") + " x" + cell.concurrency()
+                + (cell.stream() ? " streams" : "");
+        this.unit = cell.stream() ? "msgs/s" : "calls/s";
         this.lastCalls = 0;
         this.lastNanos = System.nanoTime();
         this.rate = 0;
@@ -54,13 +58,13 @@ final class ProgressLine implements MatrixRunner.CellListener {
         }
         String line;
         if (index < 0) {
-            line = String.format(Locale.ROOT, "%s  %.1f/%.1fs  %s calls/s", label, elapsed / 1e9, length / 1e9, compact(rate));
+            line = String.format(Locale.ROOT, "%s  %.1f/%.1fs  %s %s", label, elapsed / 1e9, length / 1e9, compact(rate), unit);
         } else {
             long remaining = (long) (total - index - 1) * cellNanos + (phase == ProgressListener.Phase.WARMUP
                     ? length - elapsed + (cellNanos - length) : length - elapsed);
-            line = String.format(Locale.ROOT, "[%d/%d] %s  %s %.1f/%.1fs  %s calls/s  ~%ds left",
+            line = String.format(Locale.ROOT, "[%d/%d] %s  %s %.1f/%.1fs  %s %s  ~%ds left",
                     index + 1, total, label, phase == ProgressListener.Phase.WARMUP ? "warm-up" : "measure",
-                    elapsed / 1e9, length / 1e9, compact(rate), Math.max(0, remaining / 1_000_000_000L));
+                    elapsed / 1e9, length / 1e9, compact(rate), unit, Math.max(0, remaining / 1_000_000_000L));
         }
         int pad = Math.max(0, width - line.length());
         width = line.length();
@@ -70,7 +74,9 @@ final class ProgressLine implements MatrixRunner.CellListener {
 
     @Override
     public ProgressListener initialWarmup(String stack, CellSpec cell) {
-        this.label = stack + " initial warm-up (" + Units.formatSize(cell.requestBytes()) + " x" + cell.concurrency() + ")";
+        this.label = stack + " initial warm-up (" + Units.formatSize(cell.requestBytes()) + " x" + cell.concurrency()
+                + (cell.stream() ? " streams" : "") + ")";
+        this.unit = cell.stream() ? "msgs/s" : "calls/s";
         this.index = -1;
         this.lastCalls = 0;
         this.lastNanos = System.nanoTime();
@@ -84,8 +90,8 @@ final class ProgressLine implements MatrixRunner.CellListener {
     @Override
     public void cellDone(CellResult r) {
         if (!terminal) {
-            err.println(String.format(Locale.ROOT, "[%d/%d] %s  %s calls/s, p99 %.0f us", index + 1, total, label,
-                    compact(r.qps()), r.p99Us()));
+            err.println(String.format(Locale.ROOT, "[%d/%d] %s  %s %s, p99 %s%.0f us", index + 1, total, label,
+                    compact(r.qps()), unit, unit.equals("msgs/s") ? "gap " : "", r.p99Us()));
             err.flush();
         }
     }

@@ -28,7 +28,8 @@ import picocli.CommandLine.Spec;
 
 /** Echo server(s) for {@code bench-cli client} in another process (pin each to its own core). */
 @Command(name = "server", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Serves the echo method until interrupted (or for --time-limit), for `bench-cli client`.",
+        description = {"Serves the echo method until interrupted (or for --time-limit), for `bench-cli client`;",
+            "rdmarpc and the gRPC baseline also serve the streaming method of `client --workload stream`.",
             "Listens on 127.0.0.1 unless told otherwise. With --tls, serves TLS 1.3 with the certificate of",
             "--tls-cert and --tls-key, or a throwaway one whose CA file it prints for `client --tls --tls-trust`."})
 final class ServerCommand implements Callable<Integer> {
@@ -59,7 +60,7 @@ final class ServerCommand implements Callable<Integer> {
     int ioThreads;
 
     @Option(names = "--max-message", defaultValue = "64M", paramLabel = "SIZE", converter = Converters.Size.class,
-            description = "Largest request or response served (default: ${DEFAULT-VALUE}).")
+            description = "Largest request or response served, and largest stream message (default: ${DEFAULT-VALUE}).")
     long maxMessage;
 
     @Option(names = "--time-limit", paramLabel = "TIME", converter = Converters.Time.class,

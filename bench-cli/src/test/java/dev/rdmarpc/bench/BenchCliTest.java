@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.rdmarpc.bench.load.Workload;
 import dev.rdmarpc.bench.stack.Transport;
 import dev.rdmarpc.ibverbs.verbs.LinkLayer;
 import dev.rdmarpc.ibverbs.verbs.Mtu;
@@ -100,6 +101,39 @@ class BenchCliTest {
     }
 
     @Test
+    void workloadStreamParsesIntoStreamCells() {
+        LocalCommand c = parseLocal("local");
+        assertEquals(Workload.echo, c.matrix.workload, "echo calls unless told otherwise");
+        assertFalse(c.matrix.plan().stream());
+        LocalCommand s = parseLocal("local", "--workload", "stream", "--sizes", "128,32K", "--concurrency", "1,16",
+                "--baseline", "grpc");
+        assertEquals(Workload.stream, s.matrix.workload);
+        var plan = s.matrix.plan();
+        assertTrue(plan.stream());
+        assertEquals(List.of(128, 128, 32768, 32768), plan.cells().stream().map(x -> x.requestBytes()).toList());
+        assertEquals(List.of(1, 16, 1, 16), plan.cells().stream().map(x -> x.callers()).toList());
+        assertTrue(plan.cells().stream().allMatch(x -> x.stream()));
+        assertEquals(Workload.stream, parseLocal("local", "--workload", "STREAM").matrix.workload);
+        // The default --max-in-flight is not an option given: streams run with it.
+        LocalCommand big = parseLocal("local", "--workload", "stream", "--sizes", "8M", "--concurrency", "256");
+        assertEquals(256, big.matrix.plan().cells().get(0).callers(), "no cap on streams");
+    }
+
+    @Test
+    void helpSaysWhatTheStreamWorkloadMeasures() {
+        for (String cmd : List.of("local", "client")) {
+            String help = run(cmd, "--help").out().replaceAll("\\s+", " ");
+            assertTrue(help.contains("--workload=echo|stream"), help);
+            assertTrue(help.contains("stream: server streaming; per stream the client sends one small request and the "
+                    + "server sends messages of a --sizes size as fast as the stream's flow control allows, until the "
+                    + "bench cancels the stream at the end of the cell"), help);
+            assertTrue(help.contains("messages per second and Gb/s of payload received"), help);
+        }
+        assertTrue(run("server", "--help").out().replaceAll("\\s+", " ")
+                .contains("also serve the streaming method of `client --workload stream`"));
+    }
+
+    @Test
     void helpNamesBothBaselines() {
         Run top = run("--help");
         assertTrue(top.out().replaceAll("\\s+", " ").contains("gRPC-java, or a plain Netty NIO echo, the ceiling of plain Java NIO"),
@@ -172,6 +206,14 @@ class BenchCliTest {
         "local --rate 20M              | --rate: 20000000 is above 10000000 calls per second",
         "local --rate 1000 --pipeline 2 | --pipeline does not apply with --rate",
         "local --rate 1000 --concurrency 4,8 --plot x.png | --plot draws an open loop against the target rate and needs one --concurrency",
+        "local --workload rpc          | expected one of [echo, stream]",
+        "local --workload stream --rate 1000 | --rate does not apply to --workload stream",
+        "local --workload stream --pipeline 2 | --pipeline does not apply to --workload stream",
+        "local --workload stream --response-size 1K | --response-size does not apply to --workload stream",
+        "local --workload stream --max-in-flight 1G | --max-in-flight does not apply to --workload stream",
+        "local --workload stream --baseline netty | --workload stream does not apply to --baseline netty",
+        "client --workload stream --baseline netty | --workload stream does not apply to --baseline netty",
+        "client --workload stream --concurrency 16,2000 | --concurrency: 2000 streams is above 1024",
         "client --rate 0K             | '0K' must be at least 1 call per second",
         "client --connect nowhere      | 'nowhere' is not HOST:PORT",
         "client --connect 127.0.0.1:70000 | port 70000 is out of range",

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Timeout;
  * {@code local --transport rdma}, the spelling scripts rely on, for real: in the Soft-RoCE VM it
  * finds the address of the first active RoCE v2 port by itself and measures every cell of the matrix
  * over the RDMA transport, a multi-chunk size included, with the bench's default of four connections
- * on one client transport.
+ * on one client transport; and one cell of the streaming workload over the same transport.
  */
 @RdmaTest
 @Timeout(600)
@@ -33,5 +33,25 @@ class LocalRdmaTest {
             assertTrue(Double.parseDouble(f[13]) > 0, "QPS of " + row);
             assertEquals("0", f[15], "errors of " + row);
         }
+    }
+
+    @Test
+    void localOverRdmaStreams() {
+        // One cell, a fraction of a second: two streams of 32 KiB messages (several to a 256 KiB chunk),
+        // each on a connection of its own, flow-controlled by the streams' windows.
+        BenchCliTest.Run r = BenchCliTest.run("local", "--transport", "rdma", "--workload", "stream", "--sizes", "32K",
+                "--concurrency", "2", "--warmup", "200ms", "--duration", "300ms", "--initial-warmup", "0s",
+                "--format", "csv", "--no-progress");
+        assertEquals(0, r.code(), r.err());
+        // stack,message_bytes,streams,connections,runs,msgs_per_s(5),...,messages(12),payload_bytes(13),errors(14)
+        List<String[]> rows = r.out().lines().filter(l -> l.startsWith("rdmarpc-rdma,")).map(l -> l.split(",", -1))
+                .toList();
+        assertEquals(1, rows.size(), r.out());
+        String[] f = rows.get(0);
+        String row = String.join(",", f);
+        assertEquals(List.of("32768", "2", "2"), List.of(f[1], f[2], f[3]), row);
+        assertTrue(Double.parseDouble(f[5]) > 0, "msgs/s of " + row);
+        assertTrue(Long.parseLong(f[12]) > 0, "messages of " + row);
+        assertEquals("0", f[14], "errors of " + row);
     }
 }

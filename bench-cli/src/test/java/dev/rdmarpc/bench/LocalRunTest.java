@@ -42,6 +42,105 @@ class LocalRunTest {
     }
 
     @Test
+    void localStreamsReportMessageRatesFor128BAnd32KWithOneAnd16Streams() {
+        BenchCliTest.Run r = BenchCliTest.run("local", "--workload", "stream", "--sizes", "128,32K", "--concurrency", "1,16",
+                "--warmup", "200ms", "--duration", "300ms", "--initial-warmup", "200ms", "--no-progress");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("# rdmarpc-tcp: rdmarpc "), r.out());
+        assertTrue(r.out().contains("ClientStream.receive on a virtual thread per stream"), r.out());
+        assertTrue(r.out().contains("# server streaming, tcp loopback 127.0.0.1"), r.out());
+        List<String> rows = r.out().lines().filter(l -> !l.startsWith("#")).toList();
+        assertEquals(List.of("message", "streams", "msgs/s", "throughput(Gb/s)", "gap-P50(us)", "gap-P90(us)",
+                "gap-P99(us)", "gap-P99.9(us)"), List.of(rows.get(0).trim().split("\\s+")), r.out());
+        assertEquals(5, rows.size(), r.out());
+        List<String> cells = List.of("128B 1", "128B 16", "32K 1", "32K 16");
+        for (int i = 0; i < cells.size(); i++) {
+            String[] f = rows.get(i + 1).trim().split("\\s+");
+            assertEquals(cells.get(i), f[0] + " " + f[1], r.out());
+            assertEquals(8, f.length, "no errors column: " + r.out());
+            double msgs = Double.parseDouble(f[2]);
+            double gbps = Double.parseDouble(f[3]);
+            assertTrue(msgs > 0, "msgs/s of " + cells.get(i) + ": " + r.out());
+            int size = f[0].equals("128B") ? 128 : 32768;
+            // The table rounds Gb/s to 2 decimals (3 below 0.1).
+            assertEquals(msgs * size * 8 / 1e9, gbps, 0.0051, "Gb/s = msgs/s x size x 8: " + r.out());
+        }
+    }
+
+    @Test
+    void localStreamsSideBySideWithGrpc() {
+        // gRPC-java's first streams on a cold JVM are slow (class loading, the interpreter): a longer initial warm-up.
+        BenchCliTest.Run r = BenchCliTest.run("local", "--workload", "stream", "--baseline", "grpc", "--sizes", "128,32K",
+                "--concurrency", "1,16", "--warmup", "300ms", "--duration", "400ms", "--initial-warmup", "1500ms",
+                "--format", "json", "--no-progress");
+        assertEquals(0, r.code(), r.err());
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> root = (java.util.Map<String, Object>) dev.rdmarpc.bench.report.MiniJson.parse(r.out());
+        assertEquals("stream", root.get("workload"), r.out());
+        assertTrue(root.get("baseline_description").toString().contains("isReady()"), r.out());
+        for (String key : List.of("results", "baseline_results")) {
+            List<?> cells = (List<?>) root.get(key);
+            assertEquals(4, cells.size(), r.out());
+            for (Object o : cells) {
+                @SuppressWarnings("unchecked")
+                java.util.Map<String, Object> c = (java.util.Map<String, Object>) o;
+                assertEquals(0.0, c.get("errors"), r.out());
+                assertTrue((Double) c.get("msgs_per_s") > 0, "msgs/s of " + c);
+                assertTrue((Double) c.get("messages") > 0, "messages of " + c);
+                assertEquals((Double) c.get("messages") * (Double) c.get("message_bytes"), (Double) c.get("payload_bytes"),
+                        "payload bytes of " + c);
+            }
+        }
+        assertEquals("grpc-java", ((java.util.Map<?, ?>) ((List<?>) root.get("baseline_results")).get(3)).get("stack"));
+        assertEquals(4, ((List<?>) root.get("speedup")).size(), r.out());
+    }
+
+    @Test
+    void clientStreamsFromAServerCommand() throws Exception {
+        StringWriter serverOut = new StringWriter();
+        AtomicInteger serverCode = new AtomicInteger(-1);
+        Thread server = new Thread(() -> {
+            CommandLine cl = BenchCli.commandLine();
+            cl.setOut(new PrintWriter(serverOut, true));
+            serverCode.set(cl.execute("server", "--listen", "127.0.0.1:0", "--time-limit", "12s", "--max-message", "64K",
+                    "--baseline", "grpc", "--periodic-gc", "0s"));
+        });
+        server.start();
+        Pattern listening = Pattern.compile("rdmarpc-tcp echo server listening on 127\\.0\\.0\\.1:(\\d+)(?s).*"
+                + "grpc-java echo server listening on 127\\.0\\.0\\.1:(\\d+)");
+        Matcher m = listening.matcher("");
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!(m = listening.matcher(serverOut.toString())).find() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertTrue(m.find(0), "server announced its ports: " + serverOut);
+        BenchCliTest.Run r = BenchCliTest.run("client", "--workload", "stream", "--connect", "127.0.0.1:" + m.group(1),
+                "--baseline", "grpc", "--grpc-connect", "127.0.0.1:" + m.group(2), "--sizes", "32K", "--concurrency", "3",
+                "--connections", "2", "--warmup", "100ms", "--duration", "300ms", "--initial-warmup", "0s",
+                "--format", "csv");
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = r.out().lines().toList();
+        assertEquals(4, lines.size(), r.out());
+        assertTrue(lines.get(0).startsWith("stack,message_bytes,streams,connections,runs,msgs_per_s,throughput_gbps,gap_p50_us"),
+                lines.get(0));
+        for (String stack : List.of("rdmarpc-tcp", "grpc-java")) {
+            String[] f = lines.stream().filter(l -> l.startsWith(stack + ",")).findFirst().orElseThrow().split(",", -1);
+            assertEquals(List.of("32768", "3", "2", "1"), List.of(f[1], f[2], f[3], f[4]), String.join(",", f));
+            assertTrue(Double.parseDouble(f[5]) > 0, "msgs/s: " + String.join(",", f));
+            assertEquals("0", f[14], "errors: " + String.join(",", f));
+        }
+        assertTrue(lines.get(3).startsWith("speedup,32768,3,"), lines.get(3));
+        // A message larger than the server's --max-message: the stream fails, and the run says so.
+        BenchCliTest.Run big = BenchCliTest.run("client", "--workload", "stream", "--connect", "127.0.0.1:" + m.group(1),
+                "--sizes", "128K", "--concurrency", "1", "--warmup", "0s", "--duration", "200ms", "--initial-warmup", "0s");
+        assertEquals(1, big.code(), big.out() + big.err());
+        assertTrue(big.out().contains("! rdmarpc-tcp 128K x1 streams: 1 failed stream(s), first: "), big.out());
+        assertTrue(big.err().contains("some streams failed"), big.err());
+        server.join(30_000);
+        assertEquals(0, serverCode.get());
+    }
+
+    @Test
     void localOpenLoopReachesItsTargetRate() {
         BenchCliTest.Run r = BenchCliTest.run("local", "--rate", "2000", "--sizes", "128", "--warmup", "500ms",
                 "--duration", "1s", "--initial-warmup", "500ms");

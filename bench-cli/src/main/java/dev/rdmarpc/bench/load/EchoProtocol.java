@@ -10,6 +10,11 @@ import java.nio.ByteOrder;
  * <p>A request of at least {@link #HEADER_BYTES} bytes starts with the wanted response length as a
  * little-endian {@code int}; the server answers with that many bytes (the request itself when the two
  * lengths are equal). A shorter request is echoed as it is. The rest of the request is filler.
+ *
+ * <p>A server-streaming call ({@link Workload#stream}) opens with one request of {@link #HEADER_BYTES}
+ * bytes, {@link #streamRequest}: the size of the messages wanted, read with {@link #responseBytes}. The
+ * server then sends messages of that many bytes (one preallocated payload, sent again and again) until the
+ * client cancels the stream.
  */
 public final class EchoProtocol {
     /** Bytes of the response-length header at the start of a request. */
@@ -40,6 +45,11 @@ public final class EchoProtocol {
         byte[] request = new byte[requestBytes];
         fillRequest(MemorySegment.ofArray(request), responseBytes);
         return request;
+    }
+
+    /** The request that opens a server-streaming call for messages of {@code messageBytes} bytes. */
+    public static byte[] streamRequest(int messageBytes) {
+        return newRequest(HEADER_BYTES, messageBytes);
     }
 
     /** The response length a request asks for. */

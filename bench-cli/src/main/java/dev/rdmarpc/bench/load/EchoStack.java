@@ -6,7 +6,9 @@ import java.net.InetSocketAddress;
  * One RPC stack under test, as the bench sees it: an echo server and client connections to one.
  *
  * <p>The echo contract is the same for every stack: the request's payload follows
- * {@link EchoProtocol} and the server answers with {@link EchoProtocol#responseBytes} bytes.
+ * {@link EchoProtocol} and the server answers with {@link EchoProtocol#responseBytes} bytes. A stack with a
+ * streaming workload ({@link Workload#stream}) serves a server-streaming method beside the echo on the same
+ * server, and its connections open streams ({@link EchoConnection#openStream}).
  * Implementations must be thread-safe; the bench calls these methods from one thread.
  */
 public interface EchoStack extends AutoCloseable {
@@ -17,8 +19,14 @@ public interface EchoStack extends AutoCloseable {
     /** One line on how this stack is set up (version, transport, threads), printed with the results. */
     String describe(StackOptions options);
 
+    /** One line on how this stack runs {@code workload}; by default {@link #describe(StackOptions)}. */
+    default String describe(StackOptions options, Workload workload) {
+        return describe(options);
+    }
+
     /**
-     * Starts an echo server bound to {@code bindAddress} (port 0 picks a free port).
+     * Starts an echo server bound to {@code bindAddress} (port 0 picks a free port), serving the streaming
+     * method too where the stack has one.
      *
      * @throws Exception when the server cannot start; the message must say why in one sentence
      */

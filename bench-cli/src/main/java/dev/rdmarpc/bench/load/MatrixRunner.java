@@ -9,7 +9,7 @@ import java.util.List;
  * interleaved (cell 1 of each stack, then cell 2 of each, ...), and with {@code repeat} > 1 the whole
  * matrix runs that many times in rounds, so that slow drifts of a shared machine touch every stack and
  * every run alike; each cell then reports medians over its runs. Connections are opened once per stack
- * and reused by every cell.
+ * and reused by every cell (a stream cell opens its streams on them and ends them before the next cell).
  */
 public final class MatrixRunner {
 
@@ -48,6 +48,16 @@ public final class MatrixRunner {
     private MatrixRunner() {
     }
 
+    /** Runs one cell with the driver of its kind: a stream cell, an open loop or a closed loop. */
+    static CellResult runCell(String stack, List<EchoConnection> connections, CellSpec cell, ProgressListener progress)
+            throws InterruptedException {
+        if (cell.stream()) {
+            return StreamLoop.run(stack, connections, cell, progress);
+        }
+        return cell.openLoop() ? OpenLoop.run(stack, connections, cell, progress)
+                : ClosedLoop.run(stack, connections, cell, progress);
+    }
+
     /**
      * Connects {@code plan.connections()} times to each target (fewer when no cell has that many callers),
      * runs every cell on every target and closes the connections.
@@ -76,7 +86,7 @@ public final class MatrixRunner {
                 CellSpec warm = plan.initialWarmupCell();
                 for (int t = 0; t < targets.size(); t++) {
                     String name = targets.get(t).stack().name();
-                    CellResult r = ClosedLoop.run(name, connections.get(t), warm, listener.initialWarmup(name, warm));
+                    CellResult r = runCell(name, connections.get(t), warm, listener.initialWarmup(name, warm));
                     if (r.errors() > 0) {
                         throw new IllegalStateException(name + " failed during the initial warm-up: " + r.firstError());
                     }
@@ -99,8 +109,7 @@ public final class MatrixRunner {
                     for (int t = 0; t < targets.size(); t++) {
                         String name = targets.get(t).stack().name();
                         ProgressListener progress = listener.cellStarting(name, index++, total, cell);
-                        CellResult r = cell.openLoop() ? OpenLoop.run(name, connections.get(t), cell, progress)
-                                : ClosedLoop.run(name, connections.get(t), cell, progress);
+                        CellResult r = runCell(name, connections.get(t), cell, progress);
                         listener.cellDone(r);
                         runs.get(t).get(c).add(r);
                     }

@@ -8,6 +8,9 @@
  * in flight back to back, latencies recorded in an HdrHistogram {@code Recorder}.
  * {@link dev.rdmarpc.bench.load.OpenLoop} drives a cell at a target rate instead: calls due on a fixed
  * schedule, each latency measured from the due time (coordinated omission accounted for).
+ * {@link dev.rdmarpc.bench.load.StreamLoop} drives a server-streaming cell ({@link dev.rdmarpc.bench.load.Workload#stream}):
+ * S streams opened with {@link dev.rdmarpc.bench.load.EchoConnection#openStream}, their messages counted by a
+ * {@link dev.rdmarpc.bench.load.StreamListener} each, cancelled at the end of the cell.
  *
  * <p>This package is exported so that the baselines (gRPC-java, plain Netty), each loaded at run time by a
  * class loader of its own and living outside the module graph, can implement the same interface.

@@ -29,7 +29,9 @@ import javax.imageio.ImageIO;
  * against concurrency, one coloured line per request size (for an open-loop run: against the target rate,
  * the run having one bound on calls in flight). Both axes are logarithmic (concurrency levels
  * are usually powers of two, figures span decades). A baseline, when present, is drawn dashed in the same
- * colour as our line for that size. Rendering is headless Java2D.
+ * colour as our line for that size. A server-streaming run is drawn the same way against the number of
+ * streams: Gb/s of payload, and the P99 of the time between consecutive messages of a stream. Rendering is
+ * headless Java2D.
  */
 public final class Chart {
     /** Okabe-Ito colours: distinguishable with the common colour-vision deficiencies. */
@@ -72,15 +74,17 @@ public final class Chart {
             RunInfo info = report.info();
             g.setColor(Color.BLACK);
             g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 24));
-            String title = info.stack() + (info.hasBaseline() ? " vs " + info.baseline() : "") + ": echo calls, "
-                    + info.target();
+            boolean stream = report.stream();
+            String title = info.stack() + (info.hasBaseline() ? " vs " + info.baseline() : "")
+                    + (stream ? ": server streaming, " : ": echo calls, ") + info.target();
             g.drawString(title, 40, 42);
             g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 15));
             g.setColor(AXIS);
             boolean open = report.openLoop();
-            g.drawString((open ? "open loop (latency from each call's due time), at most "
-                    + report.results().get(0).concurrency() + " in flight, " : "closed loop, ") + info.connections() + " connection(s), " + info.ioThreads()
-                    + " I/O thread(s) per side" + (open ? "" : ", pipeline " + info.pipeline()) + ", warm-up "
+            g.drawString((stream ? "messages as fast as flow control allows, " : open
+                    ? "open loop (latency from each call's due time), at most " + report.results().get(0).concurrency()
+                    + " in flight, " : "closed loop, ") + info.connections() + " connection(s), " + info.ioThreads()
+                    + " I/O thread(s) per side" + (open || stream ? "" : ", pipeline " + info.pipeline()) + ", warm-up "
                     + Units.formatDuration(info.warmup()) + " + " + Units.formatDuration(info.measure())
                     + " per point; " + info.environment(), 40, 68);
 
@@ -92,9 +96,11 @@ public final class Chart {
             int bottom = HEIGHT - 150;
             int panelWidth = (WIDTH - 80 - 60) / 2;
             panel(g, report, sizes, concs, xKey, 40 + 70, top, panelWidth - 70, bottom - top,
-                    "Throughput, Gb/s (request bytes)", CellResult::gbps, "higher is better", Chart::number);
+                    stream ? "Throughput, Gb/s (payload received)" : "Throughput, Gb/s (request bytes)", CellResult::gbps,
+                    "higher is better", Chart::number);
             panel(g, report, sizes, concs, xKey, 40 + panelWidth + 60 + 70, top, panelWidth - 70, bottom - top,
-                    "P99 latency", CellResult::p99Us, "lower is better", Chart::micros);
+                    stream ? "P99 gap between messages of a stream" : "P99 latency", CellResult::p99Us, "lower is better",
+                    Chart::micros);
             legend(g, report, sizes, 40, HEIGHT - 80);
         } finally {
             g.dispose();
@@ -172,7 +178,8 @@ public final class Chart {
         g.setColor(AXIS);
         g.setStroke(new BasicStroke(1.2f));
         g.drawRect(x, y, w, h);
-        String xlabel = report.openLoop() ? "target rate (calls/s)" : "concurrency (calls in flight)";
+        String xlabel = report.stream() ? "streams" : report.openLoop() ? "target rate (calls/s)"
+                : "concurrency (calls in flight)";
         g.drawString(xlabel, x + (w - fm.stringWidth(xlabel)) / 2, y + h + 42);
 
         for (int pass = 0; pass < 2; pass++) {
@@ -224,7 +231,7 @@ public final class Chart {
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 16));
         FontMetrics fm = g.getFontMetrics();
         g.setColor(Color.BLACK);
-        String lead = "request size:";
+        String lead = report.stream() ? "message size:" : "request size:";
         g.drawString(lead, x, y);
         int cx = x + fm.stringWidth(lead) + 20;
         for (int si = 0; si < sizes.size(); si++) {

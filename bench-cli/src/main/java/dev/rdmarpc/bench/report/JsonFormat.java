@@ -4,7 +4,12 @@ import dev.rdmarpc.bench.load.CellResult;
 import java.io.PrintWriter;
 import java.util.List;
 
-/** JSON: one object with the run's settings, the cells of each stack and, with a baseline, the speed-ups. */
+/**
+ * JSON: one object with the run's settings, the cells of each stack and, with a baseline, the speed-ups.
+ * {@code workload} says what the cells measured; a server-streaming run's cells carry messages per second,
+ * Gb/s of payload and the gaps between consecutive messages of a stream ({@code gap_*_us}) instead of QPS
+ * and call latencies.
+ */
 public final class JsonFormat {
     private JsonFormat() {
     }
@@ -12,6 +17,11 @@ public final class JsonFormat {
     public static void write(Report report, PrintWriter out) {
         RunInfo info = report.info();
         out.println("{");
+        out.println("  \"workload\": " + str(info.workload().name()) + ",");
+        if (report.stream()) {
+            writeStreams(report, out);
+            return;
+        }
         out.println("  \"load\": \"" + (report.openLoop() ? "open-loop" : "closed-loop") + "\",");
         out.println("  \"stack\": " + str(info.stack()) + ",");
         out.println("  \"stack_description\": " + str(info.stackDescription()) + ",");
@@ -51,6 +61,66 @@ public final class JsonFormat {
         out.println();
         out.println("}");
         out.flush();
+    }
+
+    /** The rest of a server-streaming run's object, after its {@code workload}. */
+    private static void writeStreams(Report report, PrintWriter out) {
+        RunInfo info = report.info();
+        out.println("  \"stack\": " + str(info.stack()) + ",");
+        out.println("  \"stack_description\": " + str(info.stackDescription()) + ",");
+        if (info.hasBaseline()) {
+            out.println("  \"baseline\": " + str(info.baseline()) + ",");
+            out.println("  \"baseline_description\": " + str(info.baselineDescription()) + ",");
+        }
+        out.println("  \"target\": " + str(info.target()) + ",");
+        out.println("  \"settings\": {\"connections\": " + info.connections() + ", \"io_threads\": " + info.ioThreads()
+                + ", \"warmup_seconds\": " + Formats.plain(info.warmup().toNanos() / 1e9)
+                + ", \"measure_seconds\": " + Formats.plain(info.measure().toNanos() / 1e9)
+                + ", \"repeat\": " + info.repeat() + "},");
+        out.println("  \"environment\": " + str(info.environment()) + ",");
+        out.println("  \"tls\": " + (info.hasTls() ? "{\"protocols\": " + str(info.tls()) + ", \"negotiated\": "
+                + (info.tlsNegotiated() == null ? "null" : str(info.tlsNegotiated())) + "}" : "null") + ",");
+        out.println("  \"gap_unit\": \"us\",");
+        out.print("  \"results\": ");
+        streamCells(out, report.results());
+        if (info.hasBaseline()) {
+            out.println(",");
+            out.print("  \"baseline_results\": ");
+            streamCells(out, report.baseline());
+            out.println(",");
+            out.println("  \"speedup\": [");
+            List<Report.Speedup> speedups = report.speedups();
+            for (int i = 0; i < speedups.size(); i++) {
+                Report.Speedup s = speedups.get(i);
+                out.print("    {\"message_bytes\": " + s.requestBytes() + ", \"streams\": " + s.concurrency()
+                        + ", \"msgs_per_s\": " + num(s.qps()) + ", \"throughput\": " + num(s.throughput())
+                        + ", \"gap_p50\": " + num(s.p50()) + ", \"gap_p90\": " + num(s.p90())
+                        + ", \"gap_p99\": " + num(s.p99()) + ", \"gap_p999\": " + num(s.p999()) + "}");
+                out.println(i + 1 < speedups.size() ? "," : "");
+            }
+            out.print("  ]");
+        }
+        out.println();
+        out.println("}");
+        out.flush();
+    }
+
+    private static void streamCells(PrintWriter out, List<CellResult> cells) {
+        out.println("[");
+        for (int i = 0; i < cells.size(); i++) {
+            CellResult r = cells.get(i);
+            out.print("    {\"stack\": " + str(r.stack()) + ", \"message_bytes\": " + r.requestBytes()
+                    + ", \"streams\": " + r.concurrency() + ", \"connections\": " + r.connections()
+                    + ", \"runs\": " + r.runs() + ", \"msgs_per_s\": " + num(r.qps())
+                    + ", \"throughput_gbps\": " + num(r.gbps()) + ", \"gap_p50_us\": " + num(r.p50Us())
+                    + ", \"gap_p90_us\": " + num(r.p90Us()) + ", \"gap_p99_us\": " + num(r.p99Us())
+                    + ", \"gap_p999_us\": " + num(r.p999Us()) + ", \"gap_max_us\": " + num(r.maxUs())
+                    + ", \"messages\": " + r.calls() + ", \"payload_bytes\": " + r.calls() * r.requestBytes()
+                    + ", \"errors\": " + r.errors() + ", \"seconds\": " + num(r.seconds())
+                    + (r.firstError() != null ? ", \"first_error\": " + str(r.firstError()) : "") + "}");
+            out.println(i + 1 < cells.size() ? "," : "");
+        }
+        out.print("  ]");
     }
 
     private static void cells(PrintWriter out, List<CellResult> cells) {

@@ -24,7 +24,8 @@ public record Report(RunInfo info, List<CellResult> results, List<CellResult> ba
 
     /**
      * Speed-up of ours over the baseline for one cell; every figure is "greater than 1 favours ours":
-     * throughput and QPS ours / theirs, latencies theirs / ours. {@code NaN} where a side has no figure.
+     * throughput and QPS ours / theirs, latencies theirs / ours. {@code NaN} where a side has no figure. Of
+     * a stream cell: messages per second for QPS, the gaps between messages for the latencies.
      */
     public record Speedup(int requestBytes, int concurrency, double throughput, double p50, double p90,
             double p99, double p999, double qps, long targetQps) {
@@ -45,6 +46,11 @@ public record Report(RunInfo info, List<CellResult> results, List<CellResult> ba
 
     private static double ratio(double num, double den) {
         return den > 0 && num > 0 && Double.isFinite(num) && Double.isFinite(den) ? num / den : Double.NaN;
+    }
+
+    /** Whether the cells were server streams ({@link RunInfo#stream()}) rather than echo calls. */
+    public boolean stream() {
+        return info.stream();
     }
 
     /** Whether the cells ran an open loop (calls due at target rates) rather than a closed one. */

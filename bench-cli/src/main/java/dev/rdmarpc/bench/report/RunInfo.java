@@ -1,5 +1,6 @@
 package dev.rdmarpc.bench.report;
 
+import dev.rdmarpc.bench.load.Workload;
 import java.time.Duration;
 
 /**
@@ -25,13 +26,28 @@ import java.time.Duration;
  * @param tlsNegotiated       what each stack's server saw its first TLS connection negotiate, e.g.
  *                            {@code rdmarpc-tcp TLSv1.3 TLS_AES_256_GCM_SHA384}, or {@code null} when not known
  *                            (no TLS, or the servers ran in another process)
+ * @param workload            what the cells measured: echo calls, or server streaming (then {@code pipeline},
+ *                            {@code maxInFlightBytes}, {@code echo} and {@code responseBytes} do not apply)
  */
 public record RunInfo(String stack, String stackDescription, String baseline, String baselineDescription,
         String target, int connections, int pipeline, int ioThreads, Duration warmup, Duration measure,
         int repeat, long maxInFlightBytes, boolean echo, int responseBytes, String environment, String tls,
-        String tlsNegotiated) {
+        String tlsNegotiated, Workload workload) {
 
-    /** A run in plain TCP. */
+    public RunInfo {
+        java.util.Objects.requireNonNull(workload, "workload");
+    }
+
+    /** A run of echo calls. */
+    public RunInfo(String stack, String stackDescription, String baseline, String baselineDescription,
+            String target, int connections, int pipeline, int ioThreads, Duration warmup, Duration measure,
+            int repeat, long maxInFlightBytes, boolean echo, int responseBytes, String environment, String tls,
+            String tlsNegotiated) {
+        this(stack, stackDescription, baseline, baselineDescription, target, connections, pipeline, ioThreads, warmup,
+                measure, repeat, maxInFlightBytes, echo, responseBytes, environment, tls, tlsNegotiated, Workload.echo);
+    }
+
+    /** A run of echo calls in plain TCP. */
     public RunInfo(String stack, String stackDescription, String baseline, String baselineDescription,
             String target, int connections, int pipeline, int ioThreads, Duration warmup, Duration measure,
             int repeat, long maxInFlightBytes, boolean echo, int responseBytes, String environment) {
@@ -42,6 +58,17 @@ public record RunInfo(String stack, String stackDescription, String baseline, St
     /** Whether the run's connections were TLS. */
     public boolean hasTls() {
         return tls != null;
+    }
+
+    /** Whether the cells were server streams rather than echo calls. */
+    public boolean stream() {
+        return workload == Workload.stream;
+    }
+
+    /** This run info with another workload. */
+    public RunInfo withWorkload(Workload w) {
+        return new RunInfo(stack, stackDescription, baseline, baselineDescription, target, connections, pipeline,
+                ioThreads, warmup, measure, repeat, maxInFlightBytes, echo, responseBytes, environment, tls, tlsNegotiated, w);
     }
 
     /** Whether a baseline stack was measured too. */

@@ -13,7 +13,9 @@ import java.util.Map;
  * throughput, P90, P99, QPS) plus P50 and P99.9, preceded by comment lines saying how it was measured.
  * With a baseline each cell has three lines: ours, the baseline's, and the speed-up. An open-loop run has
  * the target rate and the bound on calls in flight where the concurrency was, the achieved QPS marked
- * {@code <} where it fell well short of the target, and a column of late calls.
+ * {@code <} where it fell well short of the target, and a column of late calls. A server-streaming run
+ * ({@link Report#stream()}) has its own columns: message size, streams, messages per second, Gb/s of
+ * payload, and percentiles of the time between consecutive messages of a stream.
  */
 public final class TableFormat {
     private TableFormat() {
@@ -23,6 +25,10 @@ public final class TableFormat {
         RunInfo info = report.info();
         for (String line : header(report)) {
             out.println("# " + line);
+        }
+        if (report.stream()) {
+            writeStreams(report, out);
+            return;
         }
         boolean baseline = info.hasBaseline();
         boolean errors = report.hasErrors();
@@ -116,12 +122,95 @@ public final class TableFormat {
                     + " (throughput and QPS: ours/theirs; latencies: theirs/ours)");
         }
         for (CellResult r : report.results()) {
-            errorNote(out, r);
+            errorNote(out, r, false);
         }
         for (CellResult r : report.baseline()) {
-            errorNote(out, r);
+            errorNote(out, r, false);
         }
         out.flush();
+    }
+
+    /** The table of a server-streaming run, after its comment lines. */
+    private static void writeStreams(Report report, PrintWriter out) {
+        RunInfo info = report.info();
+        boolean baseline = info.hasBaseline();
+        boolean errors = report.hasErrors();
+        List<String> head = new ArrayList<>(List.of("message", "streams"));
+        if (baseline) {
+            head.add("stack");
+        }
+        head.addAll(List.of("msgs/s", "throughput(Gb/s)", "gap-P50(us)", "gap-P90(us)", "gap-P99(us)", "gap-P99.9(us)"));
+        if (errors) {
+            head.add("errors");
+        }
+        List<List<String>> rows = new ArrayList<>();
+        List<Boolean> groupStart = new ArrayList<>();
+        List<Report.Speedup> speedups = report.speedups();
+        int previousSize = -1;
+        for (int i = 0; i < report.results().size(); i++) {
+            CellResult r = report.results().get(i);
+            List<String> lead = List.of(Units.formatSize(r.requestBytes()), Integer.toString(r.concurrency()));
+            groupStart.add(previousSize != -1 && previousSize != r.requestBytes());
+            previousSize = r.requestBytes();
+            rows.add(streamRow(lead, baseline ? r.stack() : null, r, errors));
+            if (baseline) {
+                List<String> blank = List.of("", "");
+                rows.add(streamRow(blank, report.baseline().get(i).stack(), report.baseline().get(i), errors));
+                groupStart.add(false);
+                Report.Speedup s = speedups.get(i);
+                List<String> sr = new ArrayList<>(blank);
+                sr.addAll(List.of("speedup", Formats.factor(s.qps()), Formats.factor(s.throughput()),
+                        Formats.factor(s.p50()), Formats.factor(s.p90()), Formats.factor(s.p99()), Formats.factor(s.p999())));
+                if (errors) {
+                    sr.add("");
+                }
+                rows.add(sr);
+                groupStart.add(false);
+            }
+        }
+        int[] width = new int[head.size()];
+        for (int c = 0; c < head.size(); c++) {
+            width[c] = head.get(c).length();
+            for (List<String> row : rows) {
+                width[c] = Math.max(width[c], row.get(c).length());
+            }
+        }
+        int stackColumn = baseline ? 2 : -1;
+        out.println(line(head, width, stackColumn));
+        for (int i = 0; i < rows.size(); i++) {
+            if (groupStart.get(i) && baseline) {
+                out.println();
+            }
+            out.println(line(rows.get(i), width, stackColumn));
+        }
+        if (baseline) {
+            out.println("speedup: ours over " + info.baseline() + " per column; above 1 favours " + info.stack()
+                    + " (msgs/s and throughput: ours/theirs; gaps: theirs/ours)");
+        }
+        for (CellResult r : report.results()) {
+            errorNote(out, r, true);
+        }
+        for (CellResult r : report.baseline()) {
+            errorNote(out, r, true);
+        }
+        out.flush();
+    }
+
+    private static List<String> streamRow(List<String> lead, String stack, CellResult r, boolean errors) {
+        List<String> row = new ArrayList<>(lead);
+        if (stack != null) {
+            row.add(stack);
+        }
+        row.add(Formats.qps(r.qps()));
+        row.add(Formats.gbps(r.gbps()));
+        row.add(Formats.micros(r.p50Us()));
+        row.add(Formats.micros(r.p90Us()));
+        row.add(Formats.micros(r.p99Us()));
+        row.add(Formats.micros(r.p999Us()));
+        if (errors) {
+            row.add(Long.toString(r.errors()));
+        }
+        return row;
     }
 
     /** The comment lines printed above the table. */
@@ -131,6 +220,23 @@ public final class TableFormat {
         lines.add(info.stack() + ": " + info.stackDescription());
         if (info.hasBaseline()) {
             lines.add(info.baseline() + ": " + info.baselineDescription());
+        }
+        if (report.stream()) {
+            lines.add("server streaming, " + info.target() + "; per stream one small request, then the server sends "
+                    + "messages of the given size as fast as the stream's flow control allows, until the bench cancels "
+                    + "the stream at the end of the cell");
+            lines.add(info.connections() + " connection(s), " + info.ioThreads() + " I/O thread(s) per side, the streams "
+                    + "spread over them; warm-up " + Units.formatDuration(info.warmup()) + " + measured "
+                    + Units.formatDuration(info.measure()) + " per cell"
+                    + (info.repeat() > 1 ? "; figures are medians of " + info.repeat() + " interleaved runs" : ""));
+            lines.add("msgs/s: messages received in the measured interval per second, all streams together; throughput "
+                    + "= payload bytes received x 8 (message size x msgs/s x 8); gap: time between consecutive messages "
+                    + "of a stream at the client, HdrHistogram, microseconds");
+            if (info.hasTls()) {
+                lines.add(tlsLine(info));
+            }
+            lines.add(info.environment());
+            return lines;
         }
         if (report.openLoop()) {
             StringBuilder rates = new StringBuilder();
@@ -152,11 +258,15 @@ public final class TableFormat {
                 ? "from each call's due time to its response (coordinated omission accounted for)" : "send to response")
                 + "; throughput = request bytes x QPS x 8");
         if (info.hasTls()) {
-            lines.add("TLS: " + info.tls() + " only, the JDK's TLS on every stack; negotiated: "
-                    + (info.tlsNegotiated() == null ? "not seen (the servers ran in another process)" : info.tlsNegotiated()));
+            lines.add(tlsLine(info));
         }
         lines.add(info.environment());
         return lines;
+    }
+
+    private static String tlsLine(RunInfo info) {
+        return "TLS: " + info.tls() + " only, the JDK's TLS on every stack; negotiated: "
+                + (info.tlsNegotiated() == null ? "not seen (the servers ran in another process)" : info.tlsNegotiated());
     }
 
     private static List<String> row(List<String> lead, String stack, CellResult r, boolean errors, boolean open) {
@@ -194,11 +304,12 @@ public final class TableFormat {
         return sb.toString().stripTrailing();
     }
 
-    private static void errorNote(PrintWriter out, CellResult r) {
+    private static void errorNote(PrintWriter out, CellResult r, boolean stream) {
         if (r.errors() > 0) {
             out.println("! " + r.stack() + " " + Units.formatSize(r.requestBytes())
-                    + (r.openLoop() ? " at " + r.targetQps() + "/s" : "") + " x" + r.concurrency() + ": "
-                    + r.errors() + " failed call(s), first: " + r.firstError());
+                    + (r.openLoop() ? " at " + r.targetQps() + "/s" : "") + " x" + r.concurrency()
+                    + (stream ? " streams: " + r.errors() + " failed stream(s)" : ": " + r.errors() + " failed call(s)")
+                    + ", first: " + r.firstError());
         }
     }
 }

@@ -7,7 +7,12 @@ import dev.rdmarpc.bench.load.EchoProtocol;
 import dev.rdmarpc.bench.load.EchoServer;
 import dev.rdmarpc.bench.load.EchoStack;
 import dev.rdmarpc.bench.load.StackOptions;
+import dev.rdmarpc.bench.load.StreamCall;
+import dev.rdmarpc.bench.load.StreamListener;
 import dev.rdmarpc.bench.load.TlsSettings;
+import dev.rdmarpc.bench.load.Workload;
+import dev.rdmarpc.rpc.CallContext;
+import dev.rdmarpc.rpc.ClientStream;
 import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.RawCall;
 import dev.rdmarpc.rpc.ResponseListener;
@@ -15,7 +20,9 @@ import dev.rdmarpc.rpc.ResponseView;
 import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.RpcServer;
+import dev.rdmarpc.rpc.ServerStream;
 import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.codec.Codecs;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
@@ -43,6 +50,15 @@ import java.util.concurrent.locks.LockSupport;
  * (written from there, not copied, from 16 KiB on over TCP) and a preallocated {@link ResponseListener},
  * and re-sends from that listener on the I/O thread.
  *
+ * <p>The streaming workload uses rdmarpc's streaming API as its documentation shows it, the same over TCP
+ * and RDMA: the server's {@link dev.rdmarpc.rpc.StreamHandler} (on its own virtual thread) reads the
+ * opening request and calls {@link ServerStream#send} with one preallocated {@code byte[]} payload until the
+ * client cancels (send waits while the client's window is used up); the client opens the stream with
+ * {@link RpcClient#openStream}, sends the request, half-closes and reads with {@link ClientStream#receive}
+ * on a virtual thread of its own, and cancels with {@link ClientStream#cancel}. Messages are
+ * {@link Codecs#BYTES} both ways, so each received message is a {@code byte[]} of its own, as gRPC's
+ * {@code byte[]} marshaller gives it.
+ *
  * <p>All client connections of one stack share one {@link TcpTransport} with {@code ioThreads} event
  * loops, so both sides run the same number of I/O threads. A send refused by back-pressure
  * ({@code send} returning false) is retried from a helper thread, never spun on an I/O thread; the time
@@ -57,6 +73,8 @@ import java.util.concurrent.locks.LockSupport;
 public final class RdmarpcTcpStack implements EchoStack {
     /** The echo method: raw bytes both ways. */
     static final Method<MemorySegment, MemorySegment> ECHO = Method.raw("rdmarpc.bench.echo");
+    /** The streaming method: one request ({@link EchoProtocol#streamRequest}), then messages of its size. */
+    static final Method<byte[], byte[]> STREAM = Method.of("rdmarpc.bench.stream", Codecs.BYTES, Codecs.BYTES);
     private static final ValueLayout.OfInt INT_LE = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final boolean rdma;
@@ -131,6 +149,18 @@ public final class RdmarpcTcpStack implements EchoStack {
                 + options.ioThreads() + " I/O thread(s) per side";
     }
 
+    @Override
+    public String describe(StackOptions options, Workload workload) {
+        String d = describe(options);
+        if (workload != Workload.stream) {
+            return d;
+        }
+        return d.substring(0, d.indexOf(", raw echo handler")) + ", stream handler on a virtual thread sending one "
+                + "preallocated byte[] with ServerStream.send, ClientStream.receive on a virtual thread per stream, "
+                + "byte[] messages (Codecs.BYTES), the default stream window, " + options.ioThreads()
+                + " I/O thread(s) per side";
+    }
+
     static int maxFrameLength(StackOptions options) {
         long needed = (long) FrameDescriptor.HEADER_LENGTH + options.maxMessageBytes();
         return (int) Math.min(FrameDescriptor.MAX_FRAME_LENGTH_LIMIT,
@@ -146,7 +176,8 @@ public final class RdmarpcTcpStack implements EchoStack {
             RpcServer.Builder b = RpcServer.builder()
                     .bind(bindAddress)
                     .maxFrameLength(maxFrameLength(options))
-                    .registerRaw(ECHO, handler::handle);
+                    .registerRaw(ECHO, handler::handle)
+                    .registerStream(STREAM, handler::stream);
             if (rdma) {
                 b.rdma(rdmaConfig(options).threadNamePrefix("rdmarpc-bench-server").tls(tls));
             } else {
@@ -201,6 +232,13 @@ public final class RdmarpcTcpStack implements EchoStack {
             }
 
             @Override
+            public StreamCall openStream(int messageBytes, StreamListener listener) {
+                StreamReader reader = new StreamReader(client, messageBytes, listener);
+                Thread.ofVirtual().name("rdmarpc-bench-stream").start(reader);
+                return reader;
+            }
+
+            @Override
             public void close() {
                 client.close();
             }
@@ -235,13 +273,39 @@ public final class RdmarpcTcpStack implements EchoStack {
             this.tlsWatcher = tlsWatcher;
         }
 
-        void handle(RawCall call) {
+        /** Over TLS, notes once what the call's connection negotiated. */
+        private void noteTls(CallContext call) {
             if (tlsWatcher != null && tlsWatcher.tlsNegotiated == null) {
                 SSLSession session = call.tlsSession();
                 if (session != null) {
                     tlsWatcher.tlsNegotiated = session.getProtocol() + " " + session.getCipherSuite();
                 }
             }
+        }
+
+        /**
+         * Server streaming: reads the opening request (the message size), then sends one payload, allocated
+         * once, as fast as the client's window allows, until the client cancels (then {@code send} throws
+         * CANCELLED, which ends the handler).
+         */
+        void stream(ServerStream<byte[], byte[]> stream) {
+            noteTls(stream);
+            byte[] request = stream.receive();
+            if (request == null) {
+                throw new RpcException(Status.HANDLER_FAILED, "the stream half-closed without its request");
+            }
+            int size = EchoProtocol.responseBytes(request);
+            if (size < 0 || size > maxMessage) {
+                throw new RpcException(Status.HANDLER_FAILED, "message size " + size + " out of range");
+            }
+            byte[] payload = new byte[size];
+            while (true) {
+                stream.send(payload);
+            }
+        }
+
+        void handle(RawCall call) {
+            noteTls(call);
             int length = call.payloadLength();
             int wanted = length >= EchoProtocol.HEADER_BYTES ? call.buffer().get(INT_LE, call.payloadOffset()) : length;
             if (wanted == length) {
@@ -325,6 +389,54 @@ public final class RdmarpcTcpStack implements EchoStack {
         @Override
         public void close() {
             arena.close();
+        }
+    }
+
+    /**
+     * One server-streaming call, read on a virtual thread of its own as the streaming API is meant to be
+     * used: it opens the stream (which may wait for a call slot or send room, so not on the bench's thread),
+     * sends the request, half-closes, and hands each message's length to the listener until the stream
+     * ends; {@link #cancel} cancels it from any thread.
+     */
+    private static final class StreamReader implements Runnable, StreamCall {
+        private final RpcClient client;
+        private final byte[] request;
+        private final StreamListener listener;
+        private volatile ClientStream<byte[], byte[]> stream;
+        private volatile boolean cancelled;
+
+        StreamReader(RpcClient client, int messageBytes, StreamListener listener) {
+            this.client = client;
+            this.request = EchoProtocol.streamRequest(messageBytes);
+            this.listener = listener;
+        }
+
+        @Override
+        public void run() {
+            Throwable failure = null;
+            try (ClientStream<byte[], byte[]> s = client.openStream(STREAM)) {
+                stream = s;
+                if (cancelled) {
+                    s.cancel(); // cancelled while it was opening
+                }
+                s.send(request);
+                s.halfClose();
+                for (byte[] m; (m = s.receive()) != null; ) {
+                    listener.onMessage(m.length);
+                }
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+            listener.onEnd(failure);
+        }
+
+        @Override
+        public void cancel() {
+            cancelled = true;
+            ClientStream<byte[], byte[]> s = stream;
+            if (s != null) {
+                s.cancel();
+            }
         }
     }
 

@@ -57,6 +57,22 @@ class ChartTest {
     }
 
     @Test
+    void streamRunIsDrawnAgainstTheNumberOfStreams() throws Exception {
+        Path file = dir.resolve("streams.png");
+        Chart.writePng(new Report(ReportFixtures.streamInfo(true), ReportFixtures.oursStreams(),
+                ReportFixtures.theirsStreams()), file);
+        BufferedImage image = ImageIO.read(file.toFile());
+        Set<Integer> colours = new HashSet<>();
+        for (int y = 0; y < image.getHeight(); y++) {
+            for (int x = 0; x < image.getWidth(); x++) {
+                colours.add(image.getRGB(x, y) & 0xffffff);
+            }
+        }
+        assertTrue(colours.contains(0x0072B2), "a line for 128B over 1 and 16 streams");
+        assertTrue(colours.contains(0xD55E00), "a point for 32K");
+    }
+
+    @Test
     void singlePointMatrixStillDraws() throws Exception {
         Path file = dir.resolve("one.png");
         Report report = new Report(ReportFixtures.info(false), List.of(ReportFixtures.ours().get(0)), List.of());

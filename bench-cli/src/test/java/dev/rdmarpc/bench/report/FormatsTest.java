@@ -107,6 +107,68 @@ class FormatsTest {
         assertEquals("DEADLINE_EXCEEDED", lastTheirs.get("first_error"));
     }
 
+    @Test
+    void streamTableHasMessageRatesGbpsAndGaps() {
+        Report plain = new Report(ReportFixtures.streamInfo(false), ReportFixtures.oursStreams(), List.of());
+        String out = render(TableFormat::write, plain);
+        assertEquals(List.of(
+                "message  streams   msgs/s  throughput(Gb/s)  gap-P50(us)  gap-P90(us)  gap-P99(us)  gap-P99.9(us)",
+                "128B           1  1000000              1.02          0.1          0.2          4.0            170",
+                "128B          16  1500000              1.54          0.1          0.5         16.5            710",
+                "32K           16    40000             10.49          0.2          300         1800           9000"),
+                out.lines().filter(l -> !l.startsWith("#")).toList());
+        assertTrue(out.contains("# server streaming, tcp loopback 127.0.0.1; per stream one small request, then the "
+                + "server sends messages of the given size as fast as the stream's flow control allows, until the bench "
+                + "cancels the stream at the end of the cell\n"), out);
+        assertTrue(out.contains("# 4 connection(s), 1 I/O thread(s) per side, the streams spread over them; warm-up 1s + "
+                + "measured 2s per cell\n"), out);
+        assertTrue(out.contains("throughput = payload bytes received x 8"), out);
+        assertFalse(out.contains("QPS") || out.contains("closed loop") || out.contains("response"), out);
+
+        Report both = new Report(ReportFixtures.streamInfo(true), ReportFixtures.oursStreams(), ReportFixtures.theirsStreams());
+        List<String> rows = render(TableFormat::write, both).lines().filter(l -> !l.startsWith("#")).toList();
+        assertEquals("message  streams  stack         msgs/s  throughput(Gb/s)  gap-P50(us)  gap-P90(us)  gap-P99(us)  "
+                + "gap-P99.9(us)  errors", rows.get(0));
+        assertEquals("                  grpc-java     250000              0.26          2.0          5.0         44.0  "
+                + "         4200       0", rows.get(2));
+        assertEquals("                  speedup        4.00x             4.00x       20.00x       25.00x       11.00x  "
+                + "       24.71x", rows.get(3));
+        String text = render(TableFormat::write, both);
+        assertTrue(text.contains("speedup: ours over grpc-java per column; above 1 favours rdmarpc-tcp (msgs/s and "
+                + "throughput: ours/theirs; gaps: theirs/ours)"), text);
+        assertTrue(text.contains("! grpc-java 32K x16 streams: 1 failed stream(s), first: CANCELLED: too slow"), text);
+    }
+
+    @Test
+    void streamCsvAndJsonCarryMessagesAndPayload() {
+        Report report = new Report(ReportFixtures.streamInfo(true), ReportFixtures.oursStreams(), ReportFixtures.theirsStreams());
+        List<String> lines = render(CsvFormat::write, report).lines().toList();
+        assertEquals(CsvFormat.STREAM_HEADER, lines.get(0));
+        assertEquals(1 + 3 * 3, lines.size());
+        assertEquals("rdmarpc-tcp,128,1,1,1,1000000,1.024,0.1,0.2,4,170,900,2000000,256000000,0,2,", lines.get(1));
+        assertEquals("speedup,128,1,,,4,4,20,25,11,24.7059,,,,,,", lines.get(3));
+        for (String l : lines) {
+            assertEquals(16, l.chars().filter(c -> c == ',').count(), l);
+        }
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> root = (java.util.Map<String, Object>) MiniJson.parse(render(JsonFormat::write, report));
+        assertEquals("stream", root.get("workload"));
+        assertFalse(root.containsKey("load"), "no closed or open loop");
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> settings = (java.util.Map<String, Object>) root.get("settings");
+        assertFalse(settings.containsKey("pipeline") || settings.containsKey("response_bytes"), settings.toString());
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> last = (java.util.Map<String, Object>) ((List<?>) root.get("results")).get(2);
+        assertEquals(32768.0, last.get("message_bytes"));
+        assertEquals(16.0, last.get("streams"));
+        assertEquals(40000.0, last.get("msgs_per_s"));
+        assertEquals(80000.0 * 32768, last.get("payload_bytes"));
+        assertEquals(1800.0, last.get("gap_p99_us"));
+        assertEquals(3, ((List<?>) root.get("speedup")).size());
+        assertEquals("echo", ((java.util.Map<?, ?>) MiniJson.parse(render(JsonFormat::write,
+                new Report(ReportFixtures.info(false), ReportFixtures.ours(), List.of())))).get("workload"));
+    }
+
     /** 128B at 1000/s (kept up) and 50000/s (fell short, with late calls), at most 64 in flight. */
     private static List<dev.rdmarpc.bench.load.CellResult> openLoop() {
         return List.of(

@@ -40,4 +40,25 @@ final class ReportFixtures {
                 new CellResult("grpc-java", 8 << 20, 8 << 20, 1, 1, 1, 1, 200, 0, 2.0, 100, 9800, 10200, 12000, 13000, 14000, null),
                 new CellResult("grpc-java", 8 << 20, 8 << 20, 256, 16, 4, 1, 500, 3, 2.0, 250, 62000, 70000, 82000, 84000, 86000, "DEADLINE_EXCEEDED"));
     }
+
+    /** The run info of a server-streaming run. */
+    static RunInfo streamInfo(boolean baseline) {
+        return info(baseline).withWorkload(dev.rdmarpc.bench.load.Workload.stream);
+    }
+
+    /** Streams: 128B with 1 and 16 streams, 32K with 16 (messages, msgs/s, gaps in microseconds). */
+    static List<CellResult> oursStreams() {
+        return List.of(
+                new CellResult("rdmarpc-tcp", 128, 128, 1, 1, 1, 1, 2_000_000, 0, 2.0, 1_000_000, 0.1, 0.2, 4, 170, 900, null),
+                new CellResult("rdmarpc-tcp", 128, 128, 16, 16, 4, 1, 3_000_000, 0, 2.0, 1_500_000, 0.1, 0.5, 16.5, 710, 2000, null),
+                new CellResult("rdmarpc-tcp", 32768, 32768, 16, 16, 4, 1, 80_000, 0, 2.0, 40_000, 0.2, 300, 1800, 9000, 20000, null));
+    }
+
+    static List<CellResult> theirsStreams() {
+        return List.of(
+                new CellResult("grpc-java", 128, 128, 1, 1, 1, 1, 500_000, 0, 2.0, 250_000, 2, 5, 44, 4200, 9000, null),
+                new CellResult("grpc-java", 128, 128, 16, 16, 4, 1, 600_000, 0, 2.0, 300_000, 2, 15, 260, 18000, 30000, null),
+                new CellResult("grpc-java", 32768, 32768, 16, 16, 4, 1, 40_000, 1, 2.0, 20_000, 100, 3700, 6800, 41000, 90000,
+                        "CANCELLED: too slow"));
+    }
 }

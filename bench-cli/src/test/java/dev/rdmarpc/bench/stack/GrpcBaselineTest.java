@@ -10,6 +10,7 @@ import dev.rdmarpc.bench.load.EchoStack;
 import dev.rdmarpc.bench.load.MatrixPlan;
 import dev.rdmarpc.bench.load.MatrixRunner;
 import dev.rdmarpc.bench.load.StackOptions;
+import dev.rdmarpc.bench.load.Workload;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -44,6 +45,26 @@ class GrpcBaselineTest {
                     assertTrue(r.calls() > 0, "calls " + r.calls());
                     assertTrue(r.p50Us() > 0);
                 }
+            }
+        }
+    }
+
+    @Test
+    void streamsMessagesOfTheAskedSizeUntilCancelled() throws Exception {
+        try (EchoStack grpc = BaselineLoader.grpc()) {
+            StackOptions options = new StackOptions(1, 64 * 1024, null, -1);
+            try (EchoServer server = grpc.startServer(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), options)) {
+                // Two cells on the same connections: the first cell's cancelled streams leave the second its window.
+                MatrixPlan plan = new MatrixPlan(List.of(32 * 1024), List.of(3, 3), -1, 1, 2, Duration.ofMillis(300),
+                        Duration.ofMillis(700), 1 << 30, Duration.ofSeconds(1), 1, List.of(), Workload.stream);
+                List<CellResult> cells = MatrixRunner.run(List.of(new MatrixRunner.Target(grpc, server.address(), options)),
+                        plan, MatrixRunner.CellListener.NONE).get(0);
+                for (CellResult r : cells) {
+                    assertEquals(0, r.errors(), String.valueOf(r.firstError()));
+                    assertTrue(r.calls() > 0, "messages " + r.calls());
+                    assertEquals(2, r.connections());
+                }
+                assertTrue(grpc.describe(options, Workload.stream).contains("isReady()"));
             }
         }
     }
