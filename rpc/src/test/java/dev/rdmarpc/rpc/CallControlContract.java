@@ -53,6 +53,8 @@ public abstract class CallControlContract {
     static final Method<String, String> RELAY = Method.of("relay", Codecs.STRING, Codecs.STRING);
 
     final CountDownLatch started = new CountDownLatch(1);
+    /** Counted by {@link #WAIT}'s handler alone once it runs ({@link #started} is {@link #NEVER}'s too). */
+    private final CountDownLatch waitRunning = new CountDownLatch(1);
     private final AtomicLong interruptedAt = new AtomicLong();
     private final AtomicLong listenerAt = new AtomicLong();
     private final AtomicBoolean sawCancelled = new AtomicBoolean();
@@ -94,6 +96,7 @@ public abstract class CallControlContract {
                         listenerThread.set(Thread.currentThread());
                     });
                     started.countDown();
+                    waitRunning.countDown();
                     try {
                         Thread.sleep(60_000);
                         return "slept";
@@ -435,6 +438,9 @@ public abstract class CallControlContract {
         leaving.callAsync(WAIT, "w");
         leaving.callAsync(NEVER, "n");
         TestSupport.await("both calls held by the server", Duration.ofSeconds(10), () -> server.metrics().inFlight() == 2);
+        // held is not yet running: a blocking handler closed out before its thread starts never runs
+        // (nothing to interrupt), which a loaded machine showed once
+        assertTrue(waitRunning.await(10, TimeUnit.SECONDS), "the blocking handler runs");
         leaving.close();
         TestSupport.await("the blocking handler interrupted", cancelBound(), () -> interruptedAt.get() != 0);
         TestSupport.await("the async handler's future cancelled", cancelBound(),
