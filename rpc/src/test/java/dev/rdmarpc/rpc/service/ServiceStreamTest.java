@@ -332,5 +332,9 @@ class ServiceStreamTest {
         RpcException e = assertThrows(RpcException.class,
                 () -> client.call(Method.of("acme.Chat/count", Codecs.INT, Codecs.INT), 3));
         assertEquals(Status.PROTOCOL_ERROR, e.status(), e.getMessage());
+        try (ClientStream<String, String> s = client.openStream(Method.of("acme.Chat/hello", Codecs.STRING, Codecs.STRING))) {
+            RpcException other = assertThrows(RpcException.class, s::receive);
+            assertEquals(Status.PROTOCOL_ERROR, other.status(), other.getMessage());
+        }
     }
 }
