@@ -24,12 +24,14 @@ import java.util.concurrent.CompletableFuture;
  * final class Greeter$$RpcClient implements Greeter {       // hidden: no name code can use
  *     private final RpcChannel channel;
  *     private final Method m0, m1;                          // the ServiceMethods' wire methods
+ *     private final Streaming m2;                           // a streaming method, bound to the channel
  *     private final String description;
  *
  *     public String hello(String request) { return (String) channel.call(m0, request, CallOptions.DEFAULT); }
  *     public CompletableFuture<Integer> count(String request, CallOptions options) {
  *         return channel.callAsync(m1, request, options);
  *     }
+ *     public Streaming chat() { return m2; }
  *     public String toString() { return description; }
  * }
  * }
@@ -46,10 +48,11 @@ final class ClientClass {
     private static final int VERSION = 61; // Java 17: every JDK this runs on reads it
     private static final String CHANNEL = internal(RpcChannel.class);
     private static final String METHOD = internal(Method.class);
+    private static final String STREAMING = internal(Streaming.class);
     private static final String CALL_DESC = "(L" + METHOD + ";Ljava/lang/Object;L" + internal(CallOptions.class) + ";)";
     private static final String OPTIONS_DESC = CallOptions.class.descriptorString();
     private static final MethodType CONSTRUCTOR = MethodType.methodType(void.class, RpcChannel.class, Method[].class,
-            String.class);
+            Streaming[].class, String.class);
 
     private ClientClass() {
     }
@@ -57,8 +60,10 @@ final class ClientClass {
     /**
      * Defines the client class of {@code service} in its lookup's package.
      *
-     * @return its constructor, {@code (RpcChannel, Method[], String)Object}: the channel, the wire methods in
-     *         the order of {@link ServiceDescriptor#methods()}, what {@code toString} answers
+     * @return its constructor, {@code (RpcChannel, Method[], Streaming[], String)Object}: the channel, the
+     *         wire methods of the unary methods and the bound {@link Streaming}s of the streaming ones, both
+     *         indexed as {@link ServiceDescriptor#methods()} (null where the method is of the other kind),
+     *         what {@code toString} answers
      * @throws IllegalArgumentException when the lookup cannot define it, saying why
      */
     static MethodHandle define(ServiceDescriptor<?> service) {
@@ -133,14 +138,15 @@ final class ClientClass {
             List<byte[]> fields = new ArrayList<>();
             fields.add(field("channel", "L" + CHANNEL + ";"));
             for (int i = 0; i < methods.size(); i++) {
-                fields.add(field("m" + i, "L" + METHOD + ";"));
+                fields.add(field("m" + i, fieldDescriptor(methods.get(i))));
             }
             fields.add(field("description", "Ljava/lang/String;"));
             List<byte[]> code = new ArrayList<>();
-            code.add(constructor(methods.size()));
+            code.add(constructor(methods));
             code.add(toStringMethod());
             for (int i = 0; i < methods.size(); i++) {
-                code.add(rpcMethod(i, methods.get(i)));
+                ServiceMethod m = methods.get(i);
+                code.add(m.kind() == ServiceMethod.Kind.STREAM ? streamingMethod(i, m) : rpcMethod(i, m));
             }
 
             ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -167,29 +173,45 @@ final class ClientClass {
             return out.toByteArray();
         }
 
-        /** {@code <init>(RpcChannel, Method[], String)}: stores the channel, each method, the description. */
-        private byte[] constructor(int n) throws IOException {
+        /** Field {@code m<i>}: the wire {@code Method} of a unary method, the bound {@code Streaming} of a streaming one. */
+        private static String fieldDescriptor(ServiceMethod m) {
+            return "L" + (m.kind() == ServiceMethod.Kind.STREAM ? STREAMING : METHOD) + ";";
+        }
+
+        /**
+         * {@code <init>(RpcChannel, Method[], Streaming[], String)}: stores the channel, each method's
+         * {@code Method} or {@code Streaming}, the description.
+         */
+        private byte[] constructor(List<ServiceMethod> methods) throws IOException {
             Code c = new Code();
             c.op(0x2A); // aload_0
             c.op(0xB7).u2(methodRef("java/lang/Object", "<init>", "()V")); // invokespecial
             c.op(0x2A).op(0x2B); // aload_0, aload_1
             c.op(0xB5).u2(fieldRef("channel", "L" + CHANNEL + ";")); // putfield
-            for (int i = 0; i < n; i++) {
-                c.op(0x2A).op(0x2C); // aload_0, aload_2
+            for (int i = 0; i < methods.size(); i++) {
+                boolean stream = methods.get(i).kind() == ServiceMethod.Kind.STREAM;
+                c.op(0x2A).op(stream ? 0x2D : 0x2C); // aload_0, aload_3 (Streaming[]) or aload_2 (Method[])
                 c.intConstant(i);
                 c.op(0x32); // aaload
-                c.op(0xB5).u2(fieldRef("m" + i, "L" + METHOD + ";"));
+                c.op(0xB5).u2(fieldRef("m" + i, fieldDescriptor(methods.get(i))));
             }
-            c.op(0x2A).op(0x2D); // aload_0, aload_3
+            c.op(0x2A).op(0x19).u1(4); // aload_0, aload 4
             c.op(0xB5).u2(fieldRef("description", "Ljava/lang/String;"));
             c.op(0xB1); // return
-            return method(ACC_PUBLIC, "<init>", CONSTRUCTOR.toMethodDescriptorString(), c, 3, 4);
+            return method(ACC_PUBLIC, "<init>", CONSTRUCTOR.toMethodDescriptorString(), c, 3, 5);
         }
 
         private byte[] toStringMethod() throws IOException {
             Code c = new Code();
             c.op(0x2A).op(0xB4).u2(fieldRef("description", "Ljava/lang/String;")).op(0xB0); // getfield; areturn
             return method(ACC_PUBLIC, "toString", "()Ljava/lang/String;", c, 1, 1);
+        }
+
+        /** A streaming method: {@code return m<i>}, the Streaming bound when the client was made. */
+        private byte[] streamingMethod(int index, ServiceMethod m) throws IOException {
+            Code c = new Code();
+            c.op(0x2A).op(0xB4).u2(fieldRef("m" + index, "L" + STREAMING + ";")).op(0xB0); // aload_0; getfield; areturn
+            return method(ACC_PUBLIC | ACC_FINAL, m.javaMethod().getName(), "()L" + STREAMING + ";", c, 1, 1);
         }
 
         /** One RPC method: {@code return (R) channel.call(m<i>, request, options)}. */

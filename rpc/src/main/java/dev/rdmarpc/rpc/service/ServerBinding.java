@@ -5,6 +5,8 @@ import dev.rdmarpc.rpc.CallContext;
 import dev.rdmarpc.rpc.CallOptions;
 import dev.rdmarpc.rpc.Handler;
 import dev.rdmarpc.rpc.RpcServer;
+import dev.rdmarpc.rpc.ServerStream;
+import dev.rdmarpc.rpc.StreamHandler;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -26,10 +28,16 @@ final class ServerBinding {
         if (!service.type().isInstance(impl)) {
             throw new IllegalArgumentException(impl.getClass().getName() + " does not implement " + service.type().getName());
         }
-        // Check every method before registering any, so a failure leaves the builder as it was.
+        // Check every method (and take every stream handler) before registering any, so a failure
+        // leaves the builder as it was.
         MethodHandle[] targets = new MethodHandle[service.methods().size()];
+        StreamHandler<Object, Object>[] streams = newStreamHandlers(targets.length);
         for (int i = 0; i < targets.length; i++) {
-            targets[i] = target(service, service.methods().get(i), impl);
+            ServiceMethod m = service.methods().get(i);
+            targets[i] = target(service, m, impl);
+            if (m.kind() == ServiceMethod.Kind.STREAM) {
+                streams[i] = streamHandler(service, m, targets[i]);
+            }
         }
         for (int i = 0; i < targets.length; i++) {
             ServiceMethod m = service.methods().get(i);
@@ -43,9 +51,41 @@ final class ServerBinding {
                     }
                 }
                 case UNARY_ASYNC -> builder.registerAsync(m.erased(), new Async(targets[i]));
+                case STREAM -> builder.registerStream(m.erased(), streams[i]);
             }
         }
         return builder;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static StreamHandler<Object, Object>[] newStreamHandlers(int n) {
+        return (StreamHandler<Object, Object>[]) new StreamHandler<?, ?>[n];
+    }
+
+    /**
+     * A streaming method's handler: calls {@code impl.m()} once, now, and takes the handler out of
+     * what {@link Streaming#serve} returned; the handler then runs with {@link Services#context()}
+     * set to its stream.
+     */
+    private static StreamHandler<Object, Object> streamHandler(ServiceDescriptor<?> service, ServiceMethod m,
+                                                                MethodHandle target) {
+        String where = service.type().getSimpleName() + "." + m.javaMethod().getName() + "()";
+        Object value;
+        try {
+            value = (Object) target.invokeExact((Object) null);
+        } catch (Throwable t) {
+            throw new IllegalArgumentException(where + " threw at registration, where the server takes its handler: "
+                    + t, t);
+        }
+        if (value instanceof ServedStreaming<?, ?> served) {
+            @SuppressWarnings("unchecked")
+            StreamHandler<Object, Object> handler = (StreamHandler<Object, Object>) served.handler;
+            return new Stream(handler);
+        }
+        String what = value == null ? "null" : value instanceof BoundStreaming ? "a service client's Streaming (" + value
+                + "), which opens streams and serves none" : value.toString();
+        throw new IllegalArgumentException(where + " returned " + what + ": the implementation of a streaming method"
+                + " returns Streaming.serve(handler), whose handler the server registers");
     }
 
     /** {@code impl}'s method as {@code (Object request)Object}. */
@@ -86,6 +126,20 @@ final class ServerBinding {
         @Override
         public Object handle(CallContext context, Object request) throws Exception {
             return invoke(target, context, request);
+        }
+    }
+
+    /** A streaming method's handler, with {@link Services#context()} set to the stream. */
+    private record Stream(StreamHandler<Object, Object> handler) implements StreamHandler<Object, Object> {
+        @Override
+        public void handle(ServerStream<Object, Object> stream) throws Exception {
+            CallContext outer = CURRENT.get();
+            CURRENT.set(stream);
+            try {
+                handler.handle(stream);
+            } finally {
+                CURRENT.set(outer);
+            }
         }
     }
 

@@ -46,9 +46,12 @@ import java.util.concurrent.Flow;
  * last; a {@link CallContext} parameter (the server reads it with {@link Services#context()}); a
  * type without a codec ({@link CodecRegistry}); a checked exception in a {@code throws} clause
  * (a remote failure is an unchecked {@link dev.rdmarpc.rpc.RpcException} on the client, so the
- * caller could never catch it); a future type other than {@link CompletableFuture}; streaming
- * signatures (not supported yet); {@link RpcMethod#inline()} on an asynchronous method; names with
- * {@code '/'}.
+ * caller could never catch it); a future type other than {@link CompletableFuture}; a
+ * {@link Streaming} that is raw, has a wildcard or type variable for a message type, or is returned
+ * by a method with parameters (a streaming method is {@code Streaming<Q, R> m()}), or one anywhere
+ * else in a signature; other streaming shapes ({@code Flow.Publisher}, {@code Stream},
+ * {@code Iterator} or {@code Iterable} requests and responses); {@link RpcMethod#inline()} on an
+ * asynchronous or streaming method; names with {@code '/'}.
  *
  * @param <I> the service interface
  */
@@ -152,6 +155,11 @@ public final class ServiceDescriptor<I> {
         String methodName = settings == null || settings.name().isEmpty() ? m.getName() : settings.name();
         checkName(methodName, where + ": method name");
         boolean inline = settings != null && settings.inline();
+        Type returnType = m.getGenericReturnType();
+        Class<?> rawReturn = raw(returnType);
+        if (rawReturn != null && Streaming.class.isAssignableFrom(rawReturn)) {
+            return streamingMethod(where, serviceName + "/" + methodName, m, inline, codecs, cache);
+        }
 
         Type[] params = m.getGenericParameterTypes();
         int requestIndex = -1;
@@ -176,8 +184,6 @@ public final class ServiceDescriptor<I> {
         Type requestType = requestIndex < 0 ? Void.class : params[requestIndex];
         streamingCheck(where, "request", requestType);
 
-        Type returnType = m.getGenericReturnType();
-        Class<?> rawReturn = raw(returnType);
         ServiceMethod.Kind kind;
         Type responseType;
         if (rawReturn == CompletableFuture.class) {
@@ -209,13 +215,53 @@ public final class ServiceDescriptor<I> {
         return new ServiceMethod(m, method, kind, inline, requestType, responseType, requestIndex, optionsIndex);
     }
 
-    /** Streaming types get a message of their own: they are not supported yet, rather than codec-less. */
+    /** {@code Streaming<Q, R> m()}: no parameters, not inline, two concrete message types with codecs. */
+    private static ServiceMethod streamingMethod(String where, String wireName, java.lang.reflect.Method m,
+                                                 boolean inline, CodecRegistry codecs, Map<Type, Codec<?>> cache) {
+        Type returnType = m.getGenericReturnType();
+        Class<?> rawReturn = raw(returnType);
+        if (rawReturn != Streaming.class) {
+            throw new IllegalArgumentException(where + " returns " + rawReturn.getName() + ": a streaming method returns"
+                    + " Streaming<Q, R> itself");
+        }
+        if (!(returnType instanceof ParameterizedType p)) {
+            throw new IllegalArgumentException(where + " returns a raw Streaming: give its message types, Streaming<Q, R>"
+                    + " (Q the client's, R the server's)");
+        }
+        if (m.getParameterCount() != 0) {
+            throw new IllegalArgumentException(where + " is a streaming method with parameters: it takes none (the"
+                    + " messages go through the stream, CallOptions through Streaming.open(options))");
+        }
+        if (inline) {
+            throw new IllegalArgumentException(where + ": @RpcMethod(inline = true) on a streaming method, whose handler"
+                    + " always runs on a virtual thread of its own");
+        }
+        Type requestType = p.getActualTypeArguments()[0];
+        Type responseType = p.getActualTypeArguments()[1];
+        for (Type t : p.getActualTypeArguments()) {
+            if (!(t instanceof Class<?>) && !(t instanceof ParameterizedType)) {
+                throw new IllegalArgumentException(where + " returns " + returnType.getTypeName() + ": its message types"
+                        + " must be concrete (no wildcard or type variable), Streaming<Q, R>");
+            }
+        }
+        Codec<?> requestCodec = codec(where, "client message", requestType, codecs, cache);
+        Codec<?> responseCodec = codec(where, "server message", responseType, codecs, cache);
+        @SuppressWarnings("unchecked")
+        Method<Object, Object> method = Method.of(wireName, (Codec<Object>) requestCodec, (Codec<Object>) responseCodec);
+        return new ServiceMethod(m, method, ServiceMethod.Kind.STREAM, false, requestType, responseType, -1, -1);
+    }
+
+    /** Streaming types in a unary signature get a message of their own, rather than a codec-less one. */
     private static void streamingCheck(String where, String what, Type t) {
         Class<?> raw = raw(t);
+        if (raw != null && Streaming.class.isAssignableFrom(raw)) {
+            throw new IllegalArgumentException(where + ": a Streaming " + what + "; a streaming method returns"
+                    + " Streaming<Q, R> itself and takes no parameters");
+        }
         if (raw != null && (raw == Flow.Publisher.class || raw == java.util.stream.Stream.class
                 || raw == java.util.Iterator.class || raw == Iterable.class)) {
             throw new IllegalArgumentException(where + ": a " + raw.getSimpleName() + " " + what
-                    + " would be a streaming signature; streaming service methods are not supported yet");
+                    + " would be a streaming signature; declare a streaming method as Streaming<Q, R> m()");
         }
     }
 
@@ -303,11 +349,17 @@ public final class ServiceDescriptor<I> {
             clientConstructor = constructor;
         }
         Method<?, ?>[] wire = new Method<?, ?>[methods.size()];
+        Streaming<?, ?>[] streams = new Streaming<?, ?>[methods.size()];
         for (int i = 0; i < wire.length; i++) {
-            wire[i] = methods.get(i).method();
+            ServiceMethod m = methods.get(i);
+            if (m.kind() == ServiceMethod.Kind.STREAM) {
+                streams[i] = new BoundStreaming(channel, m.erased());
+            } else {
+                wire[i] = m.method();
+            }
         }
         try {
-            return type.cast((Object) constructor.invokeExact(channel, wire, name + " client over " + channel));
+            return type.cast((Object) constructor.invokeExact(channel, wire, streams, name + " client over " + channel));
         } catch (Throwable t) {
             throw new AssertionError("the generated client constructor failed", t);
         }

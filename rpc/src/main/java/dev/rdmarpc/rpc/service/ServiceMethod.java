@@ -17,23 +17,31 @@ import java.lang.reflect.Type;
  *     <td>{@code registerBlocking}, or {@code register} with {@link RpcMethod#inline()}</td></tr>
  * <tr><td>{@code CompletableFuture<R> m(Q request)}</td><td>{@code UNARY_ASYNC}</td>
  *     <td>{@code channel.callAsync}</td><td>{@code registerAsync}</td></tr>
+ * <tr><td>{@code Streaming<Q, R> m()}</td><td>{@code STREAM}</td>
+ *     <td>{@code channel.openStream}, from {@link Streaming#open(CallOptions)}</td>
+ *     <td>{@code registerStream}, with the handler of {@link Streaming#serve}</td></tr>
  * </table>
- * Each may take a {@link CallOptions} as its last parameter (timeout, metadata, attachments for that
- * call; the server's implementation receives {@link CallOptions#DEFAULT} there and reads its call
- * through {@link Services#context()}), and may take no request at all ({@code R m()},
+ * A unary method may take a {@link CallOptions} as its last parameter (timeout, metadata, attachments
+ * for that call; the server's implementation receives {@link CallOptions#DEFAULT} there and reads its
+ * call through {@link Services#context()}), and may take no request at all ({@code R m()},
  * {@code R m(CallOptions)}): the request is then {@link dev.rdmarpc.rpc.codec.Codecs#VOID}, no
- * bytes. A {@code void} (or {@code Void}) response is {@code Codecs.VOID} too.
+ * bytes. A {@code void} (or {@code Void}) response is {@code Codecs.VOID} too. A streaming method
+ * takes no parameters (the messages go through the stream, the options through
+ * {@link Streaming#open(CallOptions)}); its {@code Q} and {@code R} are the client's and the server's
+ * message types, with codecs as requests and responses get them.
  */
 public final class ServiceMethod {
-    /**
-     * The shape of a method's signature. Unary today; streaming shapes will join this enum (see the
-     * package documentation).
-     */
+    /** The shape of a method's signature. */
     public enum Kind {
         /** One request, one response, the caller waits: {@code R m(Q)}. */
         UNARY,
         /** One request, one response, the caller gets a future: {@code CompletableFuture<R> m(Q)}. */
-        UNARY_ASYNC
+        UNARY_ASYNC,
+        /**
+         * A stream, any number of messages each way (server streaming, client streaming and
+         * bidirectional are ways of using it): {@code Streaming<Q, R> m()}.
+         */
+        STREAM
     }
 
     private final java.lang.reflect.Method javaMethod;
@@ -75,7 +83,7 @@ public final class ServiceMethod {
         return method;
     }
 
-    /** The wire method with its types erased, for the proxy and the server binding. */
+    /** The wire method with its types erased, for the client and the server binding. */
     Method<Object, Object> erased() {
         return method;
     }
@@ -90,12 +98,18 @@ public final class ServiceMethod {
         return inline;
     }
 
-    /** @return the request type ({@code Void} when the method takes no request) */
+    /**
+     * @return the request type ({@code Void} when the method takes no request); for a
+     *         {@link Kind#STREAM}, the client's message type {@code Q}
+     */
     public Type requestType() {
         return requestType;
     }
 
-    /** @return the response type, the future's type argument for {@link Kind#UNARY_ASYNC} */
+    /**
+     * @return the response type, the future's type argument for {@link Kind#UNARY_ASYNC}; for a
+     *         {@link Kind#STREAM}, the server's message type {@code R}
+     */
     public Type responseType() {
         return responseType;
     }

@@ -34,8 +34,10 @@ public final class Services {
      * {@code channel}. A synchronous method is {@code channel.call(method, request, options)}, an
      * asynchronous one {@code channel.callAsync(...)}, with {@link dev.rdmarpc.rpc.CallOptions#DEFAULT}
      * unless the method takes options; failures are {@link dev.rdmarpc.rpc.RpcException}s, as with
-     * those calls. Default methods run their own body; {@code equals} and {@code hashCode} are the
-     * identity's.
+     * those calls. A streaming method returns its {@link Streaming} bound to {@code channel}, built
+     * with the client (the same object each call), whose {@code open} is
+     * {@code channel.openStream(method, options)}. Default methods run their own body; {@code equals}
+     * and {@code hashCode} are the identity's.
      *
      * @param channel where the calls go; the client does not own it
      * @param service the service
@@ -68,7 +70,9 @@ public final class Services {
     /**
      * Registers every RPC method of {@code impl} on {@code builder}: a synchronous method with
      * {@code registerBlocking} (a virtual thread per call), or {@code register} (inline on the I/O
-     * thread) when it is {@link RpcMethod#inline()}; an asynchronous one with {@code registerAsync}.
+     * thread) when it is {@link RpcMethod#inline()}; an asynchronous one with {@code registerAsync}; a
+     * streaming one with {@code registerStream}, with the handler of the {@link Streaming#serve} that
+     * the implementation's method returns when called once, here.
      * The implementation's {@link dev.rdmarpc.rpc.CallOptions} parameter, if any, receives
      * {@link dev.rdmarpc.rpc.CallOptions#DEFAULT}; {@link #context()} is the call. An exception it
      * throws answers the call as a handler's does: an {@link dev.rdmarpc.rpc.RpcException} with its
@@ -80,7 +84,9 @@ public final class Services {
      * @param <I>     the interface
      * @return {@code builder}
      * @throws IllegalArgumentException when {@code impl} does not implement the interface, or the lookup
-     *                                  cannot call it, or a wire id is registered already
+     *                                  cannot call it, or a streaming method of it returns anything but
+     *                                  {@code Streaming.serve(handler)} (or throws): nothing of the
+     *                                  service is registered then; or a wire id is registered already
      */
     public static <I> RpcServer.Builder register(RpcServer.Builder builder, ServiceDescriptor<I> service, I impl) {
         return ServerBinding.register(builder, Objects.requireNonNull(service, "service"), impl);
@@ -90,7 +96,8 @@ public final class Services {
      * The call that the current thread's service method serves: peer, metadata, attachments, deadline
      * and cancellation ({@link CallContext}). Valid on that thread until the method returns (an
      * asynchronous method keeps the object until its future completes, as {@link dev.rdmarpc.rpc.AsyncHandler}
-     * says).
+     * says). In a streaming method's handler it is the handler's {@link dev.rdmarpc.rpc.ServerStream},
+     * on the handler's own thread (not on threads it starts).
      *
      * @return the context
      * @throws IllegalStateException outside a service method bound by {@link #register}

@@ -81,8 +81,73 @@ class ServiceDescriptorTest {
     }
 
     @RpcService
-    interface Streaming {
+    interface PublisherResponse {
         Flow.Publisher<String> a(String s);
+    }
+
+    @RpcService
+    interface RawStreaming {
+        @SuppressWarnings("rawtypes")
+        Streaming a();
+    }
+
+    @RpcService
+    interface WildcardStreaming {
+        Streaming<?, String> a();
+    }
+
+    @RpcService
+    interface GenericStreamingService<T> {
+        Streaming<T, String> a();
+    }
+
+    @RpcService
+    interface StreamingWithParameter {
+        Streaming<String, String> a(String first);
+    }
+
+    @RpcService
+    interface StreamingWithOptions {
+        Streaming<String, String> a(CallOptions options);
+    }
+
+    @RpcService
+    interface InlineStreaming {
+        @RpcMethod(inline = true)
+        Streaming<String, String> a();
+    }
+
+    interface MyStreaming extends Streaming<String, String> {
+    }
+
+    @RpcService
+    interface StreamingSubtype {
+        MyStreaming a();
+    }
+
+    @RpcService
+    interface StreamingRequest {
+        String a(Streaming<String, String> s);
+    }
+
+    @RpcService
+    interface FutureOfStreaming {
+        CompletableFuture<Streaming<String, String>> a();
+    }
+
+    @RpcService
+    interface StreamingNoCodec {
+        Streaming<String, Thread> a();
+    }
+
+    @RpcService
+    interface StreamingGenericMessage {
+        Streaming<List<String>, String> a();
+    }
+
+    @RpcService
+    interface StreamingChecked {
+        Streaming<String, String> a() throws IOException;
     }
 
     @RpcService
@@ -166,13 +231,89 @@ class ServiceDescriptorTest {
         refused(GenericMethod.class, "GenericMethod.a", "is generic");
         refused(RawFuture.class, "RawFuture.a", "raw CompletableFuture");
         refused(OtherFuture.class, "OtherFuture.a", "CompletionStage", "CompletableFuture<R>");
-        refused(Streaming.class, "Streaming.a", "streaming");
+        refused(PublisherResponse.class, "PublisherResponse.a", "Publisher response", "streaming signature",
+                "Streaming<Q, R> m()");
         refused(InlineAsync.class, "InlineAsync.a", "inline = true", "asynchronous");
         refused(SlashInName.class, "'a/b'", "without '/'");
         refused(SameWireName.class, "wire name SameWireName/x is used twice");
         refused(NoMethods.class, "has no RPC methods");
         refused(AnnotatedDefault.class, "AnnotatedDefault.b", "not an RPC method");
         refused(BadRecord.class, "BadRecord.a", "record " + Bad.class.getName() + " has no codec");
+    }
+
+    @Test
+    void refusesWhatCannotBeAStreamingMethod() {
+        refused(RawStreaming.class, "RawStreaming.a", "raw Streaming", "Streaming<Q, R>");
+        refused(WildcardStreaming.class, "WildcardStreaming.a", "Streaming<?, java.lang.String>", "concrete");
+        refused(GenericStreamingService.class, "GenericStreamingService.a", "concrete");
+        refused(StreamingWithParameter.class, "StreamingWithParameter.a", "streaming method with parameters", "takes none");
+        refused(StreamingWithOptions.class, "StreamingWithOptions.a", "with parameters", "Streaming.open(options)");
+        refused(InlineStreaming.class, "InlineStreaming.a", "inline = true", "streaming method", "virtual thread");
+        refused(StreamingSubtype.class, "StreamingSubtype.a", MyStreaming.class.getName(), "Streaming<Q, R> itself");
+        refused(StreamingRequest.class, "StreamingRequest.a", "a Streaming request", "takes no parameters");
+        refused(FutureOfStreaming.class, "FutureOfStreaming.a", "a Streaming response");
+        refused(StreamingNoCodec.class, "StreamingNoCodec.a", "server message type java.lang.Thread has no codec");
+        refused(StreamingGenericMessage.class, "StreamingGenericMessage.a",
+                "client message generic type java.util.List<java.lang.String>", "record");
+        refused(StreamingChecked.class, "StreamingChecked.a", "checked java.io.IOException");
+    }
+
+    @RpcService
+    interface Streams {
+        Streaming<String, String> echo();
+
+        /** Registered before echo (methods go by Java name) if registration did not check everything first. */
+        String before(String s);
+    }
+
+    /** echo() returns what {@code value} gives; before() is fine. */
+    record StreamsImpl(java.util.function.Supplier<Streaming<String, String>> value) implements Streams {
+        @Override
+        public Streaming<String, String> echo() {
+            return value.get();
+        }
+
+        @Override
+        public String before(String s) {
+            return s;
+        }
+    }
+
+    private static void refusedAtRegistration(Streams impl, String... words) {
+        RpcServer.Builder builder = RpcServer.builder();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Services.register(builder, Streams.class, impl, MethodHandles.lookup()));
+        for (String w : words) {
+            assertTrue(e.getMessage().contains(w), "'" + w + "' in: " + e.getMessage());
+        }
+        // Nothing was registered: the same builder takes a good implementation of the whole service.
+        Services.register(builder, Streams.class, new StreamsImpl(() -> Streaming.serve(s -> { })), MethodHandles.lookup());
+    }
+
+    @Test
+    void registrationTakesOnlyWhatStreamingServeReturns() {
+        refusedAtRegistration(new StreamsImpl(() -> null), "Streams.echo() returned null", "Streaming.serve(handler)");
+        refusedAtRegistration(new StreamsImpl(() -> options -> null), "Streams.echo() returned ", "Streaming.serve(handler)");
+        refusedAtRegistration(new StreamsImpl(() -> {
+            throw new IllegalStateException("not ready");
+        }), "Streams.echo() threw at registration", "not ready");
+        try (RpcServer server = Services.register(RpcServer.builder(), Streams.class,
+                new StreamsImpl(() -> Streaming.serve(s -> { })), MethodHandles.lookup()).start();
+             RpcClient client = RpcClient.connect(server.address())) {
+            Streams serviceClient = Services.client(client, Streams.class, MethodHandles.lookup());
+            refusedAtRegistration(new StreamsImpl(serviceClient::echo), "Streams.echo() returned a service client's Streaming (Streams/echo over ",
+                    "Streaming.serve(handler)");
+        }
+    }
+
+    @Test
+    void registrationCallsTheStreamingMethodOnce() {
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        Services.register(RpcServer.builder(), Streams.class, new StreamsImpl(() -> {
+            calls.incrementAndGet();
+            return Streaming.serve(s -> { });
+        }), MethodHandles.lookup());
+        assertEquals(1, calls.get());
     }
 
     @Test

@@ -26,6 +26,7 @@ class ServiceOutsideModuleTest {
             package demo;
 
             import dev.rdmarpc.rpc.CallOptions;
+            import dev.rdmarpc.rpc.ClientStream;
             import dev.rdmarpc.rpc.RpcClient;
             import dev.rdmarpc.rpc.RpcException;
             import dev.rdmarpc.rpc.RpcServer;
@@ -33,6 +34,7 @@ class ServiceOutsideModuleTest {
             import dev.rdmarpc.rpc.service.RpcMethod;
             import dev.rdmarpc.rpc.service.RpcService;
             import dev.rdmarpc.rpc.service.Services;
+            import dev.rdmarpc.rpc.service.Streaming;
             import java.lang.invoke.MethodHandles;
             import java.time.Duration;
             import java.util.concurrent.CompletableFuture;
@@ -46,6 +48,7 @@ class ServiceOutsideModuleTest {
                     String hello(String name);
                     Pair next(Pair p, CallOptions options);
                     CompletableFuture<Integer> count(String text);
+                    Streaming<Pair, Pair> chat();
                 }
 
                 static final class GreeterImpl implements Greeter {
@@ -55,6 +58,11 @@ class ServiceOutsideModuleTest {
                         return new Pair(p.name(), p.n() + 1);
                     }
                     public CompletableFuture<Integer> count(String text) { return CompletableFuture.completedFuture(text.length()); }
+                    public Streaming<Pair, Pair> chat() {
+                        return Streaming.serve(s -> {
+                            for (Pair p; (p = s.receive()) != null; ) s.send(new Pair(p.name().toUpperCase(), -p.n()));
+                        });
+                    }
                 }
 
                 public static void main(String[] args) throws Exception {
@@ -70,11 +78,20 @@ class ServiceOutsideModuleTest {
                         } catch (RpcException e) {
                             System.out.println(e.status());
                         }
+                        try (ClientStream<Pair, Pair> s = greeter.chat().open(fast)) {
+                            s.send(new Pair("a", 1));
+                            s.send(new Pair("b", 2));
+                            s.halfClose();
+                            StringBuilder sb = new StringBuilder("streamed");
+                            for (Pair p; (p = s.receive()) != null; ) sb.append(' ').append(p);
+                            System.out.println(sb);
+                        }
                     }
                 }
             }
             """;
     static final String EXPECTED = "hello ada Pair[name=p, n=2] 4";
+    static final String STREAMED = "streamed Pair[name=A, n=-1] Pair[name=B, n=-2]";
 
     @Test
     void onTheClassPath() throws Exception {
@@ -129,5 +146,6 @@ class ServiceOutsideModuleTest {
         assertEquals(0, p.exitValue(), out);
         assertTrue(out.lines().anyMatch(EXPECTED::equals), "the demo printed:\n" + out);
         assertTrue(out.lines().anyMatch("PERMISSION_DENIED"::equals), "the demo printed:\n" + out);
+        assertTrue(out.lines().anyMatch(STREAMED::equals), "the demo printed:\n" + out);
     }
 }
