@@ -48,6 +48,12 @@ final class ServerConnection implements FrameHandler, RawCall {
      * the next frame is read: a cancel can only arrive after them.)
      */
     private final ConcurrentHashMap<Long, HeldCall> running = new ConcurrentHashMap<>();
+    /** How many times the transport sent something (I/O thread writes), for stream senders waiting for room. */
+    private volatile long sendProgress;
+    /** Stream senders waiting in {@link #awaitSendProgress}; changed under {@link #sendRoomLock}. */
+    private volatile int sendRoomWaiters;
+    private final java.util.concurrent.locks.ReentrantLock sendRoomLock = new java.util.concurrent.locks.ReentrantLock();
+    private final java.util.concurrent.locks.Condition sendRoom = sendRoomLock.newCondition();
     /** Deferred raw calls answered, for the next {@link #defer()}; guarded by itself. */
     private final ArrayDeque<DeferredRawCall> spareDeferred = new ArrayDeque<>();
 
@@ -414,6 +420,44 @@ final class ServerConnection implements FrameHandler, RawCall {
     @Override
     public int callsInFlight() {
         return blockingCalls.get();
+    }
+
+    @Override
+    public void onSendProgress(Connection c) {
+        sendProgress++; // the I/O thread's alone
+        if (sendRoomWaiters > 0) {
+            sendRoomLock.lock();
+            try {
+                sendRoom.signalAll();
+            } finally {
+                sendRoomLock.unlock();
+            }
+        }
+    }
+
+    /** @return the count of sends so far, to pass to {@link #awaitSendProgress} after a refused claim */
+    long sendProgress() {
+        return sendProgress;
+    }
+
+    /**
+     * Waits until the transport sent something since {@code seen} (its send queue has room again),
+     * at most {@code maxNanos}: for a stream's sender whose claim was refused for a full queue.
+     *
+     * @throws InterruptedException when the waiting thread is interrupted (its stream was stopped)
+     */
+    void awaitSendProgress(long seen, long maxNanos) throws InterruptedException {
+        sendRoomLock.lock();
+        try {
+            sendRoomWaiters++;
+            long left = maxNanos;
+            while (sendProgress == seen && left > 0) {
+                left = sendRoom.awaitNanos(left);
+            }
+        } finally {
+            sendRoomWaiters--;
+            sendRoomLock.unlock();
+        }
     }
 
     @Override

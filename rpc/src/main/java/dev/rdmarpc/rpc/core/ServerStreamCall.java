@@ -12,7 +12,6 @@ import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.transport.Connection;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * A streaming call on the server: its {@link StreamHandler} runs on a virtual thread, reading the
@@ -22,8 +21,8 @@ import java.util.concurrent.locks.LockSupport;
  * with CANCELLED.
  */
 final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<Object, Object> {
-    /** How long a send waits between tries when the transport refuses a claim (its send slots are full). */
-    private static final long CLAIM_RETRY_NANOS = 50_000;
+    /** The longest a send waits for the transport's progress before it tries its claim again. */
+    private static final long SEND_ROOM_RECHECK_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10);
 
     private final StreamFlow flow;
     /** Sends this stream's window updates (one object, not one per receive). */
@@ -177,12 +176,13 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
     }
 
     /**
-     * Claims a frame for this stream, retrying while the transport's send slots are all queued (a
-     * server does not limit its unsent bytes by a high-water mark: the client's window bounds what
-     * one stream queues).
+     * Claims a frame for this stream, waiting while the transport's send queue is full (a server
+     * does not limit its unsent bytes by a high-water mark: the client's window bounds what one
+     * stream queues) until the transport sends something.
      */
     private void claim(FrameWriter w, int frame) {
         while (true) {
+            long seen = connection.sendProgress();
             long at = w.claim(frame);
             if (at >= 0) {
                 return;
@@ -196,8 +196,9 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
             if (isCancelled()) {
                 throw new RpcException(Status.CANCELLED, "the stream was stopped");
             }
-            LockSupport.parkNanos(CLAIM_RETRY_NANOS);
-            if (Thread.interrupted()) {
+            try {
+                connection.awaitSendProgress(seen, SEND_ROOM_RECHECK_NANOS);
+            } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new RpcException(Status.CANCELLED, "interrupted while waiting for room to send");
             }
