@@ -147,7 +147,10 @@ class PeerLimitsTcpTest {
             TestSupport.await("grown once past 1 MiB", Duration.ofSeconds(5), () -> pool.largeBytesInUse() > 1 << 20);
             long grown = pool.largeBytesInUse();
             System.out.println(more + " bytes sent: " + grown + " bytes held");
-            assertTrue(grown <= 4L * more, "at most four times what arrived: " + grown);
+            // FrameReassembler's bound: at most 4.5 times what the peer sent. Once all 1,200,000 bytes
+            // are read the frame has moved from its 1 MiB step to its 4 MiB one (5 MiB from the
+            // pool): 4.4 times. Read before that last move it is smaller (CI saw both).
+            assertTrue(grown <= 9L * more / 2, "at most 4.5 times what arrived: " + grown);
             assertTrue(grown < payload, "not the declared length");
             assertEquals(1, pool.largeBuffersInUse(), "the full buffer went back");
             TestSupport.write(ch, Arrays.copyOfRange(frame, more, frame.length));
