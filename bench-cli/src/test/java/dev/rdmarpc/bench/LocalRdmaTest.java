@@ -37,10 +37,14 @@ class LocalRdmaTest {
 
     @Test
     void localOverRdmaStreams() {
-        // One cell, a fraction of a second: two streams of 32 KiB messages (several to a 256 KiB chunk),
-        // each on a connection of its own, flow-controlled by the streams' windows.
+        // One cell: two streams of 32 KiB messages (several to a 256 KiB chunk), each on a connection of its
+        // own, flow-controlled by the streams' windows. Under single-threaded TCG, in a JVM whose stream
+        // code is still cold, these streams ran at about 100 messages a second with gaps of up to 250 ms
+        // between messages, and the first took longer than 500 ms to arrive: a warm-up of 200 ms and a
+        // measured 300 ms saw no message at all (once in CI, once in three runs by hand). Two seconds of
+        // warm-up and one measured, as the echo cells above have, leave the assertion about the streams.
         BenchCliTest.Run r = BenchCliTest.run("local", "--transport", "rdma", "--workload", "stream", "--sizes", "32K",
-                "--concurrency", "2", "--warmup", "200ms", "--duration", "300ms", "--initial-warmup", "0s",
+                "--concurrency", "2", "--warmup", "2s", "--duration", "1s", "--initial-warmup", "0s",
                 "--format", "csv", "--no-progress");
         assertEquals(0, r.code(), r.err());
         // stack,message_bytes,streams,connections,runs,msgs_per_s(5),...,messages(12),payload_bytes(13),errors(14)
