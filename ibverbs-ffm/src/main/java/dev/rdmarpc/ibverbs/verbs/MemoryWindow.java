@@ -30,6 +30,12 @@ import java.lang.foreign.MemorySegment;
  * <li>Only an invalidated (free) type-2 window may be bound again, and with the next key.</li>
  * </ol>
  *
+ * <p>Soft-RoCE (rxe, kernel 6.12) checks an access through a window's key against the bounds of the
+ * region the window is bound to, not against the window's own range: there a window opens its whole
+ * region (with the window's access), and where the range matters the range must be a region of its own.
+ * A bind rxe refuses completes with {@link WcStatus#WR_FLUSH_ERR}, not {@link WcStatus#MW_BIND_ERR}.
+ * ({@code MemoryWindowRdmaTest} shows both.)
+ *
  * <p>Depends on its {@link ProtectionDomain}, which refuses to close while the window is open.
  * {@link #close()} frees it ({@code ibv_dealloc_mw}) once, bound or not; close windows before the
  * regions they may be bound to (a device may refuse to deregister a region with bound windows).
@@ -79,7 +85,7 @@ public final class MemoryWindow extends VerbsResource {
      * Records the key of a bind work request that has completed successfully in {@code struct ibv_mw}
      * ({@code mw->rkey = wr.bind_mw.rkey}, as C code does after a type-2 bind): libibverbs does not
      * update the field for binds posted as work requests, and the next bind is matched against it
-     * (Soft-RoCE completes a bind that names a stale key with {@link WcStatus#MW_BIND_ERR}).
+     * (Soft-RoCE fails a bind whose window's key is stale, and its queue pair with it).
      *
      * @param rkey the {@code newRkey} the completed bind work request carried
      * @return this window

@@ -152,7 +152,10 @@ public final class WorkCompletions implements AutoCloseable {
 
     /**
      * Whether the receive completed a SEND_WITH_INV and carries the key it invalidated
-     * ({@link #invalidatedRkey(int)}).
+     * ({@link #invalidatedRkey(int)}). Soft-RoCE (kernel 6.12) does not set {@code IBV_WC_WITH_INV} here:
+     * it stores the kernel's {@code IB_WC_WITH_INVALIDATE} (1 &lt;&lt; 2, which libibverbs defines as
+     * {@code IBV_WC_IP_CSUM_OK}), so this is false there although the key was invalidated and
+     * {@code invalidated_rkey} holds it.
      */
     public boolean hasInvalidate(int i) {
         return (wcFlags(i) & WITH_INV) != 0;
