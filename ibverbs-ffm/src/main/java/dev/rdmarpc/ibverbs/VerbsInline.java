@@ -3,6 +3,8 @@ package dev.rdmarpc.ibverbs;
 import dev.rdmarpc.ibverbs.raw.ibv_context;
 import dev.rdmarpc.ibverbs.raw.ibv_context_ops;
 import dev.rdmarpc.ibverbs.raw.ibv_cq;
+import dev.rdmarpc.ibverbs.raw.ibv_mw;
+import dev.rdmarpc.ibverbs.raw.ibv_pd;
 import dev.rdmarpc.ibverbs.raw.ibv_port_attr;
 import dev.rdmarpc.ibverbs.raw.ibv_qp;
 import dev.rdmarpc.ibverbs.raw.ibv_srq;
@@ -30,12 +32,17 @@ import java.lang.invoke.MethodHandle;
  * ibv_req_notify_cq(cq, solicited_only) = cq->context->ops.req_notify_cq(cq, solicited_only)
  * ibv_query_port(context, port, attr)   = ___ibv_query_port: verbs_context's query_port op when the
  *                                         context is extended and has it, else the compat symbol
+ * ibv_alloc_mw(pd, type)                = pd->context->ops.alloc_mw(pd, type), or NULL with errno
+ *                                         EOPNOTSUPP when the provider has no alloc_mw op
+ * ibv_dealloc_mw(mw)                    = mw->context->ops.dealloc_mw(mw)
  * }</pre>
  *
- * <p>Results are the C results: 0 or an errno value for the posts and {@code ibv_req_notify_cq},
- * the number of completions (or a negative value on error) for {@code ibv_poll_cq}. Nothing is
- * thrown for them, so the hot path stays free of exceptions; check with
- * {@link VerbsNative#check(String, int)} where a failure is a fault.
+ * <p>Results are the C results: 0 or an errno value for the posts, {@code ibv_req_notify_cq} and
+ * {@code ibv_dealloc_mw}, the number of completions (or a negative value on error) for
+ * {@code ibv_poll_cq}. Nothing is thrown for them, so the hot path stays free of exceptions; check
+ * with {@link VerbsNative#check(String, int)} where a failure is a fault. The one allocation,
+ * {@code ibv_alloc_mw}, is a control-path call that reports failure through {@code errno}: like the
+ * allocations of {@link VerbsNative} it captures errno and throws a {@link VerbsException}.
  *
  * <p>Pointer arguments are segments as the raw bindings return them (jextract's pointers are
  * unbounded, so the fields of the pointed-to struct can be read). The downcall handles are static
@@ -73,6 +80,16 @@ public final class VerbsInline {
     private static final MethodHandle POST_SRQ_RECV = LINKER.downcallHandle(ibv_context_ops.post_srq_recv.descriptor());
     private static final MethodHandle POLL_CQ = LINKER.downcallHandle(ibv_context_ops.poll_cq.descriptor());
     private static final MethodHandle REQ_NOTIFY_CQ = LINKER.downcallHandle(ibv_context_ops.req_notify_cq.descriptor());
+
+    // memory windows: the provider's ops, alloc_mw capturing errno (its first parameters: the function, the call state)
+    private static final long PD_CONTEXT = ibv_pd.context$offset();
+    private static final long MW_CONTEXT = ibv_mw.context$offset();
+    private static final long OPS_ALLOC_MW = OPS + ibv_context_ops.alloc_mw$offset();
+    private static final long OPS_DEALLOC_MW = OPS + ibv_context_ops.dealloc_mw$offset();
+    private static final MethodHandle ALLOC_MW =
+            LINKER.downcallHandle(ibv_context_ops.alloc_mw.descriptor(), Linker.Option.captureCallState("errno"));
+    private static final MethodHandle DEALLOC_MW = LINKER.downcallHandle(ibv_context_ops.dealloc_mw.descriptor());
+    private static final int EOPNOTSUPP = 95;
 
     // ___ibv_query_port and verbs_get_ctx_op(context, query_port)
     private static final long CONTEXT_ABI_COMPAT = ibv_context.abi_compat$offset();
@@ -161,6 +178,47 @@ public final class VerbsInline {
             return (int) REQ_NOTIFY_CQ.invokeExact(fn, cq, solicitedOnly);
         } catch (Throwable t) {
             throw new AssertionError("ibv_req_notify_cq", t);
+        }
+    }
+
+    /**
+     * {@code struct ibv_mw *ibv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)}: a memory window of
+     * {@code type} ({@code IBV_MW_TYPE_1} or {@code IBV_MW_TYPE_2}) in {@code pd}, to be freed with
+     * {@link #ibv_dealloc_mw}. A provider without the op fails as the C inline does, with EOPNOTSUPP.
+     *
+     * @return the {@code struct ibv_mw *} (unbounded, as the raw bindings return pointers)
+     * @throws VerbsException with errno when the provider returns NULL (or has no {@code alloc_mw})
+     */
+    public static MemorySegment ibv_alloc_mw(MemorySegment pd, int type) {
+        MemorySegment fn = pd.get(POINTER, PD_CONTEXT).get(POINTER, OPS_ALLOC_MW);
+        if (fn.address() == 0) {
+            throw new VerbsException("ibv_alloc_mw", EOPNOTSUPP);
+        }
+        MemorySegment state = VerbsNative.callState();
+        MemorySegment mw;
+        try {
+            mw = (MemorySegment) ALLOC_MW.invokeExact(fn, state, pd, type);
+        } catch (Throwable t) {
+            throw new AssertionError("ibv_alloc_mw", t);
+        }
+        if (mw.address() == 0) {
+            throw new VerbsException("ibv_alloc_mw", VerbsNative.errno(state));
+        }
+        return mw;
+    }
+
+    /**
+     * {@code int ibv_dealloc_mw(struct ibv_mw *mw)}: frees a window {@link #ibv_alloc_mw} returned,
+     * bound or not.
+     *
+     * @return 0, or an errno value (then the window still exists)
+     */
+    public static int ibv_dealloc_mw(MemorySegment mw) {
+        MemorySegment fn = mw.get(POINTER, MW_CONTEXT).get(POINTER, OPS_DEALLOC_MW);
+        try {
+            return (int) DEALLOC_MW.invokeExact(fn, mw);
+        } catch (Throwable t) {
+            throw new AssertionError("ibv_dealloc_mw", t);
         }
     }
 

@@ -3,6 +3,8 @@ package dev.rdmarpc.ibverbs;
 import dev.rdmarpc.ibverbs.raw.ibv_context;
 import dev.rdmarpc.ibverbs.raw.ibv_context_ops;
 import dev.rdmarpc.ibverbs.raw.ibv_cq;
+import dev.rdmarpc.ibverbs.raw.ibv_mw;
+import dev.rdmarpc.ibverbs.raw.ibv_pd;
 import dev.rdmarpc.ibverbs.raw.ibv_port_attr;
 import dev.rdmarpc.ibverbs.raw.ibv_qp;
 import dev.rdmarpc.ibverbs.raw.ibv_recv_wr;
@@ -22,6 +24,8 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.lang.reflect.Method;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -161,5 +165,56 @@ class VerbsInlineTest {
         // Extended and large enough, but no op.
         verbs_context.query_port(vctx, MemorySegment.NULL);
         assertEquals(0, VerbsInline.queryPortOp(context).address());
+    }
+
+    @Test
+    void allocMwCallsOpsAllocMwWithThePdAndTheType() {
+        MemorySegment pd = ibv_pd.allocate(arena);
+        ibv_pd.context(pd, context);
+        MemorySegment fakeMw = ibv_mw.allocate(arena);
+        AtomicLong seenPd = new AtomicLong();
+        AtomicInteger seenType = new AtomicInteger(-1);
+        ops.set(ADDRESS, ibv_context_ops.alloc_mw$offset(), ibv_context_ops.alloc_mw.allocate((p, type) -> {
+            seenPd.set(p.address());
+            seenType.set(type);
+            return fakeMw;
+        }, arena));
+        assertEquals(fakeMw.address(), VerbsInline.ibv_alloc_mw(pd, ibverbs_h.IBV_MW_TYPE_2()).address());
+        assertEquals(pd.address(), seenPd.get());
+        assertEquals(2, seenType.get());
+    }
+
+    @Test
+    void allocMwWithoutTheOpFailsWithEopnotsuppAsTheInlineDoes() {
+        MemorySegment pd = ibv_pd.allocate(arena);
+        ibv_pd.context(pd, context);
+        ops.set(ADDRESS, ibv_context_ops.alloc_mw$offset(), MemorySegment.NULL);
+        VerbsException e = assertThrows(VerbsException.class, () -> VerbsInline.ibv_alloc_mw(pd, 2));
+        assertEquals("ibv_alloc_mw", e.operation());
+        assertEquals(95, e.errno(), e.getMessage()); // EOPNOTSUPP
+    }
+
+    @Test
+    void allocMwReturningNullThrowsWithTheErrnoItSet() {
+        // A provider that fails: libc's fdopendir(fd) in the slot. It takes the pd pointer's low 32 bits as the
+        // fd; the fake pd is placed where they are negative or at least 2^20 (above any open descriptor, the
+        // kernel's nr_open), so it returns NULL with errno EBADF, which the capturing call must report.
+        MemorySegment block = arena.allocate(ibv_pd.sizeof() + (1 << 20), 8);
+        int low = (int) block.address();
+        MemorySegment pd = block.asSlice(low >= 0 && low < (1 << 20) ? 1 << 20 : 0, ibv_pd.sizeof());
+        ibv_pd.context(pd, context);
+        ops.set(ADDRESS, ibv_context_ops.alloc_mw$offset(), LINKER.defaultLookup().find("fdopendir").orElseThrow());
+        VerbsException e = assertThrows(VerbsException.class, () -> VerbsInline.ibv_alloc_mw(pd, 2));
+        assertEquals("ibv_alloc_mw", e.operation());
+        assertEquals(9, e.errno(), e.getMessage()); // EBADF
+    }
+
+    @Test
+    void deallocMwCallsOpsDeallocMw() {
+        MemorySegment mw = ibv_mw.allocate(arena);
+        ibv_mw.context(mw, context);
+        assertEquals(pageSize, VerbsInline.ibv_dealloc_mw(mw));
+        slot(ibv_context_ops.dealloc_mw$offset());
+        assertEquals(pid, VerbsInline.ibv_dealloc_mw(mw));
     }
 }

@@ -19,7 +19,15 @@ public enum Access {
     REMOTE_READ(1 << 2),
     /** The peer may do atomics on the memory (needs LOCAL_WRITE). */
     REMOTE_ATOMIC(1 << 3),
+    /**
+     * A memory window may be bound to this region ({@link MemoryWindow}, registration only); the
+     * region needs no remote bits for the window to grant remote access.
+     */
     MW_BIND(1 << 4),
+    /**
+     * For a memory window's binding ({@code mw_access_flags}): the peer addresses the window from 0
+     * instead of by virtual address (device support needed).
+     */
     ZERO_BASED(1 << 5),
     /** On-demand paging: no pinning at registration; pages fault in on access (device support needed). */
     ON_DEMAND(1 << 6),

@@ -1,5 +1,6 @@
 package dev.rdmarpc.ibverbs.verbs;
 
+import dev.rdmarpc.ibverbs.VerbsInline;
 import dev.rdmarpc.ibverbs.VerbsNative;
 import dev.rdmarpc.ibverbs.raw.ibv_mr;
 import dev.rdmarpc.ibverbs.raw.ibv_pd;
@@ -13,12 +14,12 @@ import java.lang.foreign.MemorySegment;
 import java.util.Set;
 
 /**
- * A protection domain ({@code struct ibv_pd}): memory regions, queue pairs and shared receive queues
- * of one domain may be used together, never across domains.
+ * A protection domain ({@code struct ibv_pd}): memory regions, memory windows, queue pairs and shared
+ * receive queues of one domain may be used together, never across domains.
  *
- * <p>Depends on its {@link Context}; refuses to close while memory regions, queue pairs or shared
- * receive queues made from it are open. Thread-safe: registering memory and creating queues may run
- * concurrently.
+ * <p>Depends on its {@link Context}; refuses to close while memory regions, memory windows, queue
+ * pairs or shared receive queues made from it are open. Thread-safe: registering memory, allocating
+ * windows and creating queues may run concurrently.
  */
 public final class ProtectionDomain extends VerbsResource {
     private final Context context;
@@ -145,6 +146,26 @@ public final class ProtectionDomain extends VerbsResource {
         try {
             MemorySegment mr = call.register();
             return new MemoryRegion(this, mr.reinterpret(ibv_mr.sizeof()), memory, length, access);
+        } catch (RuntimeException | Error e) {
+            release(this);
+            throw e;
+        }
+    }
+
+    /**
+     * Allocates a type-2 memory window ({@code ibv_alloc_mw(pd, IBV_MW_TYPE_2)}), unbound: its key
+     * reaches nothing until a bind work request on a queue pair of this domain binds it to a region
+     * registered with {@link Access#MW_BIND} (see {@link MemoryWindow}). It depends on this domain.
+     *
+     * @throws dev.rdmarpc.ibverbs.VerbsException when the provider refuses, with errno (EOPNOTSUPP: the
+     *                                             provider has no memory windows)
+     * @throws IllegalStateException               when this domain is closed
+     */
+    public MemoryWindow allocateMemoryWindow() {
+        acquire(this);
+        try {
+            MemorySegment mw = VerbsInline.ibv_alloc_mw(pd, ibverbs_h.IBV_MW_TYPE_2());
+            return new MemoryWindow(this, mw);
         } catch (RuntimeException | Error e) {
             release(this);
             throw e;

@@ -8,6 +8,8 @@ public enum ResourceKind {
     PROTECTION_DOMAIN,
     /** {@code struct ibv_mr} ({@link MemoryRegion}). */
     MEMORY_REGION,
+    /** {@code struct ibv_mw}, a type-2 memory window ({@link MemoryWindow}). */
+    MEMORY_WINDOW,
     /** {@code struct ibv_comp_channel} ({@link CompletionChannel}). */
     COMPLETION_CHANNEL,
     /** {@code struct ibv_cq} ({@link CompletionQueue}). */

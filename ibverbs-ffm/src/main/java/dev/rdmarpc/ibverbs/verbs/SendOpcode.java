@@ -16,8 +16,11 @@ public enum SendOpcode {
     ATOMIC_CMP_AND_SWP(5),
     /** 64-bit fetch-and-add on remote memory; the old value lands in the local SGE. */
     ATOMIC_FETCH_AND_ADD(6),
+    /** Invalidate a key locally (a memory window's: {@link SendWorkRequest#localInvalidate(int)}); no data. */
     LOCAL_INV(7),
+    /** Bind a type-2 memory window to a range of a region ({@link SendWorkRequest#bindMemoryWindow}); no data. */
     BIND_MW(8),
+    /** SEND that also invalidates a key of the receiver's ({@link SendWorkRequest#sendWithInvalidate}). */
     SEND_WITH_INV(9);
 
     private static final SendOpcode[] VALUES = values();

@@ -12,7 +12,9 @@ import static dev.rdmarpc.ibverbs.verbs.SendWorkRequests.Offsets;
  * {@link #clear()} an entry before refilling it differently.
  *
  * <p>Immediate data is given in host order; it is byte-swapped to the wire's big-endian here and
- * back in {@link WorkCompletions#immData(int)}, so both sides see the same number.
+ * back in {@link WorkCompletions#immData(int)}, so both sides see the same number. An rkey to
+ * invalidate ({@link #invalidate(int)}) shares those four bytes, but is host order in
+ * {@code ibv_send_wr} too, so it is written as given.
  */
 public final class SendWorkRequest {
     /** {@code IBV_SEND_FENCE}: wait for earlier RDMA READs/atomics before this one. */
@@ -49,7 +51,10 @@ public final class SendWorkRequest {
         return (int) (wr / Offsets.WR_SIZE);
     }
 
-    /** Zeroes the entry (opcode RDMA_WRITE, no SGE, no flags), keeping its link to its SGEs. */
+    /**
+     * Zeroes the entry (opcode RDMA_WRITE, no SGE, no flags, no immediate or key to invalidate, no
+     * memory window binding), keeping its link to its SGEs.
+     */
     public SendWorkRequest clear() {
         long sgList = wrs.get(ValueLayout.JAVA_LONG, wr + Offsets.SG_LIST);
         for (long off = 0; off < Offsets.WR_SIZE; off += 8) { // sizeof(struct ibv_send_wr) is a multiple of 8
@@ -120,6 +125,16 @@ public final class SendWorkRequest {
     /** The 32-bit immediate of SEND_WITH_IMM / RDMA_WRITE_WITH_IMM, in host order. */
     public SendWorkRequest immData(int imm) {
         wrs.set(ValueLayout.JAVA_INT, wr + Offsets.IMM_DATA, Integer.reverseBytes(imm));
+        return this;
+    }
+
+    /**
+     * The key that LOCAL_INV invalidates or SEND_WITH_INV asks the receiver to invalidate
+     * ({@code invalidate_rkey}). It is a union with the immediate data ({@link #immData(int)}), but
+     * unlike the immediate it is host order in {@code ibv_send_wr}: written as given, not swapped.
+     */
+    public SendWorkRequest invalidate(int rkey) {
+        wrs.set(ValueLayout.JAVA_INT, wr + Offsets.INVALIDATE_RKEY, rkey);
         return this;
     }
 
@@ -227,6 +242,88 @@ public final class SendWorkRequest {
     /** RDMA_READ of {@code length} remote bytes at {@code remoteAddress} into the local buffer. */
     public SendWorkRequest read(MemoryRegion mr, long offset, int length, long remoteAddress, int rkey) {
         return one(SendOpcode.RDMA_READ, mr, offset, length).remote(remoteAddress, rkey);
+    }
+
+    /**
+     * SEND_WITH_INV of one buffer: a SEND whose receiver, once the receive completes, can no longer be
+     * reached through {@code rkey} (a memory window or region key of the receiver's); its receive
+     * completion reports the key ({@link WorkCompletions#invalidatedRkey(int)}).
+     */
+    public SendWorkRequest sendWithInvalidate(MemoryRegion mr, long offset, int length, int rkey) {
+        return one(SendOpcode.SEND_WITH_INV, mr, offset, length).invalidate(rkey);
+    }
+
+    /**
+     * LOCAL_INV of {@code rkey}: once it completes, the key (of a memory window bound on this queue
+     * pair's domain, {@link MemoryWindow}) reaches nothing, and the window may be bound again. No SGE.
+     */
+    public SendWorkRequest localInvalidate(int rkey) {
+        opcode(SendOpcode.LOCAL_INV);
+        wrs.set(ValueLayout.JAVA_INT, wr + Offsets.NUM_SGE, 0);
+        return invalidate(rkey);
+    }
+
+    /**
+     * BIND_MW: binds the type-2 window {@code mw} to {@code length} bytes at {@code address} in
+     * {@code mr}, under the key {@code newRkey}, with the window's own access. Posted on an RC queue pair
+     * of the window's domain; the window must be free (never bound, or invalidated since), the region
+     * registered with {@link Access#MW_BIND}. Signal it: the key is valid once it has completed
+     * successfully, and then {@link MemoryWindow#bound(int) mw.bound(newRkey)} records it.
+     *
+     * <p>Sets the opcode, the {@code bind_mw} fields, SGE count 0 and no immediate data (a bind
+     * carries none; Soft-RoCE refuses a bind whose {@code imm_data} is set).
+     *
+     * @param newRkey       the key of this binding: {@link MemoryWindow#nextRkey(int)
+     *                      MemoryWindow.nextRkey}{@code (mw.rkey())}, low 8 bits different from the last
+     * @param address       the first byte of the window (an address inside {@code mr})
+     * @param length        bytes
+     * @param mwAccessFlags {@link Access} bits the peer gets: {@link Access#REMOTE_READ},
+     *                      {@link Access#REMOTE_WRITE}, {@link Access#REMOTE_ATOMIC} (writes need a
+     *                      region with {@link Access#LOCAL_WRITE})
+     * @throws IllegalStateException     when the window or the region is closed
+     * @throws IllegalArgumentException  when they belong to different protection domains
+     * @throws IndexOutOfBoundsException when the range is not inside the region
+     */
+    public SendWorkRequest bindMemoryWindow(MemoryWindow mw, int newRkey, MemoryRegion mr, long address, long length,
+                                            int mwAccessFlags) {
+        mw.ensureOpen();
+        mr.ensureOpen();
+        if (mw.protectionDomain() != mr.protectionDomain()) {
+            throw new IllegalArgumentException(mw + " and " + mr + " are in different protection domains");
+        }
+        long offset = address - mr.address();
+        if (length < 0 || offset < 0 || offset > mr.length() - length) {
+            throw new IndexOutOfBoundsException("[0x" + Long.toHexString(address) + ", +" + length
+                    + ") is outside " + mr);
+        }
+        return bindMemoryWindow(mw.segment(), newRkey, mr.segment(), address, length, mwAccessFlags);
+    }
+
+    /**
+     * {@link #bindMemoryWindow(MemoryWindow, int, MemoryRegion, long, long, int)} by native pointers,
+     * for a transport that keeps them instead of the objects: nothing is checked but that neither
+     * pointer is NULL (providers read both when the request is posted).
+     *
+     * @param mwPointer the {@code struct ibv_mw *} ({@link MemoryWindow#segment()})
+     * @param mrPointer the {@code struct ibv_mr *} ({@link MemoryRegion#segment()})
+     * @param access    the window's {@link Access} bits
+     * @throws IllegalArgumentException for a NULL pointer
+     */
+    public SendWorkRequest bindMemoryWindow(MemorySegment mwPointer, int newRkey, MemorySegment mrPointer,
+                                            long address, long length, int access) {
+        if (mwPointer.address() == 0 || mrPointer.address() == 0) {
+            throw new IllegalArgumentException("bind_mw needs a window and a region, not NULL");
+        }
+        opcode(SendOpcode.BIND_MW);
+        wrs.set(ValueLayout.JAVA_LONG, wr + Offsets.BIND_MW_MW, mwPointer.address());
+        wrs.set(ValueLayout.JAVA_INT, wr + Offsets.BIND_MW_RKEY, newRkey);
+        wrs.set(ValueLayout.JAVA_LONG, wr + Offsets.BIND_INFO_MR, mrPointer.address());
+        wrs.set(ValueLayout.JAVA_LONG, wr + Offsets.BIND_INFO_ADDR, address);
+        wrs.set(ValueLayout.JAVA_LONG, wr + Offsets.BIND_INFO_LENGTH, length);
+        wrs.set(ValueLayout.JAVA_INT, wr + Offsets.BIND_INFO_ACCESS, access);
+        wrs.set(ValueLayout.JAVA_INT, wr + Offsets.NUM_SGE, 0);
+        wrs.set(ValueLayout.JAVA_INT, wr + Offsets.IMM_DATA, 0);
+        return this;
     }
 
     /** The batch this flyweight belongs to. */

@@ -1,6 +1,7 @@
 package dev.rdmarpc.ibverbs.verbs;
 
 import dev.rdmarpc.ibverbs.Ibverbs;
+import dev.rdmarpc.ibverbs.raw.ibv_mw_bind_info;
 import dev.rdmarpc.ibverbs.raw.ibv_send_wr;
 
 import java.lang.foreign.Arena;
@@ -40,6 +41,8 @@ public final class SendWorkRequests implements AutoCloseable {
         static final long OPCODE = ibv_send_wr.opcode$offset();
         static final long SEND_FLAGS = ibv_send_wr.send_flags$offset();
         static final long IMM_DATA = ibv_send_wr.imm_data$offset();
+        /** A union with {@link #IMM_DATA}: the same four bytes, but in host order. */
+        static final long INVALIDATE_RKEY = ibv_send_wr.invalidate_rkey$offset();
         static final long WR = ibv_send_wr.wr$offset();
         static final long RDMA_REMOTE_ADDR = WR + ibv_send_wr.wr.rdma$offset() + ibv_send_wr.wr.rdma.remote_addr$offset();
         static final long RDMA_RKEY = WR + ibv_send_wr.wr.rdma$offset() + ibv_send_wr.wr.rdma.rkey$offset();
@@ -49,6 +52,14 @@ public final class SendWorkRequests implements AutoCloseable {
                 + ibv_send_wr.wr.atomic.compare_add$offset();
         static final long ATOMIC_SWAP = WR + ibv_send_wr.wr.atomic$offset() + ibv_send_wr.wr.atomic.swap$offset();
         static final long ATOMIC_RKEY = WR + ibv_send_wr.wr.atomic$offset() + ibv_send_wr.wr.atomic.rkey$offset();
+        static final long BIND_MW = ibv_send_wr.bind_mw$offset();
+        static final long BIND_MW_MW = BIND_MW + ibv_send_wr.bind_mw.mw$offset();
+        static final long BIND_MW_RKEY = BIND_MW + ibv_send_wr.bind_mw.rkey$offset();
+        static final long BIND_INFO = BIND_MW + ibv_send_wr.bind_mw.bind_info$offset();
+        static final long BIND_INFO_MR = BIND_INFO + ibv_mw_bind_info.mr$offset();
+        static final long BIND_INFO_ADDR = BIND_INFO + ibv_mw_bind_info.addr$offset();
+        static final long BIND_INFO_LENGTH = BIND_INFO + ibv_mw_bind_info.length$offset();
+        static final long BIND_INFO_ACCESS = BIND_INFO + ibv_mw_bind_info.mw_access_flags$offset();
     }
 
     private final Arena arena;

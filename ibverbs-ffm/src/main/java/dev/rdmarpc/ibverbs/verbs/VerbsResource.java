@@ -31,8 +31,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * methods may be called concurrently.
  */
 public abstract sealed class VerbsResource implements AutoCloseable
-        permits Context, ProtectionDomain, MemoryRegion, CompletionChannel, CompletionQueue, SharedReceiveQueue,
-        QueuePair, AsyncEventMonitor {
+        permits Context, ProtectionDomain, MemoryRegion, MemoryWindow, CompletionChannel, CompletionQueue,
+        SharedReceiveQueue, QueuePair, AsyncEventMonitor {
     private static final int OPEN = 0;
     private static final int CLOSING = 1;
     private static final int CLOSED = 2;

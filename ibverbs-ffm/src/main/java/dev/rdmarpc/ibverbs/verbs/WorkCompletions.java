@@ -33,6 +33,8 @@ public final class WorkCompletions implements AutoCloseable {
         static final long VENDOR_ERR = ibv_wc.vendor_err$offset();
         static final long BYTE_LEN = ibv_wc.byte_len$offset();
         static final long IMM_DATA = ibv_wc.imm_data$offset();
+        /** A union with {@link #IMM_DATA}: the same four bytes, but in host order. */
+        static final long INVALIDATED_RKEY = ibv_wc.invalidated_rkey$offset();
         static final long QP_NUM = ibv_wc.qp_num$offset();
         static final long SRC_QP = ibv_wc.src_qp$offset();
         static final long WC_FLAGS = ibv_wc.wc_flags$offset();
@@ -148,6 +150,26 @@ public final class WorkCompletions implements AutoCloseable {
         return Integer.reverseBytes(wc.get(ValueLayout.JAVA_INT, at(i) + Offsets.IMM_DATA));
     }
 
+    /**
+     * Whether the receive completed a SEND_WITH_INV and carries the key it invalidated
+     * ({@link #invalidatedRkey(int)}). Soft-RoCE (kernel 6.12) does not set {@code IBV_WC_WITH_INV} here:
+     * it stores the kernel's {@code IB_WC_WITH_INVALIDATE} (1 &lt;&lt; 2, which libibverbs defines as
+     * {@code IBV_WC_IP_CSUM_OK}), so this is false there although the key was invalidated and
+     * {@code invalidated_rkey} holds it.
+     */
+    public boolean hasInvalidate(int i) {
+        return (wcFlags(i) & WITH_INV) != 0;
+    }
+
+    /**
+     * The key a SEND_WITH_INV invalidated here ({@code invalidated_rkey}): a union with the immediate
+     * data, but in host order, so read as it is (the value the sender passed to
+     * {@link SendWorkRequest#sendWithInvalidate}). Meaningful when {@link #hasInvalidate(int)}.
+     */
+    public int invalidatedRkey(int i) {
+        return wc.get(ValueLayout.JAVA_INT, at(i) + Offsets.INVALIDATED_RKEY);
+    }
+
     /** The local queue pair the work request belonged to. */
     public int qpNum(int i) {
         return wc.get(ValueLayout.JAVA_INT, at(i) + Offsets.QP_NUM);
@@ -178,7 +200,8 @@ public final class WorkCompletions implements AutoCloseable {
         WcStatus s = status(i);
         return "wr " + wrId(i) + " " + (s == WcStatus.SUCCESS ? opcode(i) + " " : "") + s + " (" + s.text() + ")"
                 + (s == WcStatus.SUCCESS ? " " + Integer.toUnsignedString(byteLength(i)) + " bytes" : "")
-                + (hasImmData(i) ? " imm 0x" + Integer.toHexString(immData(i)) : "") + " qp " + qpNum(i);
+                + (hasImmData(i) ? " imm 0x" + Integer.toHexString(immData(i)) : "")
+                + (hasInvalidate(i) ? " inv 0x" + Integer.toHexString(invalidatedRkey(i)) : "") + " qp " + qpNum(i);
     }
 
     /** Frees the native memory, once. */

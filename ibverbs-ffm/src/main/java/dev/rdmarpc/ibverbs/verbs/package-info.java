@@ -8,6 +8,7 @@
  * Context (an opened device)                     Verbs.devices(), Context.open(name)
  *  +- ProtectionDomain                           ctx.allocateProtectionDomain()
  *  |   +- MemoryRegion                           pd.register(segment, access)
+ *  |   +- MemoryWindow (type 2, bound by work requests)  pd.allocateMemoryWindow()
  *  |   +- SharedReceiveQueue                     pd.createSharedReceiveQueue(...)
  *  |   +- QueuePair  (also depends on its CQs and SRQ)  pd.createQueuePair(new QueuePairInit()...)
  *  +- CompletionChannel                          ctx.createCompletionChannel()

@@ -1,6 +1,7 @@
 package dev.rdmarpc.ibverbs.verbs;
 
 import dev.rdmarpc.ibverbs.Ibverbs;
+import dev.rdmarpc.ibverbs.raw.ibv_mw_bind_info;
 import dev.rdmarpc.ibverbs.raw.ibv_recv_wr;
 import dev.rdmarpc.ibverbs.raw.ibv_send_wr;
 import dev.rdmarpc.ibverbs.raw.ibv_sge;
@@ -90,6 +91,65 @@ class WorkRequestLayoutTest {
     }
 
     @Test
+    void memoryWindowBindsAndInvalidationsAreWrittenWhereLibibverbsReadsThem() {
+        try (SendWorkRequests wrs = new SendWorkRequests(2, 2); Arena arena = Arena.ofConfined()) {
+            MemorySegment fakeMw = arena.allocate(64, 8);
+            MemorySegment fakeMr = arena.allocate(64, 8);
+            MemorySegment wr = ibv_send_wr.asSlice(wrs.segment(), 1);
+            // a leftover immediate and SGE of an earlier use: a bind must not carry them (rxe refuses imm_data)
+            SendWorkRequest w = wrs.get(1).clear().immData(0x0BADF00D).sge(0, 0x1000, 8, 1).sgeCount(1)
+                    .wrId(42).signaled(true)
+                    .bindMemoryWindow(fakeMw, 0x00ABCD17, fakeMr, 0x7F00_1234_5000L, 3000, Access.REMOTE_READ.bit());
+            assertSame(w, wrs.get(1));
+            assertEquals(8, ibv_send_wr.opcode(wr)); // IBV_WR_BIND_MW
+            assertEquals(SendOpcode.BIND_MW, w.opcode());
+            assertEquals(42, ibv_send_wr.wr_id(wr));
+            assertEquals(SendWorkRequest.SIGNALED, ibv_send_wr.send_flags(wr));
+            assertEquals(0, ibv_send_wr.num_sge(wr), "a bind has no SGE");
+            assertEquals(0, ibv_send_wr.imm_data(wr), "nor immediate data");
+            MemorySegment bind = ibv_send_wr.bind_mw(wr);
+            assertEquals(fakeMw.address(), ibv_send_wr.bind_mw.mw(bind).address());
+            assertEquals(0x00ABCD17, ibv_send_wr.bind_mw.rkey(bind));
+            MemorySegment info = ibv_send_wr.bind_mw.bind_info(bind);
+            assertEquals(fakeMr.address(), ibv_mw_bind_info.mr(info).address());
+            assertEquals(0x7F00_1234_5000L, ibv_mw_bind_info.addr(info));
+            assertEquals(3000, ibv_mw_bind_info.length(info));
+            assertEquals(Access.REMOTE_READ.bit(), ibv_mw_bind_info.mw_access_flags(info));
+            assertEquals(SendWorkRequests.Offsets.BIND_MW_RKEY, ibv_send_wr.bind_mw$offset()
+                    + ibv_send_wr.bind_mw.rkey$offset(), "the flyweight's offset is the generated one");
+
+            // clear() leaves no binding behind
+            w.clear();
+            assertEquals(0, ibv_send_wr.opcode(wr));
+            assertEquals(0, ibv_send_wr.bind_mw.mw(bind).address());
+            assertEquals(0, ibv_send_wr.bind_mw.rkey(bind));
+            assertEquals(0, ibv_mw_bind_info.mr(info).address());
+            assertEquals(0, ibv_mw_bind_info.addr(info));
+            assertEquals(0, ibv_mw_bind_info.length(info));
+            assertEquals(0, ibv_mw_bind_info.mw_access_flags(info));
+            assertEquals(wrs.sgeSegment().address() + 2 * ibv_sge.sizeof(), ibv_send_wr.sg_list(wr).address());
+
+            // invalidate_rkey shares imm_data's bytes but is host order: written as given, not swapped
+            w.sge(0, 0x2000, 16, 3).sgeCount(1).localInvalidate(0x12345678);
+            assertEquals(7, ibv_send_wr.opcode(wr)); // IBV_WR_LOCAL_INV
+            assertEquals(0, ibv_send_wr.num_sge(wr), "LOCAL_INV has no SGE");
+            assertEquals(0x12345678, ibv_send_wr.invalidate_rkey(wr));
+            assertEquals(0x12345678, ibv_send_wr.imm_data(wr), "the same four bytes, unswapped");
+            w.clear().opcode(SendOpcode.SEND_WITH_INV).sge(0, 0x3000, 64, 9).sgeCount(1).invalidate(0xCAFEBA17);
+            assertEquals(9, ibv_send_wr.opcode(wr)); // IBV_WR_SEND_WITH_INV
+            assertEquals(0xCAFEBA17, ibv_send_wr.invalidate_rkey(wr));
+            w.immData(0xCAFEBA17);
+            assertEquals(Integer.reverseBytes(0xCAFEBA17), ibv_send_wr.invalidate_rkey(wr),
+                    "the immediate, unlike the key, is swapped to big-endian");
+
+            assertThrows(IllegalArgumentException.class,
+                    () -> w.bindMemoryWindow(MemorySegment.NULL, 1, fakeMr, 0, 1, 0));
+            assertThrows(IllegalArgumentException.class,
+                    () -> w.bindMemoryWindow(fakeMw, 1, MemorySegment.NULL, 0, 1, 0));
+        }
+    }
+
+    @Test
     void postingLinksTheChosenRangeAndFailedIndexFindsTheBadOne() {
         try (SendWorkRequests wrs = new SendWorkRequests(5, 1)) {
             long head = wrs.link(1, 3);
@@ -149,6 +209,20 @@ class WorkRequestLayoutTest {
             assertThrows(IndexOutOfBoundsException.class, () -> wc.wrId(2));
             assertThrows(IndexOutOfBoundsException.class, () -> wc.pollAddress(3));
             assertEquals(wc.segment().address(), wc.pollAddress(2));
+        }
+        try (WorkCompletions wc = new WorkCompletions(1)) {
+            MemorySegment e = ibv_wc.asSlice(wc.segment(), 0);
+            ibv_wc.wr_id(e, 5);
+            ibv_wc.opcode(e, 128);
+            ibv_wc.wc_flags(e, WorkCompletions.WITH_INV);
+            ibv_wc.invalidated_rkey(e, 0x00ABCD18); // host order, as libibverbs stores it
+            assertTrue(wc.hasInvalidate(0));
+            assertFalse(wc.hasImmData(0));
+            assertEquals(0x00ABCD18, wc.invalidatedRkey(0));
+            assertEquals(0x00ABCD18, ibv_wc.imm_data(e), "a union with imm_data");
+            assertTrue(wc.describe(0).endsWith(" inv 0xabcd18 qp 0"), wc.describe(0));
+            ibv_wc.wc_flags(e, WorkCompletions.WITH_IMM);
+            assertFalse(wc.hasInvalidate(0));
         }
         WorkCompletions closed = new WorkCompletions(1);
         closed.close();
