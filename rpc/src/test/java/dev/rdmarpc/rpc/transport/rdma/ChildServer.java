@@ -7,12 +7,15 @@ import java.net.InetSocketAddress;
 
 /**
  * An RDMA echo server in a process of its own, for the test that kills its peer: prints
- * {@code PORT <n>} once listening, then serves until killed. {@code hang} never answers in time.
+ * {@code PORT <n>} once listening, then serves until killed. {@code hang} never answers in time;
+ * {@code big} prints {@code BIG} and answers with 16 MiB (a rendezvous frame the client reads from this
+ * process's memory).
  * Uses nothing of JUnit (it runs outside the test framework).
  */
 public final class ChildServer {
     static final Method<byte[], byte[]> ECHO = Method.of("echoBytes", Codecs.BYTES, Codecs.BYTES);
     static final Method<byte[], byte[]> HANG = Method.of("hang", Codecs.BYTES, Codecs.BYTES);
+    static final Method<byte[], byte[]> BIG = Method.of("big", Codecs.BYTES, Codecs.BYTES);
 
     private ChildServer() {
     }
@@ -22,6 +25,11 @@ public final class ChildServer {
                 .rdma(new RdmaConfig().bufferPool(p -> p.slabSize(4L << 20).maxPooledBytes(64L << 20).maxLargeBytes(64L << 20))
                         .timeouts(t -> t.handshake(java.time.Duration.ofMinutes(2))))
                 .registerBlocking(ECHO, (ctx, req) -> req)
+                .registerBlocking(BIG, (ctx, req) -> {
+                    System.out.println("BIG");
+                    System.out.flush();
+                    return new byte[16 << 20];
+                })
                 .registerBlocking(HANG, (ctx, req) -> {
                     System.out.println("HANG");
                     System.out.flush();
