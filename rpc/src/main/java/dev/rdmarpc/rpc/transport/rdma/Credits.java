@@ -97,7 +97,17 @@ final class Credits {
      * @return true when one was available; false marks this side stalled (reported on the next message)
      */
     boolean tryConsume() {
-        if (available > 0) {
+        return tryConsume(0);
+    }
+
+    /**
+     * Takes one credit for a data message if more than {@code keep} are available.
+     *
+     * @param keep credits to leave for something else (a rendezvous done report)
+     * @return true when one was taken; false marks this side stalled (reported on the next message)
+     */
+    boolean tryConsume(int keep) {
+        if (available > keep) {
             available--;
             return true;
         }

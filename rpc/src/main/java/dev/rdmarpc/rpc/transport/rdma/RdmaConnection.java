@@ -176,7 +176,8 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     void connect(Hello peer) throws IOException {
         Mtu mtu = device.portAttributes.activeMtu().min(Mtu.of(peer.mtu));
         int peerReceive = Math.min(peer.receiveSize, loop.pool.chunkSize());
-        boolean both = rendezvous != null && (peer.flags & Hello.FLAG_RENDEZVOUS) != 0;
+        // each side keeps one credit for done reports: a peer that grants one only cannot take rendezvous
+        boolean both = rendezvous != null && (peer.flags & Hello.FLAG_RENDEZVOUS) != 0 && peer.receiveCount >= 2;
         if (rendezvous != null && !both) {
             rendezvous.close(); // the peer does not take rendezvous frames: this side sends none
             rendezvous = null;
@@ -469,6 +470,12 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
             return false;
         }
         state = State.CLOSED;
+        if (rendezvous != null) {
+            // windows first: a bound type-2 window holds its queue pair (Soft-RoCE waits for it in
+            // destroy, then fails) and its region (deregistration fails while it is bound); the queue
+            // pair is in ERR, so nothing reads through them any more
+            rendezvous.closeWindows();
+        }
         try {
             qp.close();
         } catch (RuntimeException e) {

@@ -119,7 +119,7 @@ public final class RdmaMetrics {
         return tcpFallbackConnections.sum();
     }
 
-    /** @return attachment bytes sent straight from registered application memory, without a copy */
+    /** @return attachment bytes sent straight from registered application memory, without a copy (or read from it by the peer, by rendezvous) */
     public long zeroCopyBytes() {
         return zeroCopyBytes.sum();
     }

@@ -117,6 +117,17 @@ final class RdmaReceiver {
             repost(slot, false);
             return;
         }
+        if (length == 0 && (imm & Credits.RENDEZVOUS) == 0) {
+            // An empty data message (a done report): no frames, so nothing to keep in order; its
+            // buffer goes back at once, even while reading is paused, so the credit it took returns
+            // (the peer keeps its last credit for these, see RdmaSender.post)
+            metrics.messagesReceived.increment();
+            repost(slot, true);
+            if ((imm & Credits.STALLED) != 0) {
+                grow();
+            }
+            return;
+        }
         if (!readEnabled || readPaused || waitingForShare || reading || waitingCount > 0) {
             waitingSlot[waitingCount] = slot;
             waitingLength[waitingCount] = length;

@@ -232,7 +232,11 @@ final class RdmaSender {
         int first = -1;
         int count = 0;
         int last = -1;
-        while (sq.canTake() && (!sq.headIsRendezvous() || rendezvous.canSend()) && credits.tryConsume()) {
+        // with rendezvous the last credit is kept for done reports (postDoneOnly): a server that stopped
+        // handling requests (its write high-water mark) holds this side's messages, and only this side's
+        // done reports let its queued rendezvous responses go, and it drain
+        int keep = rendezvous != null ? 1 : 0;
+        while (sq.canTake() && (!sq.headIsRendezvous() || rendezvous.canSend()) && credits.tryConsume(keep)) {
             if (sq.headIsRendezvous()) {
                 if (count > 0 && !postRun(first, count, false)) {
                     return;
@@ -333,6 +337,7 @@ final class RdmaSender {
                             tailLength, access)
                     .flags(SendWorkRequest.SIGNALED);
             Rendezvous.writePart(desc, descOffset, 1, tailAddress, tailKey, tailLength);
+            metrics.zeroCopyBytes.add(tailLength); // read by the peer straight from the application's memory
         }
         int rc = qp.postSend(wrs, bindBase + s * Rendezvous.MAX_PARTS, parts);
         if (rc != 0) {

@@ -271,7 +271,8 @@ final class Rendezvous {
         closeWindows();
     }
 
-    private void closeWindows() {
+    /** Deallocates the windows (bound or not), once; the frames stay until {@link #close()}. */
+    void closeWindows() {
         for (int i = 0; i < windows.length; i++) {
             MemoryWindow w = windows[i];
             if (w != null) {

@@ -61,20 +61,29 @@ class PeerKilledTest {
 
     @Test
     void aRendezvousResponseWhoseSenderIsKilledFailsTheCallAndTheClientGoesOn() throws Exception {
-        try (RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig())) {
+        try (RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig()
+                .bufferPool(p -> p.maxLargeBytes(128L << 20)))) {
             long inUse0;
             try (ChildServerProcess child = ChildServerProcess.start();
-                 RpcClient client = RpcClient.builder().address(child.awaitAddress()).transport(clientT).connect()) {
+                 RpcClient client = RpcClient.builder().address(child.awaitAddress()).transport(clientT)
+                         .maxFrameLength(64 << 20).connect()) {
                 assertArrayEquals(new byte[]{9}, client.call(ChildServer.ECHO, new byte[]{9}));
                 inUse0 = clientT.bytesInUse();
+                long received0 = clientT.metrics().messagesReceived();
                 CompletableFuture<byte[]> big = client.callAsync(ChildServer.BIG, new byte[1]);
                 child.awaitLine("BIG", 1);
+                // the response's descriptor arrived: the client is reading 48 MiB from the child's memory
+                long deadline0 = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (clientT.metrics().messagesReceived() == received0 && System.nanoTime() < deadline0) {
+                    Thread.onSpinWait();
+                }
+                assertEquals(received0 + 1, clientT.metrics().messagesReceived(), "the descriptor arrived");
                 child.process.destroyForcibly();
                 ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
                         () -> big.get(10, TimeUnit.SECONDS));
                 RpcException re = assertInstanceOf(RpcException.class, e.getCause());
                 assertEquals(Status.CONNECTION_CLOSED, re.status(), re.getMessage());
-                System.out.println("killed while sending 16 MiB by rendezvous: " + clientT.metrics());
+                System.out.println("killed while sending 48 MiB by rendezvous: " + clientT.metrics());
             }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (clientT.bytesInUse() > inUse0 && System.nanoTime() < deadline) {
