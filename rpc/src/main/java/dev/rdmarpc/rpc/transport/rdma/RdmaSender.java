@@ -79,13 +79,6 @@ final class RdmaSender {
     private int doneOwed;
     /** RDMA READs of a peer's rendezvous frame posted and not completed. */
     private int readsInFlight;
-    /** RDMA READs filled in their work requests, waiting for the invalidations in flight to complete. */
-    private int readsFilled;
-    /** Window invalidations (LOCAL_INV) posted and not completed. */
-    private int invalidationsInFlight;
-    /** Slots the peer reported done whose invalidations wait for this side's reads to complete. */
-    private int invalidateFrom;
-    private int invalidatePending;
 
     // ---- I/O thread: receives posted again since the last flush, each a credit to return
     private int repostedSinceFlush;
@@ -411,33 +404,17 @@ final class RdmaSender {
                         .sge(0, to, len, lkey).sgeCount(1).flags(SendWorkRequest.SIGNALED);
                 to += len;
             }
-            readsFilled = parts;
-            return invalidationsInFlight > 0 || postFilledReads();
+            int rc = qp.postSend(wrs, readBase, parts);
+            if (rc != 0) {
+                failSend("ibv_post_send (RDMA READ) failed (errno " + rc + ") on " + qp);
+                return false;
+            }
+            postedSends += parts;
+            readsInFlight += parts;
+            return true;
         } finally {
             sendLock.unlock();
         }
-    }
-
-    /*
-     * Reads and invalidations never share the send queue: Soft-RoCE (kernel 6.12.95, single-threaded
-     * TCG) failed queue pairs, with flush completions only, when a LOCAL_INV and an RDMA READ were
-     * outstanding on one queue pair at once (both sides of every failure had exactly that; none
-     * failed once they were kept apart). A read waits for the invalidations in flight, and
-     * invalidations wait for the read; each kind starts when the other completes.
-     */
-
-    /** Posts the reads filled by {@link #postReads}. */
-    private boolean postFilledReads() {
-        int parts = readsFilled;
-        readsFilled = 0;
-        int rc = qp.postSend(wrs, readBase, parts);
-        if (rc != 0) {
-            failSend("ibv_post_send (RDMA READ) failed (errno " + rc + ") on " + qp);
-            return false;
-        }
-        postedSends += parts;
-        readsInFlight += parts;
-        return true;
     }
 
     /** This side finished reading one of the peer's rendezvous frames: report it done (I/O thread). */
@@ -450,21 +427,8 @@ final class RdmaSender {
         }
     }
 
-    /** Invalidates {@code n} rendezvous slots from {@code first}, the peer being done with them: now, or after this side's read. */
+    /** Posts the invalidations of {@code n} rendezvous slots from {@code first}, the peer being done with them. */
     private void invalidate(int first, int n) {
-        if (invalidatePending == 0) {
-            invalidateFrom = first;
-        }
-        invalidatePending += n;
-        if (readsInFlight == 0 && readsFilled == 0) {
-            postInvalidations();
-        }
-    }
-
-    private void postInvalidations() {
-        int first = invalidateFrom;
-        int n = invalidatePending;
-        invalidatePending = 0;
         for (int k = 0; k < n; k++) {
             int s = (first + k) % Rendezvous.SLOTS;
             int parts = rendezvous.parts(s);
@@ -479,7 +443,6 @@ final class RdmaSender {
                 return;
             }
             postedSends += parts;
-            invalidationsInFlight += parts;
         }
     }
 
@@ -564,23 +527,14 @@ final class RdmaSender {
                     creditFirst = (creditFirst + 1) % CREDIT_SLOTS;
                 }
                 case WorkRequestId.INVALIDATE -> {
-                    invalidationsInFlight--;
                     // a failed (or flushed) invalidation leaves the frame to release(), after the queue pair is gone
                     PooledBuffer b = success && rendezvous != null ? rendezvous.invalidated(slot / Rendezvous.MAX_PARTS)
                             : null;
                     if (b != null) {
                         b.release();
                     }
-                    if (success && invalidationsInFlight == 0 && readsFilled > 0 && !sq.isClosed()) {
-                        postFilledReads();
-                    }
                 }
-                case WorkRequestId.READ -> { // the frame is the receiver's
-                    readsInFlight--;
-                    if (success && readsInFlight == 0 && invalidatePending > 0 && !sq.isClosed()) {
-                        postInvalidations();
-                    }
-                }
+                case WorkRequestId.READ -> readsInFlight--; // the frame is the receiver's
                 default -> {
                     // BIND: nothing held here
                 }
