@@ -25,7 +25,8 @@ public final class ChildServer {
     public static void main(String[] args) throws Exception {
         RpcServer server = RpcServer.builder().bind(new InetSocketAddress(args[0], 0))
                 .rdma(new RdmaConfig().bufferPool(p -> p.slabSize(4L << 20).maxPooledBytes(64L << 20).maxLargeBytes(128L << 20))
-                        .timeouts(t -> t.handshake(java.time.Duration.ofMinutes(2))))
+                        .timeouts(t -> t.handshake(java.time.Duration.ofMinutes(2)))
+                        .send(s -> s.rendezvousThreshold(RdmaConfig.SUGGESTED_RENDEZVOUS_THRESHOLD)))
                 .maxFrameLength(64 << 20)
                 .registerBlocking(ECHO, (ctx, req) -> req)
                 .registerBlocking(BIG, (ctx, req) -> {

@@ -62,7 +62,8 @@ class PeerKilledTest {
     @Test
     void aRendezvousResponseWhoseSenderIsKilledFailsTheCallAndTheClientGoesOn() throws Exception {
         try (RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig()
-                .bufferPool(p -> p.maxLargeBytes(128L << 20)))) {
+                .bufferPool(p -> p.maxLargeBytes(128L << 20))
+                .send(s -> s.rendezvousThreshold(RdmaConfig.SUGGESTED_RENDEZVOUS_THRESHOLD)))) {
             long inUse0;
             try (ChildServerProcess child = ChildServerProcess.start();
                  RpcClient client = RpcClient.builder().address(child.awaitAddress()).transport(clientT)
@@ -91,7 +92,8 @@ class PeerKilledTest {
             }
             assertTrue(clientT.bytesInUse() <= inUse0, "the client holds " + clientT.bytesInUse() + " bytes, "
                     + inUse0 + " before the call: a read target was not given back");
-            try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+            try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig()
+                    .send(s -> s.rendezvousThreshold(RdmaConfig.SUGGESTED_RENDEZVOUS_THRESHOLD)));
                  RpcServer server = RdmaRpcTest.echoServer().transport(serverT).start();
                  RpcClient client = RpcClient.builder().address(server.address()).transport(clientT).connect()) {
                 long read0 = clientT.metrics().rendezvousRead();

@@ -39,7 +39,7 @@ import org.junit.jupiter.api.Timeout;
 @RdmaTest
 @Timeout(600)
 class RendezvousRdmaTest {
-    private static final int THRESHOLD = RdmaConfig.DEFAULT_RENDEZVOUS_THRESHOLD;
+    private static final int THRESHOLD = RdmaConfig.SUGGESTED_RENDEZVOUS_THRESHOLD;
     /** A raw echo's request and response frames: the header, then the payload. */
     private static final int OVERHEAD = FrameDescriptor.HEADER_LENGTH;
 
