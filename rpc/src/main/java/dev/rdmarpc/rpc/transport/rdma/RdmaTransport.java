@@ -261,8 +261,7 @@ public final class RdmaTransport implements Transport {
     }
 
     private int sendCqEntries() {
-        // each send work request completes once
-        return RdmaSender.workRequests(config.send().window(), config.send().rendezvousThreshold() > 0);
+        return RdmaSender.workRequests(config.send().window()); // each send work request completes once
     }
 
     /** A connection for {@code tcpConnection}: device chosen, completion queue room reserved, QP in INIT. */
