@@ -11,7 +11,10 @@ package dev.rdmarpc.rpc.transport.rdma;
  *  bit  16     STALLED: the sender ran out of credits since its previous message (the receiver may
  *              grow its receive queue)
  *  bit  17     CREDIT_ONLY: no payload; sent when credits must go back and no data is leaving
- *  bits 18-31  reserved, 0
+ *  bits 18-23  rendezvous transfers done: frames this side finished reading from the peer since its
+ *              previous report (data messages only; see {@link Rendezvous})
+ *  bit  24     RENDEZVOUS: the payload is not frames but a rendezvous descriptor (data messages only)
+ *  bits 25-31  reserved, 0
  * </pre>
  *
  * <p>The rules, and why the receive queue never runs dry and nobody waits forever:
@@ -45,8 +48,16 @@ final class Credits {
     static final int STALLED = 1 << 16;
     /** Flag: a credit-only message, without payload. */
     static final int CREDIT_ONLY = 1 << 17;
+    /** Shift of the rendezvous-done count. */
+    static final int DONE_SHIFT = 18;
+    /** Largest rendezvous-done count one message carries. */
+    static final int MAX_DONE = 0x3F;
+    /** Mask of the rendezvous-done count. */
+    static final int DONE_MASK = MAX_DONE << DONE_SHIFT;
+    /** Flag: the payload is a rendezvous descriptor. */
+    static final int RENDEZVOUS = 1 << 24;
     /** Bits that must be 0. */
-    static final int RESERVED_MASK = ~(CREDITS_MASK | STALLED | CREDIT_ONLY);
+    static final int RESERVED_MASK = ~(CREDITS_MASK | STALLED | CREDIT_ONLY | DONE_MASK | RENDEZVOUS);
 
     // ---- sending side
     private int available;
@@ -86,7 +97,17 @@ final class Credits {
      * @return true when one was available; false marks this side stalled (reported on the next message)
      */
     boolean tryConsume() {
-        if (available > 0) {
+        return tryConsume(0);
+    }
+
+    /**
+     * Takes one credit for a data message if more than {@code keep} are available.
+     *
+     * @param keep credits to leave for something else (a rendezvous done report)
+     * @return true when one was taken; false marks this side stalled (reported on the next message)
+     */
+    boolean tryConsume(int keep) {
+        if (available > keep) {
             available--;
             return true;
         }

@@ -36,8 +36,10 @@ import java.util.function.Consumer;
  * for a device is then one array read ({@link #lkey}), no lookup and no registration on the data
  * path. Slabs are deregistered when the pool frees them, before their memory goes.
  *
- * <p>Registered memory allows local access only ({@link Access#LOCAL}): the transport moves data
- * with SEND/RECEIVE, so no peer can ever read or write this memory by key.
+ * <p>Registered memory allows local access only ({@link Access#LOCAL}): no peer can ever read or write
+ * it by the region's key. With rendezvous enabled it also allows {@link Access#MW_BIND}: a rendezvous
+ * frame's sender binds a memory window with remote read access to that frame's bytes alone, and
+ * invalidates it once the peer has read them ({@link Rendezvous}).
  *
  * <p>Thread-safe (one lock; used at connection setup and when the pool grows, never per message).
  */
@@ -45,6 +47,8 @@ final class DeviceTable implements SlabListener, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DeviceTable.class.getName());
     /** Most devices one transport can use at once. */
     static final int MAX_DEVICES = 16;
+    /** The vendor id Soft-RoCE (rxe) reports. */
+    static final int SOFT_ROCE_VENDOR_ID = 0xFFFFFF;
 
     /** One opened device: its context, its protection domain, its index in every registration. */
     static final class Device {
@@ -53,6 +57,13 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         final ProtectionDomain pd;
         final int port;
         final PortAttributes portAttributes;
+        /**
+         * True for Soft-RoCE (rxe, vendor id 0xffffff): it checks a memory window's key against the
+         * bounds of the window's region, not of the window (measured on kernel 6.12.95, see
+         * MemoryWindowRdmaTest), so what a rendezvous frame's registration holds beyond the frame must
+         * not be anything a peer may not read.
+         */
+        final boolean windowBoundsByRegion;
         /** The device's async events: port and device failures, queue pair faults, shared receive queue limits. */
         AsyncEventMonitor events;
 
@@ -62,6 +73,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
             this.pd = pd;
             this.port = port;
             this.portAttributes = portAttributes;
+            this.windowBoundsByRegion = context.queryDevice().vendorId() == SOFT_ROCE_VENDOR_ID;
         }
 
         @Override
@@ -131,6 +143,16 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         return ((Registration) buffer.slab().registration()).lkeys[deviceIndex];
     }
 
+    /** The memory region of {@code buffer}'s slab on device {@code deviceIndex} (a window is bound through it). */
+    static MemoryRegion region(PooledBuffer buffer, int deviceIndex) {
+        return ((Registration) buffer.slab().registration()).regions[deviceIndex];
+    }
+
+    /** The access registered memory allows: local, and window binding when rendezvous is enabled. */
+    private int access() {
+        return config.send().rendezvousThreshold() > 0 ? Access.LOCAL | Access.MW_BIND.bit() : Access.LOCAL;
+    }
+
     @Override
     public synchronized void slabCreated(Slab slab) {
         if (closed) {
@@ -155,8 +177,8 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         deregister(slab);
     }
 
-    private static void register(Slab slab, Registration r, Device d) {
-        MemoryRegion mr = d.pd.register(slab.segment(), Access.LOCAL);
+    private void register(Slab slab, Registration r, Device d) {
+        MemoryRegion mr = d.pd.register(slab.segment(), access());
         r.regions[d.index] = mr;
         r.lkeys[d.index] = mr.lkey();
     }
@@ -204,8 +226,8 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         return u;
     }
 
-    private static void registerUser(UserRegion u, Device d) {
-        MemoryRegion mr = d.pd.register(u.segment, Access.LOCAL);
+    private void registerUser(UserRegion u, Device d) {
+        MemoryRegion mr = d.pd.register(u.segment, access());
         u.regions[d.index] = mr;
         u.lkeys[d.index] = Integer.toUnsignedLong(mr.lkey());
     }
@@ -239,6 +261,20 @@ final class DeviceTable implements SlabListener, AutoCloseable {
      * {@code deviceIndex}, or -1 when no application registration covers it. Lock-free; allocates
      * nothing.
      */
+    /**
+     * The memory region on device {@code deviceIndex} of the application registration that covers
+     * {@code [address, address + length)}, or null when none does. Lock-free; allocates nothing.
+     */
+    MemoryRegion userRegion(long address, long length, int deviceIndex) {
+        UserRegion[] rs = userRegions;
+        for (UserRegion r : rs) {
+            if (address >= r.start && address + length <= r.end) {
+                return r.regions[deviceIndex];
+            }
+        }
+        return null;
+    }
+
     long userLkey(long address, long length, int deviceIndex) {
         UserRegion[] rs = userRegions;
         for (UserRegion r : rs) {

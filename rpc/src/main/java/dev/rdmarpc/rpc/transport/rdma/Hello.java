@@ -21,7 +21,7 @@ import java.util.HexFormat;
  * +---------------------------------------------------------------+
  * |                     hello version (1)                         |  0
  * +---------------------------------------------------------------+
- * |                     flags (0, reserved)                       |  4
+ * |      flags (bit 0: RENDEZVOUS; the others reserved, 0)        |  4
  * +---------------------------------------------------------------+
  * |                 queue pair number (24 bit)                    |  8
  * +---------------------------------------------------------------+
@@ -41,6 +41,10 @@ import java.util.HexFormat;
  * +---------------------------------------------------------------+
  * </pre>
  *
+ * <p>Flag {@link #FLAG_RENDEZVOUS}: this side takes rendezvous frames, reading them from the peer's
+ * memory with RDMA READ ({@link Rendezvous}), and its queue pair allows the peer to read its own. A
+ * side sends rendezvous frames only to a peer that set it, and only when it set it itself.
+ *
  * <p>A refusing hello (the server's answer when it cannot take the connection) has a nonzero status
  * (a {@code dev.rdmarpc.rpc.Status} code) and the reason as UTF-8 payload. The MTU is the
  * {@code enum ibv_mtu} value of the sender's port (1 = 256 ... 5 = 4096); both sides use the smaller.
@@ -52,6 +56,8 @@ final class Hello {
     static final int REFUSED_SETUP_FAILED = 2;
     /** Refusal status: the server lacks memory or queue room (the wire value of {@code Status.RESOURCE_EXHAUSTED}). */
     static final int REFUSED_EXHAUSTED = 8;
+    /** Flag: this side takes (and sends) rendezvous frames. */
+    static final int FLAG_RENDEZVOUS = 1;
     /** Version of the hello payload. */
     static final int HELLO_VERSION = 1;
     static final int VERSION_OFFSET = 0;
@@ -83,13 +89,15 @@ final class Hello {
     int receiveSize;
     int receiveCount;
     int maxFrameLength;
+    /** {@link #FLAG_RENDEZVOUS} or 0. */
+    int flags;
 
     /** Writes this hello as a whole frame at {@code offset}; returns the frame length. */
     int encode(MemorySegment buf, long offset) {
         new FrameHeaderEncoder().wrap(buf, offset).type(FrameDescriptor.TYPE_RDMA_HELLO).payloadLength(LENGTH);
         long p = offset + FrameDescriptor.HEADER_LENGTH;
         buf.set(INT, p + VERSION_OFFSET, HELLO_VERSION);
-        buf.set(INT, p + FLAGS_OFFSET, 0);
+        buf.set(INT, p + FLAGS_OFFSET, flags);
         buf.set(INT, p + QPN_OFFSET, qpn);
         buf.set(INT, p + PSN_OFFSET, psn);
         MemorySegment.copy(gid, 0, buf, ValueLayout.JAVA_BYTE, p + GID_OFFSET, 16);
@@ -129,7 +137,8 @@ final class Hello {
         if (version != HELLO_VERSION) {
             throw new HelloException(0, "RDMA hello version " + version + ", this side speaks " + HELLO_VERSION);
         }
-        if (buf.get(INT, p + FLAGS_OFFSET) != 0 || buf.get(ValueLayout.JAVA_BYTE, p + RESERVED_OFFSET) != 0) {
+        flags = buf.get(INT, p + FLAGS_OFFSET);
+        if ((flags & ~FLAG_RENDEZVOUS) != 0 || buf.get(ValueLayout.JAVA_BYTE, p + RESERVED_OFFSET) != 0) {
             throw new HelloException(0, "RDMA hello with reserved bits set");
         }
         qpn = buf.get(INT, p + QPN_OFFSET);

@@ -107,6 +107,13 @@ public final class RdmaConfig {
     public static final int DEFAULT_INLINE_THRESHOLD = 256;
     /** Default bound on queued unsent bytes per connection: 8 MiB. */
     public static final long DEFAULT_WRITE_HIGH_WATER_MARK = 8L * 1024 * 1024;
+    /**
+     * Default {@link Send#rendezvousThreshold}: 0, rendezvous off. In the Soft-RoCE VM, connections that
+     * pipeline many large frames both ways at once failed with it on (docs/rdma.md, "Rendezvous").
+     */
+    public static final int DEFAULT_RENDEZVOUS_THRESHOLD = 0;
+    /** A rendezvous threshold to turn it on with, the one its tests use: frames of 512 KiB and more. */
+    public static final int SUGGESTED_RENDEZVOUS_THRESHOLD = 512 * 1024;
     /** Default completion queue size (entries, per queue, per I/O thread): 4096. */
     public static final int DEFAULT_COMPLETION_QUEUE_SIZE = 4096;
     /** Default tick period (call timeouts are swept on it): 10 ms. */
@@ -710,9 +717,12 @@ public final class RdmaConfig {
         private static final SettingsTable<Send> SETTINGS = new SettingsTable<Send>("Send", "rdmarpc.rdma.send.")
                 .add("window", SettingsTable::parseInt, Send::window, Send::window)
                 .add("inlineThreshold", SettingsTable::parseIntBytes, Send::inlineThreshold, Send::inlineThreshold)
-                .add("writeHighWaterMark", SettingsTable::parseBytes, Send::writeHighWaterMark, Send::writeHighWaterMark);
+                .add("writeHighWaterMark", SettingsTable::parseBytes, Send::writeHighWaterMark, Send::writeHighWaterMark)
+                .add("rendezvousThreshold", SettingsTable::parseIntBytes, Send::rendezvousThreshold,
+                        Send::rendezvousThreshold);
 
         private int window = DEFAULT_SEND_WINDOW;
+        private int rendezvousThreshold = DEFAULT_RENDEZVOUS_THRESHOLD;
         private int inlineThreshold = DEFAULT_INLINE_THRESHOLD;
         private long writeHighWaterMark = DEFAULT_WRITE_HIGH_WATER_MARK;
 
@@ -753,6 +763,28 @@ public final class RdmaConfig {
             return this;
         }
 
+        /**
+         * @param bytes frames of at least this many bytes are not sent but read by the peer: the sender
+         *              binds a memory window to the frame's memory alone and sends its address and key,
+         *              the peer pulls the frame with RDMA READ straight into the buffer its handler gets
+         *              (no reassembly copy), tells the sender it is done, and the sender invalidates the
+         *              key before the memory is used again (docs/rdma.md, "Rendezvous"). Used only when
+         *              both sides enable it; 0 disables it on this side. At least 4 KiB when not 0
+         *              ({@link RdmaConfig#SUGGESTED_RENDEZVOUS_THRESHOLD}, 512 KiB, is what its tests use);
+         *              default 0, off: in the Soft-RoCE VM, connections pipelining many large frames both
+         *              ways failed with it on, for a reason not found yet (docs/rdma.md, "Rendezvous").
+         * @return this
+         */
+        public Send rendezvousThreshold(int bytes) {
+            this.rendezvousThreshold = bytes;
+            return this;
+        }
+
+        /** @return the rendezvous threshold, 0 when disabled */
+        public int rendezvousThreshold() {
+            return rendezvousThreshold;
+        }
+
         /** @return the send window */
         public int window() {
             return window;
@@ -777,6 +809,10 @@ public final class RdmaConfig {
             }
             if (writeHighWaterMark < 1) {
                 throw new IllegalArgumentException("send.writeHighWaterMark must be positive: " + writeHighWaterMark);
+            }
+            if (rendezvousThreshold != 0 && rendezvousThreshold < 4096) {
+                throw new IllegalArgumentException("send.rendezvousThreshold must be 0 (off) or at least 4 KiB: "
+                        + rendezvousThreshold);
             }
         }
 

@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
+import dev.rdmarpc.ibverbs.verbs.Access;
 import dev.rdmarpc.ibverbs.verbs.ConnectionAttributes;
 import dev.rdmarpc.ibverbs.verbs.Gid;
 import dev.rdmarpc.ibverbs.verbs.Mtu;
@@ -67,6 +68,8 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     private final ReceiveBuffers buffers;
     private final RdmaSender sender;
     private final RdmaReceiver receiver;
+    /** This side's rendezvous windows when it enables rendezvous ({@link RdmaConfig.Send#rendezvousThreshold}), else null. */
+    private Rendezvous rendezvous;
 
     private volatile State state = State.SETUP;
     // ---- I/O thread
@@ -97,10 +100,12 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         this.sendCqEntries = sendCqEntries;
         this.tableIndex = loop.table.reserveIndex();
         this.wrIdBits = WorkRequestId.connectionBits(tableIndex, loop.table.generation(tableIndex));
-        int sendWrs = RdmaSender.workRequests(config.send().window());
+        boolean rendezvousEnabled = config.send().rendezvousThreshold() > 0;
+        int sendWrs = RdmaSender.workRequests(config.send().window(), rendezvousEnabled);
         ReceiveBuffers b = null;
         QueuePair q = null;
         SendWorkRequests s = null;
+        Rendezvous r = null;
         try {
             b = loopDevice.shared == null
                     ? new PrivateReceiveBuffers(loop.pool, device.index, config.receiveQueue().depth(), config.receiveQueue().maxDepth())
@@ -111,8 +116,16 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
             b.configure(init);
             q = device.pd.createQueuePair(init);
             s = new SendWorkRequests(sendWrs, 2);
-            q.toInit(new ConnectionAttributes().port(device.port).accessFlags(0));
+            // with rendezvous the peer reads this side's frames, through windows bound per frame
+            q.toInit(new ConnectionAttributes().port(device.port)
+                    .accessFlags(rendezvousEnabled ? Access.REMOTE_READ.bit() : 0));
+            if (rendezvousEnabled) {
+                r = new Rendezvous(device.pd);
+            }
         } catch (RuntimeException e) {
+            if (r != null) {
+                r.close();
+            }
             closeQuietly(q, s);
             if (b != null) {
                 b.close();
@@ -123,9 +136,10 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         }
         this.qp = q;
         this.buffers = b;
+        this.rendezvous = r;
         b.bind(q, wrIdBits, this);
-        this.sender = new RdmaSender(this, loop, q, s, wrIdBits, device.index);
-        this.receiver = new RdmaReceiver(this, loop, b, sender, maxFrameLength, serverSide);
+        this.sender = new RdmaSender(this, loop, q, s, wrIdBits, device.index, device.windowBoundsByRegion);
+        this.receiver = new RdmaReceiver(this, loop, b, sender, maxFrameLength, serverSide, rendezvousEnabled);
     }
 
     private static void closeQuietly(AutoCloseable... resources) {
@@ -155,19 +169,29 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         h.receiveSize = loop.pool.chunkSize();
         h.receiveCount = buffers.initialCredits();
         h.maxFrameLength = maxFrameLength;
+        h.flags = rendezvous != null ? Hello.FLAG_RENDEZVOUS : 0;
     }
 
     /** Moves the queue pair to RTR and RTS towards the peer of {@code peer}; sets up credits. */
     void connect(Hello peer) throws IOException {
         Mtu mtu = device.portAttributes.activeMtu().min(Mtu.of(peer.mtu));
         int peerReceive = Math.min(peer.receiveSize, loop.pool.chunkSize());
+        // each side keeps one credit for done reports: a peer that grants one only cannot take rendezvous
+        boolean both = rendezvous != null && (peer.flags & Hello.FLAG_RENDEZVOUS) != 0 && peer.receiveCount >= 2;
+        if (rendezvous != null && !both) {
+            rendezvous.close(); // the peer does not take rendezvous frames: this side sends none
+            rendezvous = null;
+        }
         sender.start(new SendQueue(loop.pool, config.send().window(), peerReceive),
-                new Credits(peer.receiveCount, buffers.initialCredits(), buffers.maxCredits()));
+                new Credits(peer.receiveCount, buffers.initialCredits(), buffers.maxCredits()), rendezvous,
+                config.send().rendezvousThreshold());
+        // reads: this side's of the peer's rendezvous frames (initiator depth), the peer's of ours (responder)
+        int reads = config.send().rendezvousThreshold() > 0 ? Rendezvous.READS : 0;
         try {
             ConnectionAttributes a = new ConnectionAttributes().port(device.port).sgidIndex(gidIndex)
                     .remote(new QpEndpoint(peer.qpn, peer.psn, Gid.of(peer.gid), peer.lid)).pathMtu(mtu)
-                    .localPsn(psn).accessFlags(0).maxDestReadAtomic(0)
-                    .maxReadAtomic(0).timeout(config.timeouts().ackTimeout()).retryCount(7).rnrRetry(7);
+                    .localPsn(psn).accessFlags(reads > 0 ? Access.REMOTE_READ.bit() : 0).maxDestReadAtomic(reads)
+                    .maxReadAtomic(reads).timeout(config.timeouts().ackTimeout()).retryCount(7).rnrRetry(7);
             qp.toRtr(a);
             qp.toRts(a);
         } catch (RuntimeException e) {
@@ -199,9 +223,13 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     /** After the queue pair is destroyed: every receive and send buffer goes back. */
     private void releaseBuffers() {
         receiver.dropWaiting();
+        receiver.releaseRead();
         buffers.close();
         receiver.releaseGrowthClaim();
         sender.release();
+        if (rendezvous != null) {
+            rendezvous.close(); // after the queue pair: no window is bound any more, no frame can be read
+        }
     }
 
     /** On the I/O thread: the loop put the connection in its table; frames go to {@code frameHandler} now (SETUP to OPEN). */
@@ -241,10 +269,20 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
 
     /** A send of {@code kind} ({@link WorkRequestId#DATA} or {@link WorkRequestId#CREDIT}) completed. */
     void onSend(int kind, int slot, WorkCompletions wc, int i) {
-        boolean queued = sender.completed(kind, slot);
-        if (wc.statusCode(i) != 0) {
-            onError(kind == WorkRequestId.DATA ? "send" : "credit", wc, i);
+        boolean ok = wc.statusCode(i) == 0;
+        boolean queued = sender.completed(kind, slot, ok);
+        if (!ok) {
+            onError(switch (kind) {
+                case WorkRequestId.DATA -> "send";
+                case WorkRequestId.CREDIT -> "credit";
+                case WorkRequestId.BIND -> "memory window bind";
+                case WorkRequestId.INVALIDATE -> "memory window invalidation";
+                default -> "RDMA READ of a rendezvous frame";
+            }, wc, i);
             return;
+        }
+        if (kind == WorkRequestId.READ && !isClosing()) {
+            receiver.onReadCompleted();
         }
         if (queued && !isClosing()) {
             loop.scheduleFlush(this);
@@ -432,6 +470,12 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
             return false;
         }
         state = State.CLOSED;
+        if (rendezvous != null) {
+            // windows first: a bound type-2 window holds its queue pair (Soft-RoCE waits for it in
+            // destroy, then fails) and its region (deregistration fails while it is bound); the queue
+            // pair is in ERR, so nothing reads through them any more
+            rendezvous.closeWindows();
+        }
         try {
             qp.close();
         } catch (RuntimeException e) {

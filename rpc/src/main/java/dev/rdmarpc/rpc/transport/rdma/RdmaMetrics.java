@@ -25,6 +25,10 @@ public final class RdmaMetrics {
     final LongAdder tcpFallbackConnections = new LongAdder();
     final LongAdder wakeups = new LongAdder();
     final LongAdder zeroCopyBytes = new LongAdder();
+    final LongAdder rendezvousSent = new LongAdder();
+    final LongAdder rendezvousRead = new LongAdder();
+    final LongAdder rendezvousBytesRead = new LongAdder();
+    final LongAdder reassemblyCopiedBytes = new LongAdder();
 
     RdmaMetrics() {
     }
@@ -115,9 +119,33 @@ public final class RdmaMetrics {
         return tcpFallbackConnections.sum();
     }
 
-    /** @return attachment bytes sent straight from registered application memory, without a copy */
+    /** @return attachment bytes sent straight from registered application memory, without a copy (or read from it by the peer, by rendezvous) */
     public long zeroCopyBytes() {
         return zeroCopyBytes.sum();
+    }
+
+    /** @return frames sent by rendezvous: the peer read them from a memory window bound to them alone */
+    public long rendezvousSent() {
+        return rendezvousSent.sum();
+    }
+
+    /** @return frames received by rendezvous: read with RDMA READ straight into the buffer the handler got */
+    public long rendezvousRead() {
+        return rendezvousRead.sum();
+    }
+
+    /** @return bytes of the frames counted by {@link #rendezvousRead()} */
+    public long rendezvousBytesRead() {
+        return rendezvousBytesRead.sum();
+    }
+
+    /**
+     * @return bytes the receiving side copied to reassemble frames larger than a receive buffer (the
+     *         pieces of split SENDs, and the copies when a reassembly buffer is replaced by a larger one);
+     *         rendezvous frames add nothing here
+     */
+    public long reassemblyCopiedBytes() {
+        return reassemblyCopiedBytes.sum();
     }
 
     /** @return times an I/O thread woke from sleep (event mode) */
@@ -132,6 +160,8 @@ public final class RdmaMetrics {
                 + retryErrors() + ", windowStalls=" + windowStalls() + ", creditStalls=" + creditStalls() + ", growths="
                 + receiveGrowths() + ", growthsRefused=" + receiveGrowthsRefused() + ", frameShareWaits=" + frameShareWaits()
                 + ", srqGrowths=" + sharedReceiveGrowths() + ", srqLimits=" + sharedReceiveLimitEvents() + ", refused=" + connectionsRefused() + ", tcp=" + tcpConnections() + ", wakeups="
-                + wakeups() + ", zeroCopyBytes=" + zeroCopyBytes() + "]";
+                + wakeups() + ", zeroCopyBytes=" + zeroCopyBytes() + ", rendezvousSent=" + rendezvousSent() + ", rendezvousRead="
+                + rendezvousRead() + ", rendezvousBytesRead=" + rendezvousBytesRead() + ", reassemblyCopiedBytes="
+                + reassemblyCopiedBytes() + "]";
     }
 }

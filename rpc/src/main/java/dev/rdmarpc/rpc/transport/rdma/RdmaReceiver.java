@@ -15,6 +15,12 @@ import java.lang.foreign.MemorySegment;
  * returns, the buffer is posted again ({@link ReceiveBuffers#repost}) and counted as a credit to
  * return. Messages that cannot be handled yet (reading disabled or paused) wait, in order, in the
  * connection's waiting list; their credits count at once.
+ *
+ * <p>A rendezvous descriptor ({@link Rendezvous}) is handled in its turn like a frame: a buffer of the
+ * frame's length is taken (on a server, after its address's share allows it, as for a large frame), the
+ * frame is read into it with RDMA READ, and the descriptor's receive is posted again at once. Until the
+ * reads complete, later messages wait; then the frame goes to the handler, and the sender is told it is
+ * done ({@link RdmaSender#rendezvousRead}).
  */
 final class RdmaReceiver {
     private final RdmaConnection conn;
@@ -27,6 +33,8 @@ final class RdmaReceiver {
     private final int receiveSize;
     private final boolean serverSide;
     private final long writeHighWaterMark;
+    /** This side announced rendezvous: descriptors are welcome. */
+    private final boolean rendezvousEnabled;
 
     // data messages received and not handled yet, oldest first: slot, byte length, immediate data
     private final int[] waitingSlot;
@@ -44,9 +52,16 @@ final class RdmaReceiver {
     private long frameShare;
     /** Bytes of receive-queue growth claimed from the peer address's share (server side). */
     private long grownClaim;
+    /** A rendezvous frame is being read: later messages wait. */
+    private boolean reading;
+    private PooledBuffer readTarget;
+    private int readFrameLength;
+    private int readsLeft;
+    /** What the frame being read claimed of its address's share, 0 for none. */
+    private long readShare;
 
     RdmaReceiver(RdmaConnection conn, RdmaLoop loop, ReceiveBuffers buffers, RdmaSender sender, int maxFrameLength,
-                 boolean serverSide) {
+                 boolean serverSide, boolean rendezvousEnabled) {
         this.conn = conn;
         this.loop = loop;
         this.metrics = loop.metrics;
@@ -57,6 +72,7 @@ final class RdmaReceiver {
         this.receiveSize = loop.pool.chunkSize();
         this.serverSide = serverSide;
         this.writeHighWaterMark = loop.config.send().writeHighWaterMark();
+        this.rendezvousEnabled = rendezvousEnabled;
         int capacity = buffers.waitingCapacity();
         this.waitingSlot = new int[capacity];
         this.waitingLength = new int[capacity];
@@ -101,7 +117,18 @@ final class RdmaReceiver {
             repost(slot, false);
             return;
         }
-        if (!readEnabled || readPaused || waitingForShare || waitingCount > 0) {
+        if (length == 0 && (imm & Credits.RENDEZVOUS) == 0) {
+            // An empty data message (a done report): no frames, so nothing to keep in order; its
+            // buffer goes back at once, even while reading is paused, so the credit it took returns
+            // (the peer keeps its last credit for these, see RdmaSender.post)
+            metrics.messagesReceived.increment();
+            repost(slot, true);
+            if ((imm & Credits.STALLED) != 0) {
+                grow();
+            }
+            return;
+        }
+        if (!readEnabled || readPaused || waitingForShare || reading || waitingCount > 0) {
             waitingSlot[waitingCount] = slot;
             waitingLength[waitingCount] = length;
             waitingImm[waitingCount] = imm;
@@ -162,7 +189,7 @@ final class RdmaReceiver {
         }
         // each message leaves the waiting list before it is handled: a handler that closes the
         // connection then finds only the messages still waiting (dropWaiting gives those back)
-        while (waitingCount > 0 && readEnabled && !readPaused && !waitingForShare && conn.isOpen()) {
+        while (waitingCount > 0 && readEnabled && !readPaused && !waitingForShare && !reading && conn.isOpen()) {
             int slot = waitingSlot[0];
             int length = waitingLength[0];
             int imm = waitingImm[0];
@@ -206,7 +233,11 @@ final class RdmaReceiver {
      *         nothing was handled, the buffer is not posted again
      */
     private boolean handle(int slot, int length, int imm) {
-        if (!deliver(buffers.segment(slot), length)) {
+        if ((imm & Credits.RENDEZVOUS) != 0) {
+            if (!startRead(buffers.segment(slot), length)) {
+                return false;
+            }
+        } else if (!deliver(buffers.segment(slot), length)) {
             return false;
         }
         metrics.messagesReceived.increment();
@@ -279,6 +310,7 @@ final class RdmaReceiver {
                         + " missing)");
                 return true;
             }
+            long grownCopies = reassembler.copiedBytes();
             if (!reassembler.ensureRoom(length)) {
                 String why = "no buffer to go on with a frame of " + reassembler.frameLength() + " bytes past its first "
                         + reassembler.room();
@@ -286,7 +318,9 @@ final class RdmaReceiver {
                 conn.closeNow(new IOException("buffer pool exhausted: " + why));
                 return true;
             }
-            if (reassembler.append(seg, 0, length)) {
+            boolean whole = reassembler.append(seg, 0, length);
+            metrics.reassemblyCopiedBytes.add(length + reassembler.copiedBytes() - grownCopies);
+            if (whole) {
                 releaseShare();
                 int frameLength = reassembler.frameLength();
                 PooledBuffer b = reassembler.take();
@@ -334,9 +368,104 @@ final class RdmaReceiver {
                 return true;
             }
             frameShare = share;
+            metrics.reassemblyCopiedBytes.add(length);
             return true;
         }
         return true;
+    }
+
+    /**
+     * Starts reading the rendezvous frame a descriptor announces.
+     *
+     * @return false when the frame must wait for its address's share (nothing done)
+     */
+    private boolean startRead(MemorySegment seg, int length) {
+        if (!rendezvousEnabled) {
+            conn.protocolError("a rendezvous descriptor, though this side did not announce rendezvous");
+            return true;
+        }
+        if (reassembler.active()) {
+            conn.protocolError("a rendezvous descriptor inside a frame being reassembled");
+            return true;
+        }
+        String bad = Rendezvous.check(seg, 0, length, maxFrameLength);
+        if (bad != null) {
+            conn.protocolError(bad);
+            return true;
+        }
+        int frameLength = Rendezvous.frameLength(seg, 0);
+        long share = serverSide ? FrameReassembler.shareOf(frameLength) : 0;
+        if (share > 0 && !conn.tcp.takeFrameShare(share)) {
+            metrics.frameShareWaits.increment();
+            return false;
+        }
+        PooledBuffer target = frameLength <= loop.pool.chunkSize() ? loop.pool.acquire() : loop.pool.acquire(frameLength);
+        if (target == null) {
+            if (share > 0) {
+                conn.tcp.releaseFrameShare(share);
+            }
+            conn.poolPressure("no buffer to read a rendezvous frame of " + frameLength + " bytes");
+            conn.closeNow(new IOException("buffer pool exhausted: no buffer for a frame of " + frameLength + " bytes"));
+            return true;
+        }
+        readTarget = target;
+        readShare = share;
+        readFrameLength = frameLength;
+        readsLeft = Rendezvous.parts(seg, 0);
+        reading = true;
+        if (!sender.postReads(target, seg, 0)) {
+            return true; // the connection is closing; releaseRead gives the buffer back after the queue pair
+        }
+        return true;
+    }
+
+    /** A read of the rendezvous frame completed successfully: after the last, the frame goes to the handler. */
+    void onReadCompleted() {
+        if (!reading || --readsLeft > 0) {
+            return;
+        }
+        PooledBuffer b = readTarget;
+        int frameLength = readFrameLength;
+        readTarget = null;
+        reading = false;
+        releaseReadShare();
+        metrics.rendezvousRead.increment();
+        metrics.rendezvousBytesRead.add(frameLength);
+        try {
+            long len = FrameDescriptor.check(b.segment(), 0, frameLength, maxFrameLength);
+            if (len != frameLength) {
+                conn.protocolError(len < 0 ? "a rendezvous frame: " + FrameDescriptor.describe(len)
+                        : "a rendezvous frame of " + frameLength + " bytes whose header says " + len);
+                return;
+            }
+            conn.handler().onFrame(conn, b.segment(), 0, frameLength);
+        } finally {
+            b.release();
+        }
+        sender.rendezvousRead();
+        loop.scheduleFlush(conn);
+        if (conn.isOpen()) {
+            checkReadPause();
+            resumeWaiting();
+        }
+    }
+
+    private void releaseReadShare() {
+        if (readShare > 0) {
+            conn.tcp.releaseFrameShare(readShare);
+            readShare = 0;
+        }
+    }
+
+    /** After the queue pair is destroyed: the buffer of a read that never finished goes back. */
+    void releaseRead() {
+        reading = false;
+        releaseReadShare();
+        PooledBuffer b = readTarget;
+        if (b != null) {
+            readTarget = null;
+            b.release();
+        }
     }
 
     private void releaseShare() {
@@ -369,6 +498,7 @@ final class RdmaReceiver {
     /** A line of the receive path's state, for diagnostics. */
     String diagnostics() {
         return "recvOutstanding " + buffers.outstanding() + ", waiting " + waitingCount + ", paused " + readPaused
-                + ", reassembling " + reassembler;
+                + ", reassembling " + reassembler + (reading ? ", reading a rendezvous frame of " + readFrameLength
+                + " bytes, " + readsLeft + " reads left" : "");
     }
 }

@@ -1,5 +1,7 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
+import dev.rdmarpc.ibverbs.verbs.Access;
+import dev.rdmarpc.ibverbs.verbs.MemoryRegion;
 import dev.rdmarpc.ibverbs.verbs.QueuePair;
 import dev.rdmarpc.ibverbs.verbs.SendOpcode;
 import dev.rdmarpc.ibverbs.verbs.SendWorkRequest;
@@ -23,6 +25,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * mode, so a peer that waits for events wakes once per batch. Credits go back in a credit-only message (one of {@value #CREDIT_SLOTS} work
  * requests after the window's) when no data message carries them.
  *
+ * <p>Rendezvous ({@link Rendezvous}), when both sides enabled it: a frame of at least the threshold
+ * leaves as binds of its memory windows and a descriptor in its window slot; the peer's "done" reports
+ * (in the immediate data of its data messages) start the windows' invalidations, whose completions
+ * release the frame. This side's own done reports ride on its data messages, or on an empty data
+ * message when nothing else leaves. The reads of the peer's rendezvous frames are posted here too
+ * ({@link #postReads}), so that every send work request is counted in one place.
+ *
  * <p>The claim methods return with the send lock held when they succeed; {@link #commit} or
  * {@link #abort} releases it (the {@link Connection} contract).
  */
@@ -41,10 +50,18 @@ final class RdmaSender {
     private final int devIndex;
     private final int window;
     private final int inlineCap;
+    /** The device checks window keys against their regions' bounds only ({@link DeviceTable.Device#windowBoundsByRegion}). */
+    private final boolean windowBoundsByRegion;
+    /** First work request of the rendezvous binds; then the invalidations, then the reads. */
+    private final int bindBase;
+    private final int invalidateBase;
+    private final int readBase;
 
     // set once the peer's hello is known (before the loop sees the connection)
     private SendQueue sq;
     private Credits credits;
+    /** The rendezvous state of a connection that sends rendezvous frames, else null. */
+    private Rendezvous rendezvous;
 
     // ---- guarded by sendLock
     private final ReentrantLock sendLock = new ReentrantLock();
@@ -58,11 +75,16 @@ final class RdmaSender {
     private volatile long unsentBytes;
     /** The send queue's entries, as last seen under the send lock (read by the I/O thread's pause rule). */
     private volatile int queuedEntries;
+    /** Rendezvous frames of the peer this side read and has not yet reported done. */
+    private int doneOwed;
+    /** RDMA READs of a peer's rendezvous frame posted and not completed. */
+    private int readsInFlight;
 
     // ---- I/O thread: receives posted again since the last flush, each a credit to return
     private int repostedSinceFlush;
 
-    RdmaSender(RdmaConnection conn, RdmaLoop loop, QueuePair qp, SendWorkRequests wrs, long wrIdBits, int devIndex) {
+    RdmaSender(RdmaConnection conn, RdmaLoop loop, QueuePair qp, SendWorkRequests wrs, long wrIdBits, int devIndex,
+               boolean windowBoundsByRegion) {
         this.conn = conn;
         this.loop = loop;
         this.metrics = loop.metrics;
@@ -72,17 +94,33 @@ final class RdmaSender {
         this.devIndex = devIndex;
         this.window = loop.config.send().window();
         this.inlineCap = Math.min(loop.config.send().inlineThreshold(), qp.capabilities().maxInlineData());
+        this.windowBoundsByRegion = windowBoundsByRegion;
+        this.bindBase = window + CREDIT_SLOTS;
+        this.invalidateBase = bindBase + Rendezvous.SLOTS * Rendezvous.MAX_PARTS;
+        this.readBase = invalidateBase + Rendezvous.SLOTS * Rendezvous.MAX_PARTS;
     }
 
-    /** @return the send work requests a queue pair needs for {@code window} messages in flight */
-    static int workRequests(int window) {
-        return window + CREDIT_SLOTS;
+    /**
+     * @return the send work requests a queue pair needs for {@code window} messages in flight, with or
+     *         without rendezvous
+     */
+    static int workRequests(int window, boolean rendezvous) {
+        return window + CREDIT_SLOTS + (rendezvous ? Rendezvous.WORK_REQUESTS : 0);
     }
 
-    /** The peer's hello is known: its receive size bounds a message, its credits start ours. */
-    void start(SendQueue queue, Credits peerCredits) {
+    /**
+     * The peer's hello is known: its receive size bounds a message, its credits start ours.
+     *
+     * @param rendezvous the connection's rendezvous state when both sides enabled it (frames of at
+     *                   least {@code rendezvousThreshold} go by rendezvous), else null
+     */
+    void start(SendQueue queue, Credits peerCredits, Rendezvous rendezvous, int rendezvousThreshold) {
         this.sq = queue;
         this.credits = peerCredits;
+        this.rendezvous = rendezvous;
+        if (rendezvous != null) {
+            queue.rendezvous(rendezvousThreshold);
+        }
     }
 
     // ================================================================== claims (any thread)
@@ -173,6 +211,11 @@ final class RdmaSender {
                 return;
             }
             post();
+            // done reports no data message took: an empty message carries them (waiting for the frames
+            // queued here could wait forever, when those wait for the peer's own done reports)
+            if (doneOwed > 0 && !sq.isClosed()) {
+                postDoneOnly();
+            }
             if (credits.creditOnlyDue() && creditInFlight < CREDIT_SLOTS) {
                 postCreditOnly();
             }
@@ -189,7 +232,24 @@ final class RdmaSender {
         int first = -1;
         int count = 0;
         int last = -1;
-        while (sq.canTake() && credits.tryConsume()) {
+        // with rendezvous the last credit is kept for done reports (postDoneOnly): a server that stopped
+        // handling requests (its write high-water mark) holds this side's messages, and only this side's
+        // done reports let its queued rendezvous responses go, and it drain
+        int keep = rendezvous != null ? 1 : 0;
+        while (sq.canTake() && (!sq.headIsRendezvous() || rendezvous.canSend()) && credits.tryConsume(keep)) {
+            if (sq.headIsRendezvous()) {
+                if (count > 0 && !postRun(first, count, false)) {
+                    return;
+                }
+                int slot = sq.takeRendezvous();
+                if (!bindAndDescribe(slot)) {
+                    return;
+                }
+                first = slot;
+                last = slot;
+                count = 1;
+                continue;
+            }
             int slot = sq.take();
             if (count > 0 && slot != last + 1) { // the ring wrapped: post the run so far
                 if (!postRun(first, count, false)) {
@@ -219,7 +279,7 @@ final class RdmaSender {
             metrics.inlineSent.increment();
         }
         SendWorkRequest w = wrs.get(slot).wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.DATA, slot))
-                .opcode(SendOpcode.SEND_WITH_IMM).immData(credits.nextImm(false)).flags(flags);
+                .opcode(SendOpcode.SEND_WITH_IMM).immData(credits.nextImm(false) | takeDone()).flags(flags);
         int head = sq.takenHeadLength();
         int tail = len - head;
         int n = 0;
@@ -231,6 +291,159 @@ final class RdmaSender {
             metrics.zeroCopyBytes.add(tail);
         }
         w.sgeCount(n);
+    }
+
+    /**
+     * The rendezvous frame just taken into window slot {@code slot}: binds a window to each of its
+     * parts (posted at once, before the descriptor's run) and fills the slot's work request with the
+     * descriptor, written after the frame in the frame's own buffer.
+     *
+     * @return false when posting failed (the connection is closing)
+     */
+    private boolean bindAndDescribe(int slot) {
+        PooledBuffer b = sq.takenBuffer();
+        int headLength = sq.takenHeadLength();
+        int tailLength = sq.takenLength() - headLength;
+        int parts = tailLength > 0 ? 2 : 1;
+        int s = rendezvous.begin(b, parts);
+        MemorySegment desc = b.segment();
+        long descOffset = headLength;
+        if (windowBoundsByRegion) {
+            // a reused buffer may hold an earlier frame's bytes past this one, readable through this
+            // window on a device that checks only the region's bounds
+            desc.asSlice(descOffset + Rendezvous.MAX_DESCRIPTOR).fill((byte) 0);
+        }
+        Rendezvous.writeHeader(desc, descOffset, sq.takenLength(), parts);
+        int access = Access.REMOTE_READ.bit();
+        long headAddress = b.segment().address();
+        int key = rendezvous.nextKey(s, 0);
+        wrs.get(bindBase + s * Rendezvous.MAX_PARTS).clear()
+                .wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.BIND, s * Rendezvous.MAX_PARTS))
+                .bindMemoryWindow(rendezvous.window(s, 0).segment(), key, DeviceTable.region(b, devIndex).segment(),
+                        headAddress, headLength, access)
+                .flags(SendWorkRequest.SIGNALED);
+        Rendezvous.writePart(desc, descOffset, 0, headAddress, key, headLength);
+        if (parts == 2) {
+            long tailAddress = sq.takenTailAddress();
+            MemoryRegion tailRegion = loop.transport.devices().userRegion(tailAddress, tailLength, devIndex);
+            if (tailRegion == null) {
+                failSend("the registered memory of a rendezvous frame's attachment was closed before it was sent");
+                return false;
+            }
+            int tailKey = rendezvous.nextKey(s, 1);
+            wrs.get(bindBase + s * Rendezvous.MAX_PARTS + 1).clear()
+                    .wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.BIND, s * Rendezvous.MAX_PARTS + 1))
+                    .bindMemoryWindow(rendezvous.window(s, 1).segment(), tailKey, tailRegion.segment(), tailAddress,
+                            tailLength, access)
+                    .flags(SendWorkRequest.SIGNALED);
+            Rendezvous.writePart(desc, descOffset, 1, tailAddress, tailKey, tailLength);
+            metrics.zeroCopyBytes.add(tailLength); // read by the peer straight from the application's memory
+        }
+        int rc = qp.postSend(wrs, bindBase + s * Rendezvous.MAX_PARTS, parts);
+        if (rc != 0) {
+            failSend("ibv_post_send (memory window bind) failed (errno " + rc + ") on " + qp);
+            return false;
+        }
+        postedSends += parts;
+        // the provider took each window's current key with the bind; the next bind is matched against this one
+        for (int j = 0; j < parts; j++) {
+            rendezvous.window(s, j).bound(rendezvous.key(s, j));
+        }
+        int len = Rendezvous.descriptorLength(parts);
+        int flags = SendWorkRequest.SIGNALED;
+        if (len <= inlineCap) {
+            flags |= SendWorkRequest.INLINE;
+        }
+        wrs.get(slot).clear().wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.DATA, slot))
+                .opcode(SendOpcode.SEND_WITH_IMM)
+                .immData(credits.nextImm(false) | takeDone() | Credits.RENDEZVOUS).flags(flags)
+                .sge(0, headAddress + descOffset, len, DeviceTable.lkey(b, devIndex)).sgeCount(1);
+        metrics.rendezvousSent.increment();
+        return true;
+    }
+
+    /** @return the done count for the next data message's immediate data, taken from what is owed */
+    private int takeDone() {
+        if (doneOwed == 0) {
+            return 0;
+        }
+        int n = Math.min(doneOwed, Credits.MAX_DONE);
+        doneOwed -= n;
+        return n << Credits.DONE_SHIFT;
+    }
+
+    /** Sends an empty data message to carry the done reports owed, when the window and a credit allow. */
+    private void postDoneOnly() {
+        if (sq.windowFull() || !credits.tryConsume()) {
+            return;
+        }
+        int slot = sq.takeEmpty();
+        wrs.get(slot).clear().wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.DATA, slot))
+                .opcode(SendOpcode.SEND_WITH_IMM).immData(credits.nextImm(false) | takeDone())
+                .flags(SendWorkRequest.SIGNALED).sgeCount(0);
+        postRun(slot, 1, true);
+    }
+
+    /**
+     * Posts the reads of a peer's rendezvous frame into {@code target} (I/O thread): one RDMA READ
+     * per part, consecutive in the target.
+     *
+     * @return false when posting failed (the connection is closing)
+     */
+    boolean postReads(PooledBuffer target, MemorySegment descriptor, long offset) {
+        sendLock.lock();
+        try {
+            int parts = Rendezvous.parts(descriptor, offset);
+            long to = target.segment().address();
+            int lkey = DeviceTable.lkey(target, devIndex);
+            for (int j = 0; j < parts; j++) {
+                int len = Rendezvous.partLength(descriptor, offset, j);
+                wrs.get(readBase + j).clear().wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.READ, j))
+                        .opcode(SendOpcode.RDMA_READ)
+                        .remote(Rendezvous.partAddress(descriptor, offset, j), Rendezvous.partKey(descriptor, offset, j))
+                        .sge(0, to, len, lkey).sgeCount(1).flags(SendWorkRequest.SIGNALED);
+                to += len;
+            }
+            int rc = qp.postSend(wrs, readBase, parts);
+            if (rc != 0) {
+                failSend("ibv_post_send (RDMA READ) failed (errno " + rc + ") on " + qp);
+                return false;
+            }
+            postedSends += parts;
+            readsInFlight += parts;
+            return true;
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /** This side finished reading one of the peer's rendezvous frames: report it done (I/O thread). */
+    void rendezvousRead() {
+        sendLock.lock();
+        try {
+            doneOwed++;
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
+    /** Posts the invalidations of {@code n} rendezvous slots from {@code first}, the peer being done with them. */
+    private void invalidate(int first, int n) {
+        for (int k = 0; k < n; k++) {
+            int s = (first + k) % Rendezvous.SLOTS;
+            int parts = rendezvous.parts(s);
+            for (int j = 0; j < parts; j++) {
+                int i = s * Rendezvous.MAX_PARTS + j;
+                wrs.get(invalidateBase + i).clear().wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.INVALIDATE, i))
+                        .localInvalidate(rendezvous.key(s, j)).flags(SendWorkRequest.SIGNALED);
+            }
+            int rc = qp.postSend(wrs, invalidateBase + s * Rendezvous.MAX_PARTS, parts);
+            if (rc != 0) {
+                failSend("ibv_post_send (memory window invalidation) failed (errno " + rc + ") on " + qp);
+                return;
+            }
+            postedSends += parts;
+        }
     }
 
     private boolean postRun(int first, int count, boolean lastRun) {
@@ -299,20 +512,36 @@ final class RdmaSender {
      *
      * @return true when queued frames (or a due credit-only message) wait to be posted
      */
-    boolean completed(int kind, int slot) {
+    boolean completed(int kind, int slot, boolean success) {
         sendLock.lock();
         try {
             postedSends--;
-            if (kind == WorkRequestId.DATA) {
-                sq.completed(slot);
-                unsentBytes = sq.pendingBytes();
-                queuedEntries = sq.entries();
-            } else {
-                creditInFlight--;
-                creditFirst = (creditFirst + 1) % CREDIT_SLOTS;
+            switch (kind) {
+                case WorkRequestId.DATA -> {
+                    sq.completed(slot);
+                    unsentBytes = sq.pendingBytes();
+                    queuedEntries = sq.entries();
+                }
+                case WorkRequestId.CREDIT -> {
+                    creditInFlight--;
+                    creditFirst = (creditFirst + 1) % CREDIT_SLOTS;
+                }
+                case WorkRequestId.INVALIDATE -> {
+                    // a failed (or flushed) invalidation leaves the frame to release(), after the queue pair is gone
+                    PooledBuffer b = success && rendezvous != null ? rendezvous.invalidated(slot / Rendezvous.MAX_PARTS)
+                            : null;
+                    if (b != null) {
+                        b.release();
+                    }
+                }
+                case WorkRequestId.READ -> readsInFlight--; // the frame is the receiver's
+                default -> {
+                    // BIND: nothing held here
+                }
             }
-            // A freed credit slot may be what a due credit-only message waits for.
-            return sq.hasQueued() || (kind == WorkRequestId.CREDIT && credits.creditOnlyDue());
+            // A freed credit slot may be what a due credit-only message waits for; a freed window slot
+            // or rendezvous slot what a queued frame or a done report waits for.
+            return sq.hasQueued() || doneOwed > 0 || (kind == WorkRequestId.CREDIT && credits.creditOnlyDue());
         } finally {
             sendLock.unlock();
         }
@@ -323,7 +552,7 @@ final class RdmaSender {
      * to wait, since they are what lets our own queued sends drain.
      *
      * @param checkOverrun true when a data message beyond the credits granted could arrive at all
-     * @return true when queued frames wait to be posted
+     * @return true when queued frames (or done reports) wait to be posted
      * @throws IllegalArgumentException for immediate data no rdmarpc peer sends
      */
     boolean onImm(int imm, boolean checkOverrun) {
@@ -336,8 +565,17 @@ final class RdmaSender {
                     // a private queue's device would have refused it (RNR); a shared queue may have had a buffer
                     throw new IllegalArgumentException("the peer sent a data message without a credit");
                 }
+            } else if ((imm & (Credits.DONE_MASK | Credits.RENDEZVOUS)) != 0) {
+                throw new IllegalArgumentException("a credit-only message with rendezvous bits: 0x" + Integer.toHexString(imm));
             }
-            return sq.hasQueued();
+            int done = (imm & Credits.DONE_MASK) >>> Credits.DONE_SHIFT;
+            if (done > 0) {
+                if (rendezvous == null) {
+                    throw new IllegalArgumentException("the peer reported rendezvous frames done, none were sent");
+                }
+                invalidate(rendezvous.done(done), done);
+            }
+            return sq.hasQueued() || doneOwed > 0; // credits may be what a done report waited for
         } finally {
             sendLock.unlock();
         }
@@ -392,7 +630,9 @@ final class RdmaSender {
     boolean needsSendEvents(boolean closing) {
         sendLock.lock();
         try {
-            return closing ? postedSends > 0 : sq.hasQueued() && sq.windowFull();
+            // reads and invalidations complete on the send queue too: the frame to hand over, the frame to release
+            return closing ? postedSends > 0 : (sq.hasQueued() && sq.windowFull()) || readsInFlight > 0
+                    || (rendezvous != null && rendezvous.invalidating() > 0);
         } finally {
             sendLock.unlock();
         }
@@ -418,6 +658,9 @@ final class RdmaSender {
             try {
                 sq.close();
                 sq.releaseInFlight();
+                if (rendezvous != null) {
+                    rendezvous.close();
+                }
             } finally {
                 sendLock.unlock();
             }
@@ -431,7 +674,8 @@ final class RdmaSender {
         try {
             return "credits " + credits + ", inFlight " + sq.inFlight() + ", queued " + sq.hasQueued() + ", pending "
                     + sq.pendingBytes() + ", postedSends " + postedSends + ", creditInFlight " + creditInFlight
-                    + ", reposted " + repostedSinceFlush + ", stallStart " + stallStart;
+                    + ", reposted " + repostedSinceFlush + ", stallStart " + stallStart + ", doneOwed " + doneOwed
+                    + (rendezvous == null ? "" : ", " + rendezvous);
         } finally {
             sendLock.unlock();
         }

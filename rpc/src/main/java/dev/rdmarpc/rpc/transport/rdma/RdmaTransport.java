@@ -261,7 +261,8 @@ public final class RdmaTransport implements Transport {
     }
 
     private int sendCqEntries() {
-        return RdmaSender.workRequests(config.send().window()); // each send work request completes once
+        // each send work request completes once
+        return RdmaSender.workRequests(config.send().window(), config.send().rendezvousThreshold() > 0);
     }
 
     /** A connection for {@code tcpConnection}: device chosen, completion queue room reserved, QP in INIT. */

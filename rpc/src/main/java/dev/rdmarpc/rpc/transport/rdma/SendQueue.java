@@ -17,6 +17,10 @@ import java.lang.foreign.MemorySegment;
  * copy on the sending side. Each message in flight holds one window slot until its completion; the
  * slot of a buffer's last message releases the buffer.
  *
+ * <p>A frame of at least the rendezvous threshold ({@link #rendezvous(int)}) is not cut into messages: it
+ * is taken whole ({@link #takeRendezvous}) and leaves as one small descriptor that the peer reads it by;
+ * its buffer then belongs to the {@link Rendezvous} until the peer says it is done.
+ *
  * <p>Like the TCP transport's send ring, it refuses a claim ({@link Connection#BACK_PRESSURED}) only
  * when {@value #ENTRIES} entries are queued; the byte bound is the connection's: it stops reading
  * while too much is queued, which stops the peer through its credits.
@@ -40,6 +44,7 @@ final class SendQueue {
     private final int[] entryHeadLength = new int[ENTRIES];
     private final long[] entryTailAddress = new long[ENTRIES];
     private final int[] entryTailLkey = new int[ENTRIES];
+    private final boolean[] entryRendezvous = new boolean[ENTRIES];
     private int head;
     private int count;
 
@@ -51,6 +56,8 @@ final class SendQueue {
 
     private long pendingBytes;
     private boolean closed;
+    /** Frames of at least this length are rendezvous frames; 0 for none. */
+    private int rendezvousMin;
 
     // the open claim
     private int claimEntry = -1;
@@ -83,6 +90,28 @@ final class SendQueue {
     }
 
     /**
+     * Frames of at least {@code minBytes} go by rendezvous from now on.
+     *
+     * @param minBytes the threshold, 0 for none
+     */
+    void rendezvous(int minBytes) {
+        this.rendezvousMin = minBytes;
+    }
+
+    private boolean isRendezvous(int frameLength) {
+        return rendezvousMin > 0 && frameLength >= rendezvousMin;
+    }
+
+    /**
+     * The buffer of a rendezvous frame's first {@code length} bytes: room for the descriptor after them,
+     * and always a large buffer, a registration of its own (never a chunk of a shared slab), so that
+     * what the peer could reach beside the frame is at most the rest of that buffer.
+     */
+    private PooledBuffer acquireRendezvous(int length) {
+        return pool.acquire(Math.max(length + Rendezvous.MAX_DESCRIPTOR, pool.chunkSize() + 1));
+    }
+
+    /**
      * Reserves room for one frame; see {@link Connection#claim}.
      *
      * @return the offset in {@link #claimBuffer()}, or {@link Connection#CLOSED},
@@ -95,7 +124,8 @@ final class SendQueue {
         if (closed) {
             return Connection.CLOSED;
         }
-        if (frameLength <= maxMessage && count > 0) {
+        boolean rendezvous = isRendezvous(frameLength);
+        if (frameLength <= maxMessage && count > 0 && !rendezvous) {
             int t = (head + count - 1) & MASK;
             if (!entrySealed[t] && entryLength[t] + frameLength <= maxMessage) {
                 claimEntry = t;
@@ -109,11 +139,13 @@ final class SendQueue {
         if (count == ENTRIES) {
             return Connection.BACK_PRESSURED;
         }
-        PooledBuffer b = frameLength <= pool.chunkSize() ? pool.acquire() : pool.acquire(frameLength);
+        PooledBuffer b = rendezvous ? acquireRendezvous(frameLength)
+                : frameLength <= pool.chunkSize() ? pool.acquire() : pool.acquire(frameLength);
         if (b == null) {
             return Connection.NO_BUFFER;
         }
-        newEntry(b, frameLength > maxMessage, 0, 0);
+        newEntry(b, frameLength > maxMessage || rendezvous, 0, 0);
+        entryRendezvous[claimEntry] = rendezvous;
         claimLength = frameLength;
         return 0;
     }
@@ -156,11 +188,13 @@ final class SendQueue {
             return Connection.BACK_PRESSURED;
         }
         int headLength = frameLength - tailLength;
-        PooledBuffer b = headLength <= pool.chunkSize() ? pool.acquire() : pool.acquire(headLength);
+        PooledBuffer b = isRendezvous(frameLength) ? acquireRendezvous(headLength)
+                : headLength <= pool.chunkSize() ? pool.acquire() : pool.acquire(headLength);
         if (b == null) {
             return Connection.NO_BUFFER;
         }
         newEntry(b, true, tailAddress, tailLkey);
+        entryRendezvous[claimEntry] = isRendezvous(frameLength);
         claimLength = headLength;
         claimTail = tailLength;
         return 0;
@@ -189,6 +223,7 @@ final class SendQueue {
         if (claimNew) {
             PooledBuffer b = entryBuffer[t];
             entryBuffer[t] = null;
+            entryRendezvous[t] = false;
             count--;
             b.release();
         }
@@ -217,6 +252,66 @@ final class SendQueue {
     /** @return messages in flight */
     int inFlight() {
         return inFlight;
+    }
+
+    /** @return true when the next message to take is a rendezvous frame ({@link #takeRendezvous}) */
+    boolean headIsRendezvous() {
+        return count > 0 && entryRendezvous[head];
+    }
+
+    /**
+     * Takes the oldest entry, a rendezvous frame, whole, in a free window slot whose completion (the
+     * descriptor's) releases nothing: {@link #takenBuffer()} now belongs to the caller, which releases it
+     * once the peer has read it. The frame's bytes count as pending until that slot completes.
+     *
+     * @return the window slot, or -1 when the window is full
+     * @throws IllegalStateException when the oldest entry is not a rendezvous frame
+     */
+    int takeRendezvous() {
+        if (!headIsRendezvous()) {
+            throw new IllegalStateException("the oldest entry is not a rendezvous frame");
+        }
+        if (inFlight == slotRelease.length) {
+            return -1;
+        }
+        int h = head;
+        int slot = slotHead + inFlight;
+        if (slot >= slotRelease.length) {
+            slot -= slotRelease.length;
+        }
+        inFlight++;
+        takenBuffer = entryBuffer[h];
+        takenOffset = 0;
+        takenLength = entryLength[h];
+        takenHeadLength = entryHeadLength[h];
+        takenTailAddress = entryTailAddress[h];
+        takenTailLkey = entryTailLkey[h];
+        entryBuffer[h] = null;
+        entryRendezvous[h] = false;
+        head = (h + 1) & MASK;
+        count--;
+        slotRelease[slot] = null;
+        slotBytes[slot] = takenLength;
+        return slot;
+    }
+
+    /**
+     * Takes a window slot for an empty message (one that only carries immediate data).
+     *
+     * @return the slot, or -1 when the window is full
+     */
+    int takeEmpty() {
+        if (inFlight == slotRelease.length) {
+            return -1;
+        }
+        int slot = slotHead + inFlight;
+        if (slot >= slotRelease.length) {
+            slot -= slotRelease.length;
+        }
+        inFlight++;
+        slotRelease[slot] = null;
+        slotBytes[slot] = 0;
+        return slot;
     }
 
     /**

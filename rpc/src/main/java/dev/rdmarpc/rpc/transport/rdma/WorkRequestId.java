@@ -4,10 +4,10 @@ package dev.rdmarpc.rpc.transport.rdma;
  * The one codec of a work request id ({@code wr_id}), which tells a completion whose it is:
  *
  * <pre>
- *  63          48 47                       24 23  22 21                      0
- * +--------------+---------------------------+------+-------------------------+
- * | generation   | connection table index    | kind | slot                    |
- * +--------------+---------------------------+------+-------------------------+
+ *  63          48 47                       24 23    21 20                     0
+ * +--------------+---------------------------+--------+-----------------------+
+ * | generation   | connection table index    | kind   | slot                  |
+ * +--------------+---------------------------+--------+-----------------------+
  * </pre>
  *
  * The table index names the connection in its {@link RdmaLoop}'s {@link ConnectionTable}; the
@@ -28,8 +28,14 @@ final class WorkRequestId {
     static final int RECEIVE = 2;
     /** A receive of the loop's shared receive queue. */
     static final int SHARED_RECEIVE = 3;
+    /** A memory window bound to a rendezvous frame's memory (the frame's sender). */
+    static final int BIND = 4;
+    /** A memory window invalidated once the peer read its frame (the frame's sender). */
+    static final int INVALIDATE = 5;
+    /** An RDMA READ of a rendezvous frame (its receiver). */
+    static final int READ = 6;
 
-    private static final int KIND_SHIFT = 22;
+    private static final int KIND_SHIFT = 21;
     private static final int INDEX_SHIFT = 24;
     private static final int GENERATION_SHIFT = 48;
     private static final long SLOT_MASK = (1L << KIND_SHIFT) - 1;
@@ -58,7 +64,7 @@ final class WorkRequestId {
     }
 
     static int kind(long id) {
-        return (int) (id >>> KIND_SHIFT) & 3;
+        return (int) (id >>> KIND_SHIFT) & 7;
     }
 
     static int slot(long id) {

@@ -62,7 +62,9 @@ class CreditsTest {
     @Test
     void rejectsReservedBits() {
         Credits c = new Credits(1, 1, 1);
-        assertThrows(IllegalArgumentException.class, () -> c.onImm(1 << 20));
+        assertThrows(IllegalArgumentException.class, () -> c.onImm(1 << 25));
+        assertThrows(IllegalArgumentException.class, () -> c.onImm(1 << 31));
+        c.onImm(Credits.RENDEZVOUS | (Credits.MAX_DONE << Credits.DONE_SHIFT)); // the rendezvous bits are known
         assertThrows(IllegalArgumentException.class, () -> new Credits(0, 1, 1));
         assertThrows(IllegalArgumentException.class, () -> new Credits(1, 2, 1));
     }

@@ -26,6 +26,7 @@ class HelloTest {
         h.receiveSize = 256 * 1024;
         h.receiveCount = 8;
         h.maxFrameLength = 16 << 20;
+        h.flags = Hello.FLAG_RENDEZVOUS;
         return h;
     }
 
@@ -54,6 +55,7 @@ class HelloTest {
             assertEquals(s.receiveSize, d.receiveSize);
             assertEquals(s.receiveCount, d.receiveCount);
             assertEquals(s.maxFrameLength, d.maxFrameLength);
+            assertEquals(Hello.FLAG_RENDEZVOUS, d.flags);
         }
     }
 
@@ -81,7 +83,8 @@ class HelloTest {
         check(Hello.RECEIVE_COUNT_OFFSET, 0, "receive buffer count");
         check(Hello.MAX_FRAME_OFFSET, 5, "maximum frame length");
         check(Hello.VERSION_OFFSET, 2, "version");
-        check(Hello.FLAGS_OFFSET, 1, "reserved");
+        check(Hello.FLAGS_OFFSET, 2, "reserved");
+        check(Hello.FLAGS_OFFSET, Hello.FLAG_RENDEZVOUS | 4, "reserved");
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(256);
             sample().encode(buf, 0);

@@ -29,6 +29,7 @@ class RdmaConfigTest {
         assertEquals(32, c.receiveQueue().maxDepth());
         assertEquals(4, c.send().window());
         assertEquals(256, c.send().inlineThreshold());
+        assertEquals(0, c.send().rendezvousThreshold(), "rendezvous is off by default");
         assertEquals(8L << 20, c.send().writeHighWaterMark());
         assertEquals(dev.rdmarpc.rpc.transport.IdleStrategy.event(), c.polling().idleStrategy());
         assertEquals(4096, c.polling().completionQueueSize());
@@ -110,7 +111,7 @@ class RdmaConfigTest {
                 "slabListener=SlabListener.NONE", "idleRelease=PT10S",
                 "receiveQueue=ReceiveQueue[depth=5, maxDepth=32]",
                 "sharedReceiveQueue=SharedReceiveQueue[enabled=false, depth=64, maxDepth=256, credits=8]",
-                "send=Send[window=4, inlineThreshold=256, writeHighWaterMark=8388608]",
+                "send=Send[window=4, inlineThreshold=256, writeHighWaterMark=8388608, rendezvousThreshold=0]",
                 "polling=Polling[idleStrategy=event, completionQueueSize=4096, tickInterval=PT0.01S, idleTickInterval=PT0.25S]",
                 "timeouts=Timeouts[handshake=PT5S, ackTimeout=14]"}) {
             assertTrue(s.contains(part), part + " missing from " + s);
@@ -203,6 +204,8 @@ class RdmaConfigTest {
         bad(c -> c.send(s -> s.window(2000)), "send.window");
         bad(c -> c.send(s -> s.inlineThreshold(-1)), "send.inlineThreshold");
         bad(c -> c.send(s -> s.inlineThreshold(4096)), "send.inlineThreshold");
+        bad(c -> c.send(s -> s.rendezvousThreshold(4095)), "send.rendezvousThreshold");
+        bad(c -> c.send(s -> s.rendezvousThreshold(-1)), "send.rendezvousThreshold");
         bad(c -> c.polling(p -> p.completionQueueSize(10)), "polling.completionQueueSize");
         bad(c -> c.polling(p -> p.completionQueueSize(64)).receiveQueue(q -> q.maxDepth(100)), "polling.completionQueueSize");
         bad(c -> c.polling(p -> p.idleStrategy(dev.rdmarpc.rpc.transport.IdleStrategy.backOff(Duration.ofSeconds(1)))),

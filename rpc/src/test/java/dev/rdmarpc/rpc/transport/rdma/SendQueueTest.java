@@ -211,4 +211,47 @@ class SendQueueTest {
         assertEquals(0, pool.chunksInUse());
         assertEquals(0, q.pendingBytes());
     }
+
+    @Test
+    void aRendezvousFrameIsTakenWholeAndItsBufferOutlivesItsDescriptor() {
+        SendQueue q = new SendQueue(pool, 4, CHUNK);
+        q.rendezvous(3 * CHUNK);
+        put(q, 100, (byte) 1);                 // small: a message of its own
+        put(q, 3 * CHUNK, (byte) 2);           // at the threshold: rendezvous, never coalesced
+        put(q, 50, (byte) 3);                  // after it: a new entry, not appended to the rendezvous one
+        assertFalse(q.headIsRendezvous());
+        int s0 = q.take();
+        assertEquals(100, q.takenLength());
+        assertTrue(q.headIsRendezvous());
+        int s1 = q.takeRendezvous();
+        assertEquals(3 * CHUNK, q.takenLength(), "taken whole, not cut into messages of " + CHUNK);
+        assertEquals(3 * CHUNK, q.takenHeadLength());
+        PooledBuffer frame = q.takenBuffer();
+        assertTrue(frame.segment().byteSize() >= 3 * CHUNK + Rendezvous.MAX_DESCRIPTOR, "room for the descriptor");
+        assertEquals((byte) 2, frame.segment().get(ValueLayout.JAVA_BYTE, 3 * CHUNK - 1));
+        int s2 = q.take();
+        assertEquals(50, q.takenLength());
+        assertEquals(100 + 3 * CHUNK + 50, q.pendingBytes());
+        q.completed(s0);
+        q.completed(s1);
+        assertEquals(50, q.pendingBytes(), "the frame's bytes stop counting when its descriptor is sent");
+        q.completed(s2);
+        assertEquals(0, q.pendingBytes());
+        assertEquals(1, pool.largeBuffersInUse() + pool.chunksInUse(), "the frame is the caller's until the peer read it");
+        frame.release();
+        assertEquals(0, pool.largeBuffersInUse() + pool.chunksInUse());
+    }
+
+    @Test
+    void belowTheRendezvousThresholdFramesAreSplitAsBefore() {
+        SendQueue q = new SendQueue(pool, 8, CHUNK);
+        q.rendezvous(3 * CHUNK);
+        put(q, 3 * CHUNK - 1, (byte) 4);
+        assertFalse(q.headIsRendezvous());
+        int taken = 0;
+        while (q.take() >= 0) {
+            taken++;
+        }
+        assertEquals(3, taken, "three messages of at most one chunk");
+    }
 }

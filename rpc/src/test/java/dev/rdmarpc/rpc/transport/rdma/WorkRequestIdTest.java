@@ -11,8 +11,9 @@ class WorkRequestIdTest {
     void everyFieldRoundTripsAtItsLimits() {
         int[] indexes = {0, 1, 63, WorkRequestId.MAX_CONNECTIONS - 1};
         int[] generations = {0, 1, 0x7FFF, 0xFFFF};
-        int[] kinds = {WorkRequestId.DATA, WorkRequestId.CREDIT, WorkRequestId.RECEIVE};
-        int[] slots = {0, 1, 257, (1 << 22) - 1};
+        int[] kinds = {WorkRequestId.DATA, WorkRequestId.CREDIT, WorkRequestId.RECEIVE, WorkRequestId.BIND,
+            WorkRequestId.INVALIDATE, WorkRequestId.READ};
+        int[] slots = {0, 1, 257, (1 << 21) - 1};
         for (int index : indexes) {
             for (int generation : generations) {
                 long bits = WorkRequestId.connectionBits(index, generation);
@@ -46,8 +47,8 @@ class WorkRequestIdTest {
 
     @Test
     void theLayoutIsTheOneOnTheWireOfCompletions() {
-        // generation:16 | table index:24 | kind:2 | slot:22, as RdmaLoop has dispatched since the start
-        long id = WorkRequestId.encode(WorkRequestId.connectionBits(0xABCDEF, 0x1234), WorkRequestId.RECEIVE, 0x2ABCDE);
-        assertEquals(0x1234_ABCDEF_000000L | (2L << 22) | 0x2ABCDE, id);
+        // generation:16 | table index:24 | kind:3 | slot:21 (the kind took a bit of the slot for rendezvous)
+        long id = WorkRequestId.encode(WorkRequestId.connectionBits(0xABCDEF, 0x1234), WorkRequestId.READ, 0x1ABCDE);
+        assertEquals(0x1234_ABCDEF_000000L | (6L << 21) | 0x1ABCDE, id);
     }
 }

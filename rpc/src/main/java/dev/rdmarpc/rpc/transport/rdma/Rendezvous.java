@@ -1,0 +1,289 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import dev.rdmarpc.ibverbs.verbs.MemoryWindow;
+import dev.rdmarpc.ibverbs.verbs.ProtectionDomain;
+import dev.rdmarpc.rpc.buffer.PooledBuffer;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * Rendezvous frames: a frame of at least {@link RdmaConfig.Send#rendezvousThreshold} bytes is not sent
+ * but read by its receiver, straight into the buffer its handler gets.
+ *
+ * <ol>
+ * <li>The sender binds a type-2 memory window to each part of the frame's memory (the pooled buffer
+ *     it was encoded in, and a zero-copy tail in the application's registered memory, if any), with
+ *     remote read access to exactly that range and a key of its own, then sends a descriptor in a data
+ *     message flagged {@link Credits#RENDEZVOUS}.</li>
+ * <li>The receiver takes a buffer of the frame's length, RDMA READs the parts into it, hands the frame
+ *     to its handler as any other, and reports the transfer done in the immediate data of its next
+ *     data message ({@link Credits#DONE_MASK}; an empty data message when nothing else leaves).</li>
+ * <li>The sender invalidates the windows (LOCAL_INV) and releases the memory once the invalidation
+ *     has completed: no key outlives its transfer, and none covers anything but its frame.</li>
+ * </ol>
+ *
+ * <p>Frames are handed to the handler in order: while a read is in flight, later messages of the
+ * connection wait, as they do behind a frame being reassembled. A sender has at most {@link #SLOTS}
+ * rendezvous frames not yet done; a descriptor beyond that is a protocol error.
+ *
+ * <p>The descriptor (little-endian, like the frame header):
+ * <pre>
+ *  0  frame length (u32)
+ *  4  parts (u32, 1 or 2)
+ *  8  part 0: address (u64), key (u32), length (u32)
+ * 24  part 1: address (u64), key (u32), length (u32)     (when there are two)
+ * </pre>
+ *
+ * <p>This class holds the descriptor's codec and the sending side's windows and frames; not
+ * thread-safe (the sender uses it under its send lock).
+ */
+final class Rendezvous {
+    /** Rendezvous frames a connection may have sent and not yet heard are done. */
+    static final int SLOTS = 4;
+    /** Parts of one frame: its pooled buffer and a zero-copy tail. */
+    static final int MAX_PARTS = 2;
+    /** Longest descriptor. */
+    static final int MAX_DESCRIPTOR = 8 + 16 * MAX_PARTS;
+    /** Send work requests a connection needs for rendezvous: binds and invalidations, and its reads. */
+    static final int WORK_REQUESTS = 2 * SLOTS * MAX_PARTS + MAX_PARTS;
+    /** Reads of one frame in flight at once (the queue pair's initiator depth). */
+    static final int READS = MAX_PARTS;
+
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private final MemoryWindow[] windows = new MemoryWindow[SLOTS * MAX_PARTS];
+    private final int[] keys = new int[SLOTS * MAX_PARTS];
+    private final PooledBuffer[] frames = new PooledBuffer[SLOTS];
+    private final int[] parts = new int[SLOTS];
+    private final int[] invalidationsLeft = new int[SLOTS];
+    /** The oldest slot in use (invalidating, or waiting to be done). */
+    private int oldest;
+    /** Slots whose windows are being invalidated, from {@link #oldest}. */
+    private int invalidating;
+    /** Slots sent and not yet done, after those. */
+    private int awaitingDone;
+    private boolean closed;
+
+    /**
+     * Allocates the connection's windows.
+     *
+     * @throws RuntimeException as the device refuses a window (those allocated are closed)
+     */
+    Rendezvous(ProtectionDomain pd) {
+        try {
+            for (int i = 0; i < windows.length; i++) {
+                windows[i] = pd.allocateMemoryWindow();
+                keys[i] = windows[i].rkey();
+            }
+        } catch (RuntimeException e) {
+            closeWindows();
+            throw e;
+        }
+    }
+
+    /** @return the length of a descriptor of {@code parts} parts */
+    static int descriptorLength(int parts) {
+        return 8 + 16 * parts;
+    }
+
+    /** Writes a descriptor's header. */
+    static void writeHeader(MemorySegment seg, long offset, int frameLength, int parts) {
+        seg.set(INT, offset, frameLength);
+        seg.set(INT, offset + 4, parts);
+    }
+
+    /** Writes part {@code j} of a descriptor. */
+    static void writePart(MemorySegment seg, long offset, int j, long address, int key, int length) {
+        long p = offset + 8 + 16L * j;
+        seg.set(LONG, p, address);
+        seg.set(INT, p + 8, key);
+        seg.set(INT, p + 12, length);
+    }
+
+    static int frameLength(MemorySegment seg, long offset) {
+        return seg.get(INT, offset);
+    }
+
+    static int parts(MemorySegment seg, long offset) {
+        return seg.get(INT, offset + 4);
+    }
+
+    static long partAddress(MemorySegment seg, long offset, int j) {
+        return seg.get(LONG, offset + 8 + 16L * j);
+    }
+
+    static int partKey(MemorySegment seg, long offset, int j) {
+        return seg.get(INT, offset + 8 + 16L * j + 8);
+    }
+
+    static int partLength(MemorySegment seg, long offset, int j) {
+        return seg.get(INT, offset + 8 + 16L * j + 12);
+    }
+
+    /**
+     * Checks a received descriptor.
+     *
+     * @return null when it is well formed, else why not
+     */
+    static String check(MemorySegment seg, long offset, int messageLength, int maxFrameLength) {
+        if (messageLength < descriptorLength(1)) {
+            return "a rendezvous descriptor of " + messageLength + " bytes";
+        }
+        int n = parts(seg, offset);
+        if (n < 1 || n > MAX_PARTS || messageLength != descriptorLength(n)) {
+            return "a rendezvous descriptor of " + messageLength + " bytes with " + n + " parts";
+        }
+        long frameLength = Integer.toUnsignedLong(frameLength(seg, offset));
+        if (frameLength < FrameDescriptor.HEADER_LENGTH || frameLength > maxFrameLength) {
+            return "a rendezvous frame of " + frameLength + " bytes (at most " + maxFrameLength + ")";
+        }
+        long sum = 0;
+        for (int j = 0; j < n; j++) {
+            long len = Integer.toUnsignedLong(partLength(seg, offset, j));
+            if (len == 0) {
+                return "a rendezvous part of 0 bytes";
+            }
+            sum += len;
+        }
+        if (sum != frameLength) {
+            return "rendezvous parts of " + sum + " bytes for a frame of " + frameLength;
+        }
+        return null;
+    }
+
+    // ---------------------------------------------------------------- sending side
+
+    /** @return true when a frame may go by rendezvous now (a slot is free) */
+    boolean canSend() {
+        return !closed && invalidating + awaitingDone < SLOTS;
+    }
+
+    /**
+     * Takes the next slot for {@code frame}, of {@code parts} parts; the caller binds its windows.
+     *
+     * @return the slot
+     */
+    int begin(PooledBuffer frame, int parts) {
+        if (!canSend()) {
+            throw new IllegalStateException("no rendezvous slot free");
+        }
+        int s = (oldest + invalidating + awaitingDone) % SLOTS;
+        frames[s] = frame;
+        this.parts[s] = parts;
+        awaitingDone++;
+        return s;
+    }
+
+    /** @return the window of part {@code j} of slot {@code s} */
+    MemoryWindow window(int s, int j) {
+        return windows[s * MAX_PARTS + j];
+    }
+
+    /** Gives part {@code j} of slot {@code s} its next key (each binding has its own) and returns it. */
+    int nextKey(int s, int j) {
+        int i = s * MAX_PARTS + j;
+        keys[i] = MemoryWindow.nextRkey(keys[i]);
+        return keys[i];
+    }
+
+    /** @return the key part {@code j} of slot {@code s} was last bound with */
+    int key(int s, int j) {
+        return keys[s * MAX_PARTS + j];
+    }
+
+    /** @return the parts of slot {@code s} */
+    int parts(int s) {
+        return parts[s];
+    }
+
+    /**
+     * The peer reports {@code n} more frames done: they are, in order, the oldest awaiting.
+     *
+     * @return the first slot now to invalidate ({@code n} consecutive slots, modulo {@link #SLOTS})
+     * @throws IllegalArgumentException when the peer reports more than were sent
+     */
+    int done(int n) {
+        if (n > awaitingDone) {
+            throw new IllegalArgumentException("the peer reported " + n + " rendezvous frames done, " + awaitingDone
+                    + " were in flight");
+        }
+        int first = (oldest + invalidating) % SLOTS;
+        for (int k = 0; k < n; k++) {
+            int s = (first + k) % SLOTS;
+            invalidationsLeft[s] = parts[s];
+        }
+        awaitingDone -= n;
+        invalidating += n;
+        return first;
+    }
+
+    /**
+     * An invalidation of slot {@code s} completed.
+     *
+     * @return the frame's buffer to release when it was the slot's last, else null
+     */
+    PooledBuffer invalidated(int s) {
+        if (invalidating == 0 || s != oldest || invalidationsLeft[s] <= 0) {
+            throw new IllegalStateException("invalidation of rendezvous slot " + s + ", oldest " + oldest + ", "
+                    + invalidating + " invalidating");
+        }
+        if (--invalidationsLeft[s] > 0) {
+            return null;
+        }
+        PooledBuffer b = frames[s];
+        frames[s] = null;
+        oldest = (oldest + 1) % SLOTS;
+        invalidating--;
+        return b;
+    }
+
+    /** @return frames whose windows are being invalidated */
+    int invalidating() {
+        return invalidating;
+    }
+
+    /** @return frames sent by rendezvous and not yet released */
+    int inUse() {
+        return invalidating + awaitingDone;
+    }
+
+    /**
+     * After the queue pair is destroyed (nothing can read the frames any more): releases every frame
+     * still held and deallocates the windows. Idempotent.
+     */
+    void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (int s = 0; s < SLOTS; s++) {
+            PooledBuffer b = frames[s];
+            if (b != null) {
+                frames[s] = null;
+                b.release();
+            }
+        }
+        invalidating = 0;
+        awaitingDone = 0;
+        closeWindows();
+    }
+
+    /** Deallocates the windows (bound or not), once; the frames stay until {@link #close()}. */
+    void closeWindows() {
+        for (int i = 0; i < windows.length; i++) {
+            MemoryWindow w = windows[i];
+            if (w != null) {
+                windows[i] = null;
+                w.close();
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Rendezvous[oldest=" + oldest + ", invalidating=" + invalidating + ", awaitingDone=" + awaitingDone + "]";
+    }
+}

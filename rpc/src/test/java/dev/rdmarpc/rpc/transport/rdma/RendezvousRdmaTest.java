@@ -1,0 +1,212 @@
+package dev.rdmarpc.rpc.transport.rdma;
+
+import static dev.rdmarpc.rpc.transport.rdma.RdmaRpcTest.ATTACHMENT_HASH;
+import static dev.rdmarpc.rpc.transport.rdma.RdmaRpcTest.ECHO;
+import static dev.rdmarpc.rpc.transport.rdma.RdmaRpcTest.echoServer;
+import static dev.rdmarpc.rpc.transport.rdma.RdmaRpcTest.hash;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.rdmarpc.ibverbs.verbs.ResourceKind;
+import dev.rdmarpc.ibverbs.verbs.VerbsResources;
+import dev.rdmarpc.rpc.Attachment;
+import dev.rdmarpc.rpc.CallOptions;
+import dev.rdmarpc.rpc.Method;
+import dev.rdmarpc.rpc.RpcClient;
+import dev.rdmarpc.rpc.RpcServer;
+import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.testsupport.RdmaTest;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Rendezvous frames over the Soft-RoCE link, for real: frames of at least
+ * {@link RdmaConfig.Send#rendezvousThreshold} are read by their receiver with RDMA READ through a memory
+ * window bound to them alone, and nothing is copied to reassemble them; smaller ones still go as SENDs.
+ * What can fail here: the bytes (every echo is compared), the exact counts of frames read by rendezvous
+ * on each side, the bytes copied by reassembly, and the verbs resources after close.
+ */
+@RdmaTest
+@Timeout(600)
+class RendezvousRdmaTest {
+    private static final int THRESHOLD = RdmaConfig.SUGGESTED_RENDEZVOUS_THRESHOLD;
+    /** A raw echo's request and response frames: the header, then the payload. */
+    private static final int OVERHEAD = FrameDescriptor.HEADER_LENGTH;
+
+    private static RdmaConfig config(int threshold) {
+        return RdmaTestEnv.smallConfig().send(s -> s.rendezvousThreshold(threshold));
+    }
+
+    private static RpcClient client(RpcServer server, RdmaTransport t) throws Exception {
+        return RpcClient.builder().address(server.address()).transport(t).defaultTimeout(Duration.ofSeconds(60)).connect();
+    }
+
+    private static MemorySegment pattern(Arena arena, int size, int seed) {
+        MemorySegment s = arena.allocate(Math.max(size, 1));
+        for (long i = 0; i + 8 <= size; i += 8) {
+            s.set(ValueLayout.JAVA_LONG_UNALIGNED, i, (i + seed) * 0x9E3779B97F4A7C15L);
+        }
+        for (long i = size & ~7L; i < size; i++) {
+            s.set(ValueLayout.JAVA_BYTE, i, (byte) (i ^ seed));
+        }
+        return s.asSlice(0, size);
+    }
+
+    private static void assertEcho(RpcClient client, MemorySegment payload) {
+        MemorySegment back = client.call(ECHO, payload);
+        assertEquals(payload.byteSize(), back.byteSize(), "echo length");
+        assertEquals(-1, back.mismatch(payload), "echo of " + payload.byteSize() + " bytes differs");
+    }
+
+    @Test
+    void framesAroundTheThresholdArriveIntactAndOnlyThoseAtOrAboveItAreRead() throws Exception {
+        try (RdmaTransport serverT = RdmaTransport.create(config(THRESHOLD));
+             RdmaTransport clientT = RdmaTransport.create(config(THRESHOLD));
+             RpcServer server = echoServer().transport(serverT).start();
+             RpcClient client = client(server, clientT);
+             Arena arena = Arena.ofShared()) {
+            assertEcho(client, pattern(arena, 100, 1)); // connected and warm
+            int[] payloads = {300 * 1024, THRESHOLD - OVERHEAD - 1, THRESHOLD - OVERHEAD, THRESHOLD - OVERHEAD + 1,
+                1 << 20, (8 << 20) + 3};
+            for (int size : payloads) {
+                int frame = size + OVERHEAD;
+                boolean rendezvous = frame >= THRESHOLD;
+                long sent0 = clientT.metrics().rendezvousSent();
+                long read0 = serverT.metrics().rendezvousRead();
+                long serverSent0 = serverT.metrics().rendezvousSent();
+                long clientRead0 = clientT.metrics().rendezvousRead();
+                long serverCopied0 = serverT.metrics().reassemblyCopiedBytes();
+                long clientCopied0 = clientT.metrics().reassemblyCopiedBytes();
+                assertEcho(client, pattern(arena, size, size));
+                int n = rendezvous ? 1 : 0;
+                String what = "a frame of " + frame + " bytes (threshold " + THRESHOLD + ")";
+                assertEquals(n, clientT.metrics().rendezvousSent() - sent0, "requests sent by rendezvous, " + what);
+                assertEquals(n, serverT.metrics().rendezvousRead() - read0, "requests read by rendezvous, " + what);
+                assertEquals(n, serverT.metrics().rendezvousSent() - serverSent0, "responses sent by rendezvous, " + what);
+                assertEquals(n, clientT.metrics().rendezvousRead() - clientRead0, "responses read by rendezvous, " + what);
+                long serverCopied = serverT.metrics().reassemblyCopiedBytes() - serverCopied0;
+                long clientCopied = clientT.metrics().reassemblyCopiedBytes() - clientCopied0;
+                if (rendezvous) {
+                    assertEquals(0, serverCopied, "bytes the server copied to reassemble " + what);
+                    assertEquals(0, clientCopied, "bytes the client copied to reassemble " + what);
+                } else {
+                    // split into chunk-sized SENDs and copied into a reassembly buffer, at least once each
+                    assertTrue(serverCopied >= frame, "server copied " + serverCopied + " of " + what);
+                    assertTrue(clientCopied >= frame, "client copied " + clientCopied + " of " + what);
+                }
+            }
+            assertEquals(0, clientT.metrics().completionErrors(), clientT.metrics().toString());
+            assertEquals(0, serverT.metrics().completionErrors(), serverT.metrics().toString());
+        }
+    }
+
+    @Test
+    void aRegisteredAttachmentIsReadStraightFromTheCallersMemory() throws Exception {
+        try (RdmaTransport serverT = RdmaTransport.create(config(THRESHOLD));
+             RdmaTransport clientT = RdmaTransport.create(config(THRESHOLD));
+             RpcServer server = echoServer().transport(serverT).start();
+             Arena arena = Arena.ofShared()) {
+            MemorySegment blob = pattern(arena, 6 << 20, 7);
+            try (RegisteredMemory reg = clientT.register(blob); RpcClient client = client(server, clientT)) {
+                Method<MemorySegment, Long> hashCall = Method.of(ATTACHMENT_HASH.name(), Codecs.SEGMENT, Codecs.LONG);
+                for (int size : new int[]{THRESHOLD, 3 << 20}) {
+                    MemorySegment part = reg.segment().asSlice(4096 + size % 4096, size);
+                    long read0 = serverT.metrics().rendezvousRead();
+                    long copied0 = serverT.metrics().reassemblyCopiedBytes();
+                    long zeroCopy0 = clientT.metrics().zeroCopyBytes();
+                    long h = client.call(hashCall, pattern(arena, 10, 3), CallOptions.DEFAULT.withAttachment(Attachment.of(part)));
+                    assertEquals(hash(part), h, "an attachment of " + size + " bytes arrived intact");
+                    assertEquals(1, serverT.metrics().rendezvousRead() - read0, "read by rendezvous, in two parts");
+                    assertEquals(0, serverT.metrics().reassemblyCopiedBytes() - copied0, "nothing copied to reassemble");
+                    assertEquals(size, clientT.metrics().zeroCopyBytes() - zeroCopy0, "the attachment was not copied to send");
+                }
+            }
+        }
+    }
+
+    @Test
+    void manyConnectionsReadAtOnce() throws Exception {
+        int connections = 6;
+        int perConnection = 4;
+        try (RdmaTransport serverT = RdmaTransport.create(config(THRESHOLD));
+             RdmaTransport clientT = RdmaTransport.create(config(THRESHOLD));
+             RpcServer server = echoServer().transport(serverT).start();
+             Arena arena = Arena.ofShared()) {
+            List<RpcClient> clients = new ArrayList<>();
+            try {
+                for (int c = 0; c < connections; c++) {
+                    clients.add(client(server, clientT));
+                }
+                for (int round = 0; round < 3; round++) {
+                    List<CompletableFuture<MemorySegment>> calls = new ArrayList<>();
+                    List<MemorySegment> sent = new ArrayList<>();
+                    for (int c = 0; c < connections; c++) {
+                        for (int k = 0; k < perConnection; k++) {
+                            MemorySegment p = pattern(arena, (1 << 20) + 4096 * k + c, round * 100 + c * 10 + k);
+                            sent.add(p);
+                            calls.add(clients.get(c).callAsync(ECHO, p));
+                        }
+                    }
+                    for (int i = 0; i < calls.size(); i++) {
+                        MemorySegment back = calls.get(i).get(120, TimeUnit.SECONDS);
+                        assertEquals(-1, back.mismatch(sent.get(i)), "echo " + i + " of round " + round);
+                    }
+                }
+                long calls = 3L * connections * perConnection;
+                assertEquals(calls, serverT.metrics().rendezvousRead(), serverT.metrics().toString());
+                assertEquals(calls, clientT.metrics().rendezvousRead(), clientT.metrics().toString());
+                assertEquals(0, serverT.metrics().reassemblyCopiedBytes(), serverT.metrics().toString());
+                assertEquals(0, clientT.metrics().reassemblyCopiedBytes(), clientT.metrics().toString());
+            } finally {
+                for (RpcClient c : clients) {
+                    c.close();
+                }
+            }
+        }
+    }
+
+    @Test
+    void aSideThatDisablesRendezvousGetsAndSendsOnlySplitFrames() throws Exception {
+        try (RdmaTransport serverT = RdmaTransport.create(config(THRESHOLD));
+             RdmaTransport clientT = RdmaTransport.create(config(0));
+             RpcServer server = echoServer().transport(serverT).start();
+             RpcClient client = client(server, clientT);
+             Arena arena = Arena.ofShared()) {
+            assertEcho(client, pattern(arena, 2 << 20, 5));
+            assertEquals(0, clientT.metrics().rendezvousSent());
+            assertEquals(0, serverT.metrics().rendezvousSent(), "the client did not announce rendezvous");
+            assertTrue(serverT.metrics().reassemblyCopiedBytes() >= 2 << 20);
+            assertTrue(clientT.metrics().reassemblyCopiedBytes() >= 2 << 20);
+        }
+    }
+
+    @Test
+    void everyWindowAndBufferIsGivenBackAfterClose() throws Exception {
+        Map<ResourceKind, Long> before = VerbsResources.snapshot();
+        long windows0 = VerbsResources.created(ResourceKind.MEMORY_WINDOW);
+        try (RdmaTransport serverT = RdmaTransport.create(config(THRESHOLD));
+             RdmaTransport clientT = RdmaTransport.create(config(THRESHOLD));
+             RpcServer server = echoServer().transport(serverT).start();
+             Arena arena = Arena.ofShared()) {
+            try (RpcClient client = client(server, clientT)) {
+                for (int i = 0; i < 20; i++) {
+                    assertEcho(client, pattern(arena, (1 << 20) + i, i));
+                }
+            }
+            assertTrue(VerbsResources.created(ResourceKind.MEMORY_WINDOW) - windows0
+                    >= 2L * Rendezvous.SLOTS * Rendezvous.MAX_PARTS, "both ends allocated their windows");
+            assertEquals(40, clientT.metrics().rendezvousRead() + serverT.metrics().rendezvousRead());
+        }
+        assertEquals(before, VerbsResources.snapshot(), "live verbs resources after close");
+    }
+}
