@@ -64,6 +64,16 @@ final class DeviceTable implements SlabListener, AutoCloseable {
          * not be anything a peer may not read.
          */
         final boolean windowBoundsByRegion;
+        /**
+         * True for Soft-RoCE (rxe): after a retransmission its requester walks the send queue again from
+         * the oldest work request not completed yet and executes again the memory window binds it had
+         * executed there already. The second bind of a window fails (the first changed its key), with
+         * no error completion: the queue pair goes to the error state and every work request completes
+         * flushed (rxe_req.c, req_retry and req_next_wqe; rxe_mw.c, rxe_bind_mw; kernel 6.12.95). So
+         * on such a device a window is bound only when every earlier work request has completed
+         * ({@link RdmaSender}): none is left ahead of the bind to be sent again.
+         */
+        final boolean bindsRepeatedByRetransmission;
         /** The device's async events: port and device failures, queue pair faults, shared receive queue limits. */
         AsyncEventMonitor events;
 
@@ -73,7 +83,9 @@ final class DeviceTable implements SlabListener, AutoCloseable {
             this.pd = pd;
             this.port = port;
             this.portAttributes = portAttributes;
-            this.windowBoundsByRegion = context.queryDevice().vendorId() == SOFT_ROCE_VENDOR_ID;
+            boolean softRoce = context.queryDevice().vendorId() == SOFT_ROCE_VENDOR_ID;
+            this.windowBoundsByRegion = softRoce;
+            this.bindsRepeatedByRetransmission = softRoce;
         }
 
         @Override

@@ -138,7 +138,8 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         this.buffers = b;
         this.rendezvous = r;
         b.bind(q, wrIdBits, this);
-        this.sender = new RdmaSender(this, loop, q, s, wrIdBits, device.index, device.windowBoundsByRegion);
+        this.sender = new RdmaSender(this, loop, q, s, wrIdBits, device.index, device.windowBoundsByRegion,
+                device.bindsRepeatedByRetransmission);
         this.receiver = new RdmaReceiver(this, loop, b, sender, maxFrameLength, serverSide, rendezvousEnabled);
     }
 

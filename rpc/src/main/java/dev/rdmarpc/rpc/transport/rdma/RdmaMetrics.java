@@ -29,6 +29,7 @@ public final class RdmaMetrics {
     final LongAdder rendezvousRead = new LongAdder();
     final LongAdder rendezvousBytesRead = new LongAdder();
     final LongAdder reassemblyCopiedBytes = new LongAdder();
+    final LongAdder rendezvousBindWaits = new LongAdder();
 
     RdmaMetrics() {
     }
@@ -148,6 +149,15 @@ public final class RdmaMetrics {
         return reassemblyCopiedBytes.sum();
     }
 
+    /**
+     * @return times a rendezvous frame could not be sent at a flush because work requests were still
+     *         outstanding: on a device that executes memory window binds again after a retransmission
+     *         (Soft-RoCE) a frame's windows are bound only when none is. Always 0 on other devices.
+     */
+    public long rendezvousBindWaits() {
+        return rendezvousBindWaits.sum();
+    }
+
     /** @return times an I/O thread woke from sleep (event mode) */
     public long wakeups() {
         return wakeups.sum();
@@ -162,6 +172,6 @@ public final class RdmaMetrics {
                 + ", srqGrowths=" + sharedReceiveGrowths() + ", srqLimits=" + sharedReceiveLimitEvents() + ", refused=" + connectionsRefused() + ", tcp=" + tcpConnections() + ", wakeups="
                 + wakeups() + ", zeroCopyBytes=" + zeroCopyBytes() + ", rendezvousSent=" + rendezvousSent() + ", rendezvousRead="
                 + rendezvousRead() + ", rendezvousBytesRead=" + rendezvousBytesRead() + ", reassemblyCopiedBytes="
-                + reassemblyCopiedBytes() + "]";
+                + reassemblyCopiedBytes() + ", rendezvousBindWaits=" + rendezvousBindWaits() + "]";
     }
 }

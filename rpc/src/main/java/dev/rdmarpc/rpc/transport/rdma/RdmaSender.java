@@ -52,6 +52,11 @@ final class RdmaSender {
     private final int inlineCap;
     /** The device checks window keys against their regions' bounds only ({@link DeviceTable.Device#windowBoundsByRegion}). */
     private final boolean windowBoundsByRegion;
+    /**
+     * The device executes binds again after a retransmission ({@link DeviceTable.Device#bindsRepeatedByRetransmission}):
+     * a rendezvous frame's windows are bound only when no posted work request is outstanding.
+     */
+    private final boolean bindOnlyWhenIdle;
     /** First work request of the rendezvous binds; then the invalidations, then the reads. */
     private final int bindBase;
     private final int invalidateBase;
@@ -84,7 +89,7 @@ final class RdmaSender {
     private int repostedSinceFlush;
 
     RdmaSender(RdmaConnection conn, RdmaLoop loop, QueuePair qp, SendWorkRequests wrs, long wrIdBits, int devIndex,
-               boolean windowBoundsByRegion) {
+               boolean windowBoundsByRegion, boolean bindOnlyWhenIdle) {
         this.conn = conn;
         this.loop = loop;
         this.metrics = loop.metrics;
@@ -95,6 +100,7 @@ final class RdmaSender {
         this.window = loop.config.send().window();
         this.inlineCap = Math.min(loop.config.send().inlineThreshold(), qp.capabilities().maxInlineData());
         this.windowBoundsByRegion = windowBoundsByRegion;
+        this.bindOnlyWhenIdle = bindOnlyWhenIdle;
         this.bindBase = window + CREDIT_SLOTS;
         this.invalidateBase = bindBase + Rendezvous.SLOTS * Rendezvous.MAX_PARTS;
         this.readBase = invalidateBase + Rendezvous.SLOTS * Rendezvous.MAX_PARTS;
@@ -236,7 +242,8 @@ final class RdmaSender {
         // handling requests (its write high-water mark) holds this side's messages, and only this side's
         // done reports let its queued rendezvous responses go, and it drain
         int keep = rendezvous != null ? 1 : 0;
-        while (sq.canTake() && (!sq.headIsRendezvous() || rendezvous.canSend()) && credits.tryConsume(keep)) {
+        while (sq.canTake() && (!sq.headIsRendezvous() || (rendezvous.canSend() && mayBind(count)))
+                && credits.tryConsume(keep)) {
             if (sq.headIsRendezvous()) {
                 if (count > 0 && !postRun(first, count, false)) {
                     return;
@@ -268,6 +275,19 @@ final class RdmaSender {
             return;
         }
         trackStall();
+    }
+
+    /**
+     * Whether a rendezvous frame's windows may be bound now, with {@code count} messages of this flush
+     * not posted yet: always, unless the device executes binds again after a retransmission; then
+     * only when nothing is outstanding (the frame waits; a send completion flushes again).
+     */
+    private boolean mayBind(int count) {
+        if (!bindOnlyWhenIdle || (count == 0 && postedSends == 0)) {
+            return true;
+        }
+        metrics.rendezvousBindWaits.increment();
+        return false;
     }
 
     private void fill(int slot) {
@@ -632,6 +652,7 @@ final class RdmaSender {
         try {
             // reads and invalidations complete on the send queue too: the frame to hand over, the frame to release
             return closing ? postedSends > 0 : (sq.hasQueued() && sq.windowFull()) || readsInFlight > 0
+                    || (bindOnlyWhenIdle && sq.headIsRendezvous() && postedSends > 0)
                     || (rendezvous != null && rendezvous.invalidating() > 0);
         } finally {
             sendLock.unlock();
