@@ -26,12 +26,21 @@ package dev.rdmarpc.rpc.transport.rdma;
  *     {@link #toReturn}; every outgoing message carries all of it. A credit-only message goes when
  *     nothing else is leaving and either (a) half the depth is owed, or (b) the peer has used every
  *     credit it was ever given (this side counts them: {@link #peerAvailable}) while something is
- *     owed: (b) is what keeps a stalled peer alive when little is owed, or only growth grants.</li>
+ *     owed: (b) is what keeps a stalled peer alive when little is owed, or only growth grants. A peer
+ *     that sends this side rendezvous frames keeps its last credit for its done reports
+ *     ({@link #tryConsume(int)}), so for (b) it has used every credit when it is down to that one
+ *     ({@code peerReserve}); counting it as available left both sides waiting, each for the other
+ *     (seen in the VM: a stream of small messages with rendezvous on, after the receiver had grown its
+ *     depth).</li>
  * <li>Unprocessed credit-only messages are at most three. Of kind (a) at most two: each returns at
  *     least depth/2 credits for distinct messages, and the peer cannot have sent more than
  *     {@code depth} messages beyond the credits it has already seen. Of kind (b) at most one: after
  *     it the peer holds credits, and it can only use them up (the condition for another) after it
- *     processed that message. So {@code depth} data receives plus three always suffice.</li>
+ *     processed that message. So {@code depth} data receives plus three always suffice. With a peer
+ *     reserve of one, (b) fires only while unprocessed credit-only messages carry at most one credit in
+ *     all (each carries one at least, and the peer cannot spend them before processing them), so at most
+ *     two are unprocessed after it, and the peer, left with one credit at most, cannot make this side
+ *     owe half the depth again before it processes them (depth 2: one (a) more, three in all).</li>
  * <li>When the peer reports a stall, the receiver may grow its depth: it posts the new receives
  *     first, then grants them with its next message. Grants trigger only kind (b), which keeps the
  *     bound of kind (a) true while the depth grows: a grant the peer has processed comes after every
@@ -70,6 +79,8 @@ final class Credits {
     private int toReturn;
     private int granted;
     private int peerAvailable;
+    /** Credits the peer keeps back from its data messages (its last, for rendezvous done reports), 0 or 1. */
+    private final int peerReserve;
 
     /**
      * @param peerDepth the credits the peer granted in its hello
@@ -77,9 +88,24 @@ final class Credits {
      * @param maxDepth  the most this side's depth may grow to
      */
     Credits(int peerDepth, int depth, int maxDepth) {
-        if (peerDepth < 1 || depth < 1 || maxDepth < depth) {
-            throw new IllegalArgumentException("bad credit setup: peer " + peerDepth + ", depth " + depth + ", max " + maxDepth);
+        this(peerDepth, depth, maxDepth, 0);
+    }
+
+    /**
+     * @param peerDepth   the credits the peer granted in its hello
+     * @param depth       receives this side posted and credited to the peer
+     * @param maxDepth    the most this side's depth may grow to
+     * @param peerReserve credits the peer keeps back from its data messages: 1 when it sends this side
+     *                    rendezvous frames (it keeps its last credit for done reports), else 0. Rule (b)
+     *                    counts the peer as out of credits when it is down to these: it would never
+     *                    spend them on the messages it has queued, nor say that it stalled.
+     */
+    Credits(int peerDepth, int depth, int maxDepth, int peerReserve) {
+        if (peerDepth < 1 || depth < 1 || maxDepth < depth || peerReserve < 0 || peerReserve >= depth) {
+            throw new IllegalArgumentException("bad credit setup: peer " + peerDepth + ", depth " + depth + ", max " + maxDepth
+                    + ", peer reserve " + peerReserve);
         }
+        this.peerReserve = peerReserve;
         this.available = peerDepth;
         this.depth = depth;
         this.maxDepth = maxDepth;
@@ -188,7 +214,7 @@ final class Credits {
 
     /** @return true when a credit-only message should go now (nothing else is leaving) */
     boolean creditOnlyDue() {
-        return (toReturn > 0 && toReturn >= ackThreshold()) || (peerAvailable <= 0 && toReturn + granted > 0);
+        return (toReturn > 0 && toReturn >= ackThreshold()) || (peerAvailable <= peerReserve && toReturn + granted > 0);
     }
 
     /** @return the credits that make a credit-only message worth sending: half the depth, rounded up */

@@ -178,13 +178,19 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         Mtu mtu = device.portAttributes.activeMtu().min(Mtu.of(peer.mtu));
         int peerReceive = Math.min(peer.receiveSize, loop.pool.chunkSize());
         // each side keeps one credit for done reports: a peer that grants one only cannot take rendezvous
-        boolean both = rendezvous != null && (peer.flags & Hello.FLAG_RENDEZVOUS) != 0 && peer.receiveCount >= 2;
+        boolean announced = rendezvous != null; // what this side's hello said (fillHello)
+        boolean both = announced && (peer.flags & Hello.FLAG_RENDEZVOUS) != 0 && peer.receiveCount >= 2;
         if (rendezvous != null && !both) {
             rendezvous.close(); // the peer does not take rendezvous frames: this side sends none
             rendezvous = null;
         }
+        // and so does the peer when it sends rendezvous frames to this side (its 'both'): credit-only
+        // messages must then count that credit as spent
+        boolean peerKeepsOne = announced && (peer.flags & Hello.FLAG_RENDEZVOUS) != 0
+                && buffers.initialCredits() >= 2;
         sender.start(new SendQueue(loop.pool, config.send().window(), peerReceive),
-                new Credits(peer.receiveCount, buffers.initialCredits(), buffers.maxCredits()), rendezvous,
+                new Credits(peer.receiveCount, buffers.initialCredits(), buffers.maxCredits(), peerKeepsOne ? 1 : 0),
+                rendezvous,
                 config.send().rendezvousThreshold());
         // reads: this side's of the peer's rendezvous frames (initiator depth), the peer's of ours (responder)
         int reads = config.send().rendezvousThreshold() > 0 ? Rendezvous.READS : 0;
