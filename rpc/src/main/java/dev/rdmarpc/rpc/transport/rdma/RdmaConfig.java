@@ -108,8 +108,8 @@ public final class RdmaConfig {
     /** Default bound on queued unsent bytes per connection: 8 MiB. */
     public static final long DEFAULT_WRITE_HIGH_WATER_MARK = 8L * 1024 * 1024;
     /**
-     * Default {@link Send#rendezvousThreshold}: 0, rendezvous off. In the Soft-RoCE VM, connections that
-     * pipeline many large frames both ways at once failed with it on (docs/rdma.md, "Rendezvous").
+     * Default {@link Send#rendezvousThreshold}: 0, rendezvous off. It has run in the Soft-RoCE VM only,
+     * where it is slower than split SENDs at 1 MiB (docs/rdma.md, "Rendezvous").
      */
     public static final int DEFAULT_RENDEZVOUS_THRESHOLD = 0;
     /** A rendezvous threshold to turn it on with, the one its tests use: frames of 512 KiB and more. */
