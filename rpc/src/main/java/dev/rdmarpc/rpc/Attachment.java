@@ -16,8 +16,15 @@ import java.util.Objects;
  *
  * <p>Lifetime: an attachment only describes memory, it does not own it. On the sending side the
  * memory must stay valid and unchanged until the call's response arrives (client) or the handler
- * returns (server). On the receiving side the attachment is a view of the receive buffer, valid for
- * the same span as the payload it came with, unless it landed in a buffer the caller provided.
+ * returns (server). A call that ends without a response (its deadline, a cancel, a closed connection)
+ * may leave its request queued or in flight: an attachment the transport copied is free once the call
+ * has completed, but a host attachment of at least 4 KiB inside memory registered with the client's
+ * RDMA transport ({@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#register}) is read by the NIC
+ * where it lies, and may still be read then: change or free that memory only once its
+ * {@link dev.rdmarpc.rpc.transport.rdma.RegisteredMemory#transfersInFlight()} is 0, or its
+ * {@link dev.rdmarpc.rpc.transport.rdma.RegisteredMemory#close()} returned. On the receiving side the
+ * attachment is a view of the receive buffer, valid for the same span as the payload it came with,
+ * unless it landed in a buffer the caller provided.
  */
 public final class Attachment {
     /** Where an attachment's bytes live. */

@@ -168,8 +168,12 @@ public interface RpcChannel {
      *
      * @param method       the method; its codecs are not used, the payload is sent as is
      * @param payload      the request bytes; may be reused as soon as this returns
-     * @param attachment   bytes sent after the payload (copied before this returns), or
-     *                     {@link MemorySegment#NULL}
+     * @param attachment   bytes sent after the payload, or {@link MemorySegment#NULL}: copied before
+     *                     this returns, except over RDMA when they lie in memory registered with the
+     *                     client's transport (at least 4 KiB): the NIC then reads them where they lie,
+     *                     and they must stay unchanged until the response arrives or, for a call that
+     *                     ends without one, as {@link dev.rdmarpc.rpc.transport.rdma.RegisteredMemory}
+     *                     says
      * @param timeoutNanos the call's timeout, or 0 for the default
      * @param listener     receives the response or the error, on an I/O thread
      * @param tag          any value, handed back to the listener

@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
@@ -98,20 +99,86 @@ final class DeviceTable implements SlabListener, AutoCloseable {
     record Choice(Device device, int gidIndex) {
     }
 
-    /** Application memory registered with every device ({@link RegisteredMemory}). */
+    /**
+     * Application memory registered with every device ({@link RegisteredMemory}), and the frames that
+     * use it: a frame whose zero-copy part lies here takes a use when it is claimed and gives it back
+     * when the transport is done with that part (its last message completed, or the peer read it and
+     * its window was invalidated, or the frame was dropped: aborted, or its connection closed and its
+     * queue pair destroyed). Closing refuses new uses, waits until none is left, then deregisters.
+     */
     static final class UserRegion {
+        /** Added to {@link #uses} once closing started: no frame takes a use after that. */
+        private static final int CLOSING = Integer.MIN_VALUE;
+
         final long start;
         final long end;
         final MemorySegment segment;
         final MemoryRegion[] regions = new MemoryRegion[MAX_DEVICES];
         final long[] lkeys = new long[MAX_DEVICES];
-        boolean closed;
+        /** Deregistered (guarded by the table; read by waiters). */
+        volatile boolean closed;
+        private final AtomicInteger uses = new AtomicInteger();
 
         UserRegion(MemorySegment segment) {
             this.segment = segment;
             this.start = segment.address();
             this.end = segment.address() + segment.byteSize();
             java.util.Arrays.fill(lkeys, -1);
+        }
+
+        /** Takes a use for one frame's zero-copy part. Lock-free, any thread. @return false once closing */
+        boolean tryUse() {
+            for (;;) {
+                int v = uses.get();
+                if (v < 0) {
+                    return false;
+                }
+                if (uses.compareAndSet(v, v + 1)) {
+                    return true;
+                }
+            }
+        }
+
+        /** Gives a use back: the transport is done with a frame's zero-copy part. Any thread. */
+        void unuse() {
+            int v = uses.decrementAndGet();
+            if (v == CLOSING) {
+                synchronized (this) {
+                    notifyAll();
+                }
+            } else if ((v & Integer.MAX_VALUE) == Integer.MAX_VALUE) {
+                throw new IllegalStateException("registered memory used less often than given back");
+            }
+        }
+
+        /** @return frames whose zero-copy part lies here and that the transport is not done with */
+        int inUse() {
+            return uses.get() & Integer.MAX_VALUE;
+        }
+
+        /** Refuses new uses from now on (idempotent). */
+        void refuseUses() {
+            uses.getAndUpdate(v -> v | CLOSING);
+        }
+
+        /**
+         * Waits until no frame uses this memory, or it was deregistered (the transport closed: no
+         * queue pair is left to read it). An interrupt does not end the wait; it is kept for the caller.
+         */
+        void awaitUnused() {
+            boolean interrupted = false;
+            synchronized (this) {
+                while (inUse() > 0 && !closed) {
+                    try {
+                        wait();
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -141,6 +208,8 @@ final class DeviceTable implements SlabListener, AutoCloseable {
     private final List<Slab> slabs = new ArrayList<>();
     /** Registered application memory; copy-on-write so the data path reads it without a lock. */
     private volatile UserRegion[] userRegions = new UserRegion[0];
+    /** Registrations whose close() waits for their frames (guarded by this table). */
+    private final List<UserRegion> closingUserRegions = new ArrayList<>();
     private final Map<InetAddress, Choice> choices = new HashMap<>();
     private boolean closed;
 
@@ -244,16 +313,34 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         u.lkeys[d.index] = Integer.toUnsignedLong(mr.lkey());
     }
 
-    synchronized void deregisterUser(UserRegion u) {
-        if (u.closed) {
-            return;
+    /**
+     * Closes an application registration: from now on no frame takes it (their attachments are copied),
+     * then waits until no frame uses it (not under the table's lock), then deregisters it. Idempotent.
+     */
+    void deregisterUser(UserRegion u) {
+        synchronized (this) {
+            if (u.closed) {
+                return;
+            }
+            userRegions = java.util.Arrays.stream(userRegions).filter(r -> r != u).toArray(UserRegion[]::new);
+            closingUserRegions.add(u);
+            u.refuseUses();
         }
-        userRegions = java.util.Arrays.stream(userRegions).filter(r -> r != u).toArray(UserRegion[]::new);
-        closeUser(u);
+        u.awaitUnused();
+        synchronized (this) {
+            closingUserRegions.remove(u);
+            closeUser(u); // or the table's close did
+        }
     }
 
     private static void closeUser(UserRegion u) {
+        if (u.closed) {
+            return;
+        }
         u.closed = true;
+        synchronized (u) {
+            u.notifyAll(); // a close waiting for its frames: the transport closed, nothing can read it now
+        }
         for (int i = 0; i < MAX_DEVICES; i++) {
             MemoryRegion mr = u.regions[i];
             if (mr != null) {
@@ -269,32 +356,17 @@ final class DeviceTable implements SlabListener, AutoCloseable {
     }
 
     /**
-     * The local key under which {@code [address, address + length)} is registered on device
-     * {@code deviceIndex}, or -1 when no application registration covers it. Lock-free; allocates
-     * nothing.
+     * The application registration that covers {@code [address, address + length)}, or null when none
+     * does (or it is closing). Lock-free; allocates nothing.
      */
-    /**
-     * The memory region on device {@code deviceIndex} of the application registration that covers
-     * {@code [address, address + length)}, or null when none does. Lock-free; allocates nothing.
-     */
-    MemoryRegion userRegion(long address, long length, int deviceIndex) {
+    UserRegion userRegionCovering(long address, long length) {
         UserRegion[] rs = userRegions;
         for (UserRegion r : rs) {
             if (address >= r.start && address + length <= r.end) {
-                return r.regions[deviceIndex];
+                return r;
             }
         }
         return null;
-    }
-
-    long userLkey(long address, long length, int deviceIndex) {
-        UserRegion[] rs = userRegions;
-        for (UserRegion r : rs) {
-            if (address >= r.start && address + length <= r.end) {
-                return r.lkeys[deviceIndex];
-            }
-        }
-        return -1;
     }
 
     /**
@@ -532,6 +604,10 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         for (UserRegion u : userRegions) {
             closeUser(u);
         }
+        for (UserRegion u : closingUserRegions) {
+            closeUser(u); // its close() waits no more: the queue pairs are gone
+        }
+        closingUserRegions.clear();
         userRegions = new UserRegion[0];
         for (int i = deviceCount - 1; i >= 0; i--) {
             Device d = devices[i];

@@ -155,18 +155,21 @@ final class RdmaSender {
         if (tailLength < ZERO_COPY_MIN || tailLength >= frameLength || !tail.isNative()) {
             return Connection.UNSUPPORTED;
         }
-        long lkey = loop.transport.devices().userLkey(tail.address(), tailLength, devIndex);
-        if (lkey < 0) {
+        DeviceTable.UserRegion region = loop.transport.devices().userRegionCovering(tail.address(), tailLength);
+        long lkey = region == null ? -1 : region.lkeys[devIndex];
+        if (lkey < 0 || !region.tryUse()) { // not registered here, or closing: copied
             return Connection.UNSUPPORTED;
         }
         sendLock.lock();
         if (sq.pendingBytes() >= unsentLimit) {
             sendLock.unlock();
+            region.unuse();
             return Connection.BACK_PRESSURED;
         }
-        long r = sq.claimWithTail(frameLength, tail.address(), (int) tailLength, (int) lkey);
+        long r = sq.claimWithTail(frameLength, tail.address(), (int) tailLength, (int) lkey, region);
         if (r < 0) {
             sendLock.unlock();
+            region.unuse();
         }
         return r;
     }
@@ -325,7 +328,7 @@ final class RdmaSender {
         int headLength = sq.takenHeadLength();
         int tailLength = sq.takenLength() - headLength;
         int parts = tailLength > 0 ? 2 : 1;
-        int s = rendezvous.begin(b, parts);
+        int s = rendezvous.begin(b, parts, sq.takenTailRegion());
         MemorySegment desc = b.segment();
         long descOffset = headLength;
         if (windowBoundsByRegion) {
@@ -345,9 +348,10 @@ final class RdmaSender {
         Rendezvous.writePart(desc, descOffset, 0, headAddress, key, headLength);
         if (parts == 2) {
             long tailAddress = sq.takenTailAddress();
-            MemoryRegion tailRegion = loop.transport.devices().userRegion(tailAddress, tailLength, devIndex);
+            // the frame holds a use of its registration: it stays registered until the frame is released
+            MemoryRegion tailRegion = sq.takenTailRegion().regions[devIndex];
             if (tailRegion == null) {
-                failSend("the registered memory of a rendezvous frame's attachment was closed before it was sent");
+                failSend("the device of a rendezvous frame's attachment registration was closed before it was sent");
                 return false;
             }
             int tailKey = rendezvous.nextKey(s, 1);

@@ -5,20 +5,37 @@ import java.lang.foreign.MemorySegment;
 /**
  * Memory of the application registered with every device of an {@link RdmaTransport}
  * ({@link RdmaTransport#register}), so that attachments inside it are sent without a copy: the
- * work request's scatter-gather entry points at this memory, and only the frame's header and
+ * work request's scatter-gather entry points at this memory (or, for a rendezvous frame, the peer
+ * reads it through a memory window bound to the attachment alone), and only the frame's header and
  * payload are written into the transport's own buffers.
  * {@snippet :
  * RegisteredMemory blob = transport.register(arena.allocate(64 << 20));
  * client.call(PUT, key, CallOptions.DEFAULT.withAttachment(Attachment.of(blob.segment().asSlice(0, n))));
  * }
  *
- * <p>Applies to request attachments of clients on this transport (at least 4 KiB); the memory must
- * stay unchanged until the call's response arrives, as for any attachment. Response attachments are
- * copied (a server's handler may reuse its memory as soon as it returns).
+ * <p>Applies to request attachments of clients on this transport (at least 4 KiB). Response
+ * attachments are copied (a server's handler may reuse its memory as soon as it returns).
  *
- * <p>Ownership: the caller owns the memory and this registration. {@link #close()} deregisters it
- * (idempotent); close it only when no call using it is in flight, and before freeing the memory.
- * Closing the transport closes it too. Thread-safe.
+ * <h2>When the memory may change</h2>
+ * Since the NIC reads an attachment where it lies, the attachment must stay unchanged while the
+ * transport sends it, which can outlast the call:
+ * <ul>
+ * <li>Once the call's response has arrived (whatever its status, as long as the server sent it), the
+ *     server has received the whole request: the memory may change. The transport may still hold it
+ *     for a moment (a send not yet acknowledged, a window not yet invalidated); only what
+ *     {@link #close()} does waits for that.</li>
+ * <li>A call that ended on this side (its deadline, a cancel, a closed connection) may leave its
+ *     frame queued or being read: the NIC can still read the memory. Change it only once
+ *     {@link #transfersInFlight()} is 0, or after {@link #close()} returned.</li>
+ * </ul>
+ *
+ * <p>Ownership: the caller owns the memory and this registration. {@link #close()} refuses the memory
+ * to new frames (their attachments are then copied), waits until no frame uses it any more (each is
+ * sent and acknowledged, or read by the peer and its window invalidated, or dropped with its
+ * connection once the queue pair is destroyed), then deregisters it: the memory may be freed once it
+ * returns, and the NIC never touches it again. A frame queued behind a peer that stopped reading
+ * holds it until that connection closes (its liveness checks bound that). Closing the transport
+ * closes it too. Thread-safe.
  */
 public final class RegisteredMemory implements AutoCloseable {
     private final DeviceTable table;
@@ -36,7 +53,18 @@ public final class RegisteredMemory implements AutoCloseable {
         return segment;
     }
 
-    /** Deregisters the memory from every device. Idempotent. */
+    /**
+     * @return frames whose attachment lies in this memory and that the transport has not finished
+     *         with (see the class comment); 0 means the NIC reads none of it
+     */
+    public int transfersInFlight() {
+        return region.inUse();
+    }
+
+    /**
+     * Refuses the memory to new frames, waits until no frame uses it, then deregisters it from every
+     * device (see the class comment). Idempotent; an interrupt does not end the wait, and stays set.
+     */
     @Override
     public void close() {
         table.deregisterUser(region);

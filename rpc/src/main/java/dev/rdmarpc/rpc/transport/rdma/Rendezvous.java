@@ -57,6 +57,8 @@ final class Rendezvous {
     private final MemoryWindow[] windows = new MemoryWindow[SLOTS * MAX_PARTS];
     private final int[] keys = new int[SLOTS * MAX_PARTS];
     private final PooledBuffer[] frames = new PooledBuffer[SLOTS];
+    /** The registration a slot's frame's second part lies in (a use held until the frame is released), or null. */
+    private final DeviceTable.UserRegion[] tailRegions = new DeviceTable.UserRegion[SLOTS];
     private final int[] parts = new int[SLOTS];
     private final int[] invalidationsLeft = new int[SLOTS];
     /** The oldest slot in use (invalidating, or waiting to be done). */
@@ -164,14 +166,16 @@ final class Rendezvous {
     /**
      * Takes the next slot for {@code frame}, of {@code parts} parts; the caller binds its windows.
      *
+     * @param tailRegion the registration of the second part, whose use the slot now holds, or null
      * @return the slot
      */
-    int begin(PooledBuffer frame, int parts) {
+    int begin(PooledBuffer frame, int parts, DeviceTable.UserRegion tailRegion) {
         if (!canSend()) {
             throw new IllegalStateException("no rendezvous slot free");
         }
         int s = (oldest + invalidating + awaitingDone) % SLOTS;
         frames[s] = frame;
+        tailRegions[s] = tailRegion;
         this.parts[s] = parts;
         awaitingDone++;
         return s;
@@ -221,7 +225,8 @@ final class Rendezvous {
     }
 
     /**
-     * An invalidation of slot {@code s} completed.
+     * An invalidation of slot {@code s} completed. After the slot's last, the use of its second part's
+     * registration is given back here.
      *
      * @return the frame's buffer to release when it was the slot's last, else null
      */
@@ -235,6 +240,7 @@ final class Rendezvous {
         }
         PooledBuffer b = frames[s];
         frames[s] = null;
+        unuse(s);
         oldest = (oldest + 1) % SLOTS;
         invalidating--;
         return b;
@@ -265,10 +271,19 @@ final class Rendezvous {
                 frames[s] = null;
                 b.release();
             }
+            unuse(s);
         }
         invalidating = 0;
         awaitingDone = 0;
         closeWindows();
+    }
+
+    private void unuse(int s) {
+        DeviceTable.UserRegion r = tailRegions[s];
+        if (r != null) {
+            tailRegions[s] = null;
+            r.unuse();
+        }
     }
 
     /** Deallocates the windows (bound or not), once; the frames stay until {@link #close()}. */

@@ -44,12 +44,16 @@ final class SendQueue {
     private final int[] entryHeadLength = new int[ENTRIES];
     private final long[] entryTailAddress = new long[ENTRIES];
     private final int[] entryTailLkey = new int[ENTRIES];
+    /** The registration a tail lies in: the entry holds one of its uses until it is released. */
+    private final DeviceTable.UserRegion[] entryTailRegion = new DeviceTable.UserRegion[ENTRIES];
     private final boolean[] entryRendezvous = new boolean[ENTRIES];
     private int head;
     private int count;
 
     // window slots: messages in flight, a ring (an RC send queue completes in order)
     private final PooledBuffer[] slotRelease;
+    /** The registration use a slot's completion gives back (the tail of the frame it ends), or null. */
+    private final DeviceTable.UserRegion[] slotRegion;
     private final int[] slotBytes;
     private int slotHead;
     private int inFlight;
@@ -73,6 +77,7 @@ final class SendQueue {
     private int takenHeadLength;
     private long takenTailAddress;
     private int takenTailLkey;
+    private DeviceTable.UserRegion takenTailRegion;
 
     /**
      * @param pool          where buffers come from
@@ -86,6 +91,7 @@ final class SendQueue {
         this.pool = pool;
         this.maxMessage = maxMessage;
         this.slotRelease = new PooledBuffer[window];
+        this.slotRegion = new DeviceTable.UserRegion[window];
         this.slotBytes = new int[window];
     }
 
@@ -144,13 +150,13 @@ final class SendQueue {
         if (b == null) {
             return Connection.NO_BUFFER;
         }
-        newEntry(b, frameLength > maxMessage || rendezvous, 0, 0);
+        newEntry(b, frameLength > maxMessage || rendezvous, 0, 0, null);
         entryRendezvous[claimEntry] = rendezvous;
         claimLength = frameLength;
         return 0;
     }
 
-    private void newEntry(PooledBuffer b, boolean sealed, long tailAddress, int tailLkey) {
+    private void newEntry(PooledBuffer b, boolean sealed, long tailAddress, int tailLkey, DeviceTable.UserRegion region) {
         int t = (head + count) & MASK;
         entryBuffer[t] = b;
         entryLength[t] = 0;
@@ -159,6 +165,7 @@ final class SendQueue {
         entrySealed[t] = sealed;
         entryTailAddress[t] = tailAddress;
         entryTailLkey[t] = tailLkey;
+        entryTailRegion[t] = region;
         count++;
         claimEntry = t;
         claimOffset = 0;
@@ -172,9 +179,12 @@ final class SendQueue {
      * {@code frameLength - tailLength} bytes only. The frame is never coalesced with others.
      *
      * @param tailAddress where the tail starts (registered: {@code tailLkey} on this device)
+     * @param region      the registration the tail lies in, with a use taken for this frame: a successful
+     *                    claim holds it (and gives it back when the frame is released), a refused one
+     *                    leaves it to the caller
      * @return as {@link #claim(int)}
      */
-    long claimWithTail(int frameLength, long tailAddress, int tailLength, int tailLkey) {
+    long claimWithTail(int frameLength, long tailAddress, int tailLength, int tailLkey, DeviceTable.UserRegion region) {
         if (claimEntry >= 0) {
             throw new IllegalStateException("a claim is already open");
         }
@@ -193,7 +203,7 @@ final class SendQueue {
         if (b == null) {
             return Connection.NO_BUFFER;
         }
-        newEntry(b, true, tailAddress, tailLkey);
+        newEntry(b, true, tailAddress, tailLkey, region);
         entryRendezvous[claimEntry] = isRendezvous(frameLength);
         claimLength = headLength;
         claimTail = tailLength;
@@ -226,6 +236,7 @@ final class SendQueue {
             entryRendezvous[t] = false;
             count--;
             b.release();
+            unuse(t);
         }
     }
 
@@ -286,11 +297,14 @@ final class SendQueue {
         takenHeadLength = entryHeadLength[h];
         takenTailAddress = entryTailAddress[h];
         takenTailLkey = entryTailLkey[h];
+        takenTailRegion = entryTailRegion[h];
+        entryTailRegion[h] = null;
         entryBuffer[h] = null;
         entryRendezvous[h] = false;
         head = (h + 1) & MASK;
         count--;
         slotRelease[slot] = null;
+        slotRegion[slot] = null;
         slotBytes[slot] = takenLength;
         return slot;
     }
@@ -310,6 +324,7 @@ final class SendQueue {
         }
         inFlight++;
         slotRelease[slot] = null;
+        slotRegion[slot] = null;
         slotBytes[slot] = 0;
         return slot;
     }
@@ -348,11 +363,14 @@ final class SendQueue {
         entrySealed[h] = true;
         if (entrySent[h] == entryLength[h]) {
             slotRelease[slot] = entryBuffer[h];
+            slotRegion[slot] = entryTailRegion[h];
             entryBuffer[h] = null;
+            entryTailRegion[h] = null;
             head = (h + 1) & MASK;
             count--;
         } else {
             slotRelease[slot] = null;
+            slotRegion[slot] = null;
         }
         slotBytes[slot] = len;
         return slot;
@@ -394,6 +412,23 @@ final class SendQueue {
     }
 
     /**
+     * @return the registration the tail of the rendezvous frame just taken lies in, or null: its use
+     *         now belongs to the caller, with the frame's buffer
+     */
+    DeviceTable.UserRegion takenTailRegion() {
+        return takenTailRegion;
+    }
+
+    /** Gives back the registration use entry {@code t} holds, if any. */
+    private void unuse(int t) {
+        DeviceTable.UserRegion r = entryTailRegion[t];
+        if (r != null) {
+            entryTailRegion[t] = null;
+            r.unuse();
+        }
+    }
+
+    /**
      * The oldest message in flight completed (or was flushed): frees its slot and, after a buffer's
      * last message, the buffer.
      *
@@ -407,11 +442,16 @@ final class SendQueue {
         }
         pendingBytes -= slotBytes[slot];
         PooledBuffer b = slotRelease[slot];
+        DeviceTable.UserRegion r = slotRegion[slot];
         slotRelease[slot] = null;
+        slotRegion[slot] = null;
         slotHead = slotHead + 1 == slotRelease.length ? 0 : slotHead + 1;
         inFlight--;
         if (b != null) {
             b.release();
+        }
+        if (r != null) {
+            r.unuse();
         }
     }
 
@@ -436,6 +476,7 @@ final class SendQueue {
             if (b != null) {
                 b.release();
             }
+            unuse(t);
         }
     }
 
@@ -444,6 +485,7 @@ final class SendQueue {
         while (count > 0) {
             PooledBuffer b = entryBuffer[head];
             entryBuffer[head] = null;
+            unuse(head);
             head = (head + 1) & MASK;
             count--;
             if (b != null) {
@@ -455,6 +497,11 @@ final class SendQueue {
             if (b != null) {
                 slotRelease[slot] = null;
                 b.release();
+            }
+            DeviceTable.UserRegion r = slotRegion[slot];
+            if (r != null) {
+                slotRegion[slot] = null;
+                r.unuse();
             }
         }
         slotHead = 0;

@@ -2,15 +2,19 @@ package dev.rdmarpc.rpc.transport.rdma;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.CallOptions;
 import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.testsupport.RdmaTest;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -53,6 +57,50 @@ class PeerStoppedTest {
                 assertTrue(ms < 20_000, "the call failed " + ms + " ms after the server stopped (defaults: 2 s + 3 s)");
             } finally {
                 child.process.destroyForcibly(); // a stopped process dies of SIGKILL too
+            }
+        }
+    }
+
+    /**
+     * Registered memory outlives a call that ended on this side, until its frame is done (issue 17,
+     * point 3). A 1 MiB request attachment in registered memory goes by rendezvous: the server's process
+     * would read it, but it is stopped. The call's deadline passes first (1 s): the frame is still bound
+     * to a window the peer may read, so {@link RegisteredMemory#transfersInFlight()} stays 1 and
+     * {@link RegisteredMemory#close()} waits; when the client gives the stopped server up (no answer to
+     * its pings) the connection closes, its queue pair is destroyed, and only then does close() return.
+     */
+    @Test
+    void registeredMemoryIsHeldAfterATimedOutCallUntilItsFrameIsDone() throws Exception {
+        RdmaConfig config = RdmaTestEnv.smallConfig().send(s -> s.rendezvousThreshold(RdmaConfig.SUGGESTED_RENDEZVOUS_THRESHOLD));
+        try (ChildServerProcess child = ChildServerProcess.start();
+             RdmaTransport clientT = RdmaTransport.create(config);
+             Arena arena = Arena.ofShared()) {
+            MemorySegment blob = arena.allocate(1 << 20, 4096);
+            RegisteredMemory mem = clientT.register(blob);
+            try (RpcClient client = RpcClient.builder().address(child.awaitAddress()).transport(clientT).connect()) {
+                assertArrayEquals(new byte[]{9}, client.call(ChildServer.ECHO, new byte[]{9}));
+                Process stop = new ProcessBuilder("kill", "-STOP", Long.toString(child.process.pid())).inheritIO().start();
+                assertTrue(stop.waitFor(60, TimeUnit.SECONDS) && stop.exitValue() == 0, "kill -STOP");
+                CompletableFuture<byte[]> call = client.callAsync(ChildServer.ECHO, new byte[]{1},
+                        CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(1)).withAttachment(Attachment.of(blob)));
+                ExecutionException e = assertThrows(ExecutionException.class, () -> call.get(60, TimeUnit.SECONDS));
+                RpcException re = assertInstanceOf(RpcException.class, e.getCause());
+                assertEquals(Status.DEADLINE_EXCEEDED, re.status(), re.getMessage());
+                assertTrue(client.isOpen(), "the deadline passed before the client gave the server up");
+                assertEquals(1, mem.transfersInFlight(), "the frame is still the peer's to read: "
+                        + clientT.metrics());
+                CompletableFuture<Void> closed = CompletableFuture.runAsync(mem::close);
+                Thread.sleep(500);
+                assertEquals(1, mem.transfersInFlight());
+                assertFalse(closed.isDone(), "close() waits while a frame uses the memory");
+                long t0 = System.nanoTime();
+                closed.get(60, TimeUnit.SECONDS); // the client gives the stopped server up: the frame is dropped
+                System.out.println("close() returned " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)
+                        + " ms after the check; client open: " + client.isOpen() + "; " + clientT.metrics());
+                assertEquals(0, mem.transfersInFlight());
+                assertFalse(client.isOpen(), "only the closed connection let the frame go");
+            } finally {
+                child.process.destroyForcibly();
             }
         }
     }

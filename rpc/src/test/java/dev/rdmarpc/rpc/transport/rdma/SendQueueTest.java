@@ -184,7 +184,7 @@ class SendQueueTest {
         long tailAddress = 0x10_0000L;
         int head = 100;
         int tail = 10_000;
-        long at = q.claimWithTail(head + tail, tailAddress, tail, 77);
+        long at = q.claimWithTail(head + tail, tailAddress, tail, 77, null);
         assertEquals(0, at);
         q.claimBuffer().asSlice(0, head).fill((byte) 3);
         q.commit();
@@ -210,6 +210,108 @@ class SendQueueTest {
         q.completed(s0 + 2);
         assertEquals(0, pool.chunksInUse());
         assertEquals(0, q.pendingBytes());
+    }
+
+    /** Registered memory that is not registered anywhere: only its frames' uses are counted. */
+    private static DeviceTable.UserRegion region() {
+        return new DeviceTable.UserRegion(java.lang.foreign.Arena.ofAuto().allocate(1 << 16));
+    }
+
+    private static long claimTail(SendQueue q, DeviceTable.UserRegion r, int head, int tail) {
+        assertTrue(r.tryUse(), "the sender takes a use before it claims");
+        long at = q.claimWithTail(head + tail, r.segment.address(), tail, 77, r);
+        assertTrue(at >= 0);
+        return at;
+    }
+
+    /** A frame's use of its tail's registration ends when its last message completes, not before. */
+    @Test
+    void aTailsRegistrationIsUsedUntilTheFramesLastMessageCompletes() {
+        SendQueue q = new SendQueue(pool, 4, CHUNK);
+        DeviceTable.UserRegion r = region();
+        claimTail(q, r, 100, 10_000);
+        q.commit();
+        assertEquals(1, r.inUse(), "queued");
+        int s0 = q.take();
+        q.take();
+        q.take();
+        assertEquals(1, r.inUse(), "in flight");
+        q.completed(s0);
+        q.completed(s0 + 1);
+        assertEquals(1, r.inUse(), "the last message, with the rest of the tail, is still in flight");
+        q.completed(s0 + 2);
+        assertEquals(0, r.inUse());
+    }
+
+    @Test
+    void anAbortedOrDroppedFrameGivesItsUseBack() {
+        SendQueue q = new SendQueue(pool, 1, CHUNK);
+        DeviceTable.UserRegion r = region();
+        claimTail(q, r, 100, 5_000);
+        q.abort();
+        assertEquals(0, r.inUse(), "aborted");
+        put(q, 10, (byte) 1);
+        q.take(); // the window (1) is full now: what follows stays queued
+        claimTail(q, r, 100, 5_000);
+        q.commit();
+        claimTail(q, r, 100, 5_000);
+        q.commit();
+        assertEquals(2, r.inUse());
+        q.close();
+        assertEquals(0, r.inUse(), "queued frames the device never saw are dropped at close");
+    }
+
+    @Test
+    void aFramePartlyInFlightKeepsItsUseUntilReleaseInFlight() {
+        SendQueue q = new SendQueue(pool, 1, CHUNK);
+        DeviceTable.UserRegion r = region();
+        claimTail(q, r, 100, 10_000);
+        q.commit();
+        q.take();
+        q.close();
+        assertEquals(1, r.inUse(), "the device may still read its first message, and later ones were never posted");
+        q.releaseInFlight();
+        assertEquals(0, r.inUse());
+    }
+
+    @Test
+    void aRendezvousFramesUseGoesToItsTaker() {
+        SendQueue q = new SendQueue(pool, 4, CHUNK);
+        q.rendezvous(3 * CHUNK);
+        DeviceTable.UserRegion r = region();
+        claimTail(q, r, 100, 4 * CHUNK);
+        q.commit();
+        int slot = q.takeRendezvous();
+        assertSame(r, q.takenTailRegion());
+        q.completed(slot); // the descriptor's completion gives nothing back: the frame is the taker's now
+        assertEquals(1, r.inUse());
+        q.takenBuffer().release();
+        r.unuse(); // what Rendezvous does once the peer read it and its windows were invalidated
+        assertEquals(0, r.inUse());
+    }
+
+    /** Closing refuses new uses at once and waits for the ones held; the wait ends with the last. */
+    @Test
+    void closingARegistrationWaitsForItsFrames() throws Exception {
+        DeviceTable.UserRegion r = region();
+        assertTrue(r.tryUse());
+        assertTrue(r.tryUse());
+        r.refuseUses();
+        assertFalse(r.tryUse(), "no new frame takes it once closing started");
+        assertEquals(2, r.inUse());
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        Thread waiter = Thread.ofPlatform().start(() -> {
+            r.awaitUnused();
+            done.countDown();
+        });
+        assertFalse(done.await(200, java.util.concurrent.TimeUnit.MILLISECONDS), "two frames still use it");
+        r.unuse();
+        assertFalse(done.await(200, java.util.concurrent.TimeUnit.MILLISECONDS), "one frame still uses it");
+        r.unuse();
+        assertTrue(done.await(10, java.util.concurrent.TimeUnit.SECONDS), "the last frame let it go");
+        waiter.join();
+        assertEquals(0, r.inUse());
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, r::unuse, "given back more than taken");
     }
 
     @Test
