@@ -504,12 +504,15 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     }
 
     /**
-     * @return calls waiting for their responses on this (client) connection, as its handler counts
-     *         them: the TCP connection beside it pings the server while there are any (a hint, any thread)
+     * @return what this (client) connection waits on its server for: calls waiting for their responses,
+     *         as its handler counts them, and frames still queued or in flight, or sent by rendezvous and
+     *         not yet reported read (they may hold the application's registered memory). The TCP
+     *         connection beside it pings the server while there are any, so a server whose process
+     *         stopped is given up, and what it held is let go (a hint, any thread).
      */
     int callsInFlight() {
         FrameHandler h = handler;
-        return h == null ? 0 : h.callsInFlight();
+        return (h == null ? 0 : h.callsInFlight()) + sender.waitingOnPeer();
     }
 
     // ================================================================== Connection

@@ -80,6 +80,8 @@ final class RdmaSender {
     private volatile long unsentBytes;
     /** The send queue's entries, as last seen under the send lock (read by the I/O thread's pause rule). */
     private volatile int queuedEntries;
+    /** Rendezvous frames sent and not yet released, as last seen under the send lock (read by the liveness pings). */
+    private volatile int rendezvousHeld;
     /** Rendezvous frames of the peer this side read and has not yet reported done. */
     private int doneOwed;
     /** RDMA READs of a peer's rendezvous frame posted and not completed. */
@@ -329,6 +331,7 @@ final class RdmaSender {
         int tailLength = sq.takenLength() - headLength;
         int parts = tailLength > 0 ? 2 : 1;
         int s = rendezvous.begin(b, parts, sq.takenTailRegion());
+        rendezvousHeld = rendezvous.inUse();
         MemorySegment desc = b.segment();
         long descOffset = headLength;
         if (windowBoundsByRegion) {
@@ -554,6 +557,7 @@ final class RdmaSender {
                     // a failed (or flushed) invalidation leaves the frame to release(), after the queue pair is gone
                     PooledBuffer b = success && rendezvous != null ? rendezvous.invalidated(slot / Rendezvous.MAX_PARTS)
                             : null;
+                    rendezvousHeld = rendezvous == null ? 0 : rendezvous.inUse();
                     if (b != null) {
                         b.release();
                     }
@@ -640,6 +644,14 @@ final class RdmaSender {
         return queuedEntries;
     }
 
+    /**
+     * @return frames this side waits on the peer for, as last seen (any thread): queued or in flight,
+     *         or sent by rendezvous and not yet reported read
+     */
+    int waitingOnPeer() {
+        return queuedEntries + rendezvousHeld;
+    }
+
     /** @return posted sends not completed yet */
     int postedSends() {
         sendLock.lock();
@@ -686,6 +698,7 @@ final class RdmaSender {
                 if (rendezvous != null) {
                     rendezvous.close();
                 }
+                rendezvousHeld = 0;
             } finally {
                 sendLock.unlock();
             }

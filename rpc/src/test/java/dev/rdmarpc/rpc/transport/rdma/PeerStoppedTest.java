@@ -66,8 +66,9 @@ class PeerStoppedTest {
      * point 3). A 1 MiB request attachment in registered memory goes by rendezvous: the server's process
      * would read it, but it is stopped. The call's deadline passes first (1 s): the frame is still bound
      * to a window the peer may read, so {@link RegisteredMemory#transfersInFlight()} stays 1 and
-     * {@link RegisteredMemory#close()} waits; when the client gives the stopped server up (no answer to
-     * its pings) the connection closes, its queue pair is destroyed, and only then does close() return.
+     * {@link RegisteredMemory#close()} waits. No call waits any more, but the frame does, so the client
+     * keeps pinging the server; it gives the stopped server up (no answer to its pings), the connection
+     * closes, its queue pair is destroyed, and only then does close() return.
      */
     @Test
     void registeredMemoryIsHeldAfterATimedOutCallUntilItsFrameIsDone() throws Exception {
