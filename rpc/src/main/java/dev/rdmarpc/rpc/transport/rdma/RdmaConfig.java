@@ -109,7 +109,7 @@ public final class RdmaConfig {
     public static final long DEFAULT_WRITE_HIGH_WATER_MARK = 8L * 1024 * 1024;
     /**
      * Default {@link Send#rendezvousThreshold}: 0, rendezvous off. It has run in the Soft-RoCE VM only,
-     * where it is slower than split SENDs at 1 MiB (docs/rdma.md, "Rendezvous").
+     * where it is not faster than split SENDs at every size (docs/rdma.md, "Rendezvous").
      */
     public static final int DEFAULT_RENDEZVOUS_THRESHOLD = 0;
     /** A rendezvous threshold to turn it on with, the one its tests use: frames of 512 KiB and more. */
