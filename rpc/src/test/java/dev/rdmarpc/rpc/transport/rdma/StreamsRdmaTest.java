@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Timeout;
 @RdmaTest
 @Timeout(900)
 class StreamsRdmaTest extends StreamsContract {
-    private static RdmaConfig config() {
+    /** @return the configuration of both sides */
+    protected RdmaConfig config() {
         return RdmaTestEnv.smallConfig().bufferPool(p -> p.maxPooledBytes(256L << 20).maxLargeBytes(256L << 20));
     }
 
