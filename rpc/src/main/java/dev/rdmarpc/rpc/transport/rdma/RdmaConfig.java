@@ -771,8 +771,8 @@ public final class RdmaConfig {
          *              key before the memory is used again (docs/rdma.md, "Rendezvous"). Used only when
          *              both sides enable it; 0 disables it on this side. At least 4 KiB when not 0
          *              ({@link RdmaConfig#SUGGESTED_RENDEZVOUS_THRESHOLD}, 512 KiB, is what its tests use);
-         *              default 0, off: in the Soft-RoCE VM, connections pipelining many large frames both
-         *              ways failed with it on, for a reason not found yet (docs/rdma.md, "Rendezvous").
+         *              default 0, off: it has run in the Soft-RoCE VM only, where it is not faster than
+         *              split SENDs at every size (docs/rdma.md, "Rendezvous").
          * @return this
          */
         public Send rendezvousThreshold(int bytes) {

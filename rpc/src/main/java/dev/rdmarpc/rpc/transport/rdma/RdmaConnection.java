@@ -179,15 +179,15 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         int peerReceive = Math.min(peer.receiveSize, loop.pool.chunkSize());
         // each side keeps one credit for done reports: a peer that grants one only cannot take rendezvous
         boolean announced = rendezvous != null; // what this side's hello said (fillHello)
-        boolean both = announced && (peer.flags & Hello.FLAG_RENDEZVOUS) != 0 && peer.receiveCount >= 2;
+        boolean peerAnnounced = (peer.flags & Hello.FLAG_RENDEZVOUS) != 0;
+        boolean both = announced && peerAnnounced && peer.receiveCount >= 2;
         if (rendezvous != null && !both) {
             rendezvous.close(); // the peer does not take rendezvous frames: this side sends none
             rendezvous = null;
         }
         // and so does the peer when it sends rendezvous frames to this side (its 'both'): credit-only
         // messages must then count that credit as spent
-        boolean peerKeepsOne = announced && (peer.flags & Hello.FLAG_RENDEZVOUS) != 0
-                && buffers.initialCredits() >= 2;
+        boolean peerKeepsOne = announced && peerAnnounced && buffers.initialCredits() >= 2;
         sender.start(new SendQueue(loop.pool, config.send().window(), peerReceive),
                 new Credits(peer.receiveCount, buffers.initialCredits(), buffers.maxCredits(), peerKeepsOne ? 1 : 0),
                 rendezvous,
