@@ -16,15 +16,18 @@ import java.util.Objects;
  *
  * <p>Lifetime: an attachment only describes memory, it does not own it. On the sending side the
  * memory must stay valid and unchanged until the call's response arrives (client) or the handler
- * returns (server). A call that ends without a response (its deadline, a cancel, a closed connection)
- * may leave its request queued or in flight: an attachment the transport copied is free once the call
- * has completed, but a host attachment of at least 4 KiB inside memory registered with the client's
- * RDMA transport ({@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#register}) is read by the NIC
- * where it lies, and may still be read then: change or free that memory only once its
+ * returns (server). A host attachment of at least 4 KiB inside memory registered with the RDMA
+ * transport that sends it ({@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#register}) is not
+ * copied but read by the NIC where it lies, and may be read longer: a request's after a call that
+ * ended without a response (its deadline, a cancel, a closed connection) left it queued or in flight,
+ * a response's after its handler returned. Change or free that memory only once its
  * {@link dev.rdmarpc.rpc.transport.rdma.RegisteredMemory#transfersInFlight()} is 0, or its
- * {@link dev.rdmarpc.rpc.transport.rdma.RegisteredMemory#close()} returned. On the receiving side the
- * attachment is a view of the receive buffer, valid for the same span as the payload it came with,
- * unless it landed in a buffer the caller provided.
+ * {@link dev.rdmarpc.rpc.transport.rdma.RegisteredMemory#close()} returned. An attachment the
+ * transport copied is free once the call completed (client) or the handler returned (server).
+ *
+ * <p>On the receiving side the attachment is a view of the receive buffer, valid for the same span
+ * as the payload it came with, unless it landed in a buffer the caller provided
+ * ({@link CallOptions#withResponseAttachment}: copied there, or over RDMA written there by the NIC).
  */
 public final class Attachment {
     /** Where an attachment's bytes live. */

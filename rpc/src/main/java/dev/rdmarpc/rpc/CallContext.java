@@ -83,7 +83,13 @@ public interface CallContext {
 
     /**
      * Sets the attachment sent after the response payload. Its memory must stay valid and unchanged
-     * until the handler returns (it is written out then).
+     * until the handler returns (it is written out then), and longer for host memory registered
+     * with the server's RDMA transport ({@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#register}):
+     * an attachment of at least 4 KiB there is not copied but read by the NIC where it lies, after the
+     * handler returns, until the client has it (or the connection is gone). Change or free such memory
+     * only once its {@link dev.rdmarpc.rpc.transport.rdma.RegisteredMemory#transfersInFlight()} is 0, or
+     * its {@link dev.rdmarpc.rpc.transport.rdma.RegisteredMemory#close()} returned (close waits for the
+     * transfers).
      *
      * @param attachment the attachment, or {@link Attachment#NONE}
      */

@@ -66,6 +66,15 @@ public final class CallOptions {
      * Without a target the response attachment is copied to the Java heap. {@code target} must not be
      * used by anyone else until the call completes, and host memory must be accessible from any thread
      * (the connection's I/O thread copies into it), so not from a confined arena.
+     *
+     * <p>Over RDMA with rendezvous ({@code RdmaConfig.Send#rendezvousThreshold}), a response at or over
+     * the threshold whose attachment fits a host target inside memory registered with the client's
+     * transport ({@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#register}) is not copied at all:
+     * the NIC writes the attachment into {@code target} ({@code RdmaMetrics#rendezvousBytesLanded}
+     * counts it). The NIC may then write into it after the call ended without that response (its
+     * deadline or a cancel while the response was being read): use such memory for anything else only
+     * once its {@link dev.rdmarpc.rpc.transport.rdma.RegisteredMemory#transfersInFlight()} is 0, or its
+     * {@link dev.rdmarpc.rpc.transport.rdma.RegisteredMemory#close()} returned.
      * {@snippet :
      * CallOptions opts = CallOptions.DEFAULT
      *         .withAttachment(staging.attachment(requestOnGpu))

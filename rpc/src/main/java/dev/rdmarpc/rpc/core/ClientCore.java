@@ -839,6 +839,43 @@ public final class ClientCore implements FrameHandler {
 
     @Override
     public void onFrame(Connection c, MemorySegment buf, long offset, int length) {
+        frame(c, buf, offset, length, null);
+    }
+
+    /**
+     * A successful response to a call that gave a host buffer for its response attachment
+     * ({@link dev.rdmarpc.rpc.CallOptions#withResponseAttachment}) has the transport write the
+     * attachment there, when it can (RDMA rendezvous into registered memory).
+     */
+    @Override
+    public MemorySegment attachmentSink(Connection c, MemorySegment header, long offset) {
+        if (FrameHeader.type(header, offset) != FrameDescriptor.TYPE_RESPONSE
+                || FrameHeader.status(header, offset) != FrameDescriptor.STATUS_OK) {
+            return null;
+        }
+        long id = FrameHeader.requestId(header, offset);
+        int alen = FrameHeader.attachmentLength(header, offset);
+        lock.lock();
+        try {
+            int slot = (int) (id & SLOT_MASK);
+            if (slot >= capacity || ids[slot] != id || !(sinks[slot] instanceof PendingCall p)) {
+                return null;
+            }
+            Attachment target = p.responseTarget;
+            return target != null && target.location() == Attachment.Location.HOST && alen <= target.length()
+                    ? target.segment() : null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void onFrame(Connection c, MemorySegment buf, long offset, int length, MemorySegment landed) {
+        frame(c, buf, offset, length, landed);
+    }
+
+    /** A frame arrived; {@code landed}: its attachment, already in the call's response target, or null. */
+    private void frame(Connection c, MemorySegment buf, long offset, int length, MemorySegment landed) {
         int type = FrameHeader.type(buf, offset);
         if (type > FrameDescriptor.TYPE_MAX_KNOWN) {
             LOG.log(System.Logger.Level.DEBUG, "ignoring a frame of unknown message type {0} from {1}", type,
@@ -927,7 +964,7 @@ public final class ClientCore implements FrameHandler {
             int mlen = FrameHeader.metadataLength(buf, offset); // checked above
             s.ended(null, mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(buf, offset + FrameDescriptor.HEADER_LENGTH));
         } else {
-            ((PendingCall) sink).completeFrom(buf, offset, metrics);
+            ((PendingCall) sink).completeFrom(buf, offset, metrics, landed != null);
         }
         if (Events.clientCallEnabled()) {
             Events.clientCall(method.name(), method.id(), c.remoteAddress(), Status.OK.name(), now - start, reqBytes, length);
@@ -1219,7 +1256,8 @@ public final class ClientCore implements FrameHandler {
             return (CompletableFuture) this;
         }
 
-        void completeFrom(MemorySegment buf, long offset, Counters metrics) {
+        /** @param landed whether the attachment is in {@link #responseTarget} already (only the rest is in {@code buf}) */
+        void completeFrom(MemorySegment buf, long offset, Counters metrics, boolean landed) {
             int mlen = FrameHeader.metadataLength(buf, offset); // checked by the caller
             int plen = FrameHeader.payloadLength(buf, offset) - mlen;
             int alen = FrameHeader.attachmentLength(buf, offset);
@@ -1252,7 +1290,7 @@ public final class ClientCore implements FrameHandler {
                     return;
                 }
                 try {
-                    att = DeviceAttachments.land(buf, poff + plen, alen, responseTarget);
+                    att = landed ? responseTarget.prefix(alen) : DeviceAttachments.land(buf, poff + plen, alen, responseTarget);
                 } catch (RuntimeException e) { // a driver failure copying to the GPU: the caller sees it as is
                     metrics.errors.increment();
                     completeExceptionally(e);

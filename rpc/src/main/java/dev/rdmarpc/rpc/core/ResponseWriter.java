@@ -1,6 +1,7 @@
 package dev.rdmarpc.rpc.core;
 
 import dev.rdmarpc.rpc.Attachment;
+import dev.rdmarpc.rpc.CallContext;
 import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
@@ -34,7 +35,7 @@ final class ResponseWriter {
             return tooLarge(w, m, requestId, methodId, frame, core.maxFrameLength);
         }
         // Bytes of the request being handled (an echo) go from its receive buffer, when the transport can.
-        long at = alen == 0 && mlen == 0 ? w.claimPayloadFromReceived((int) frame, src, off, len) : w.claim((int) frame);
+        long at = alen == 0 && mlen == 0 ? w.claimPayloadFromReceived((int) frame, src, off, len) : claim(w, (int) frame, att);
         if (at < 0) {
             return claimFailed(w, m, requestId, methodId, at);
         }
@@ -62,7 +63,7 @@ final class ResponseWriter {
         if (frame > core.maxFrameLength) {
             return tooLarge(w, m, requestId, methodId, frame, core.maxFrameLength);
         }
-        long at = w.claim((int) frame);
+        long at = claim(w, (int) frame, att);
         if (at < 0) {
             return claimFailed(w, m, requestId, methodId, at);
         }
@@ -72,6 +73,16 @@ final class ResponseWriter {
             return writeError(w, m, requestId, methodId, Status.HANDLER_FAILED, "response could not be encoded: " + e);
         }
         return commit(w, m, requestId, methodId, att, frame);
+    }
+
+    /**
+     * Claims a response frame: one whose host attachment the transport sends from where it lies when it
+     * can (RDMA, memory registered with the transport: see {@link CallContext#responseAttachment}), else
+     * a whole frame to copy it into.
+     */
+    private static long claim(FrameWriter w, int frame, Attachment att) {
+        return att.length() > 0 && att.location() == Attachment.Location.HOST
+                ? w.claimAttachmentInPlace(frame, att.segment(), Long.MAX_VALUE) : w.claim(frame);
     }
 
     private static Status metadataTooLarge(FrameWriter w, ServerCore core, long requestId, int methodId, Metadata md) {

@@ -19,6 +19,51 @@ public interface FrameHandler {
     void onFrame(Connection connection, MemorySegment buffer, long offset, int length);
 
     /**
+     * Where the attachment of a frame about to be received should land, when the transport can have
+     * it written straight into memory of the handler's choosing: asked by the RDMA transport for a
+     * rendezvous frame with an attachment, before it reads the frame (the TCP transport never asks).
+     * {@code header} holds the frame's header at {@code offset}, checked
+     * ({@link dev.rdmarpc.rpc.protocol.FrameHeader} reads it); nothing else of the frame has arrived.
+     *
+     * <p>The handler answers memory of at least the header's attachment length, or null to receive
+     * the frame as usual (the default). Memory the transport can write into (host memory registered
+     * with it, {@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#register}) gets the attachment's
+     * bytes from the network, and the frame then comes to
+     * {@link #onFrame(Connection, MemorySegment, long, int, MemorySegment)}; any other answer is
+     * ignored and the frame comes to {@link #onFrame(Connection, MemorySegment, long, int)}. The
+     * memory may be written until that call, or until the connection closes; it is written by the
+     * NIC, so the answer commits the handler to leaving it to the transport meanwhile. Must not
+     * block.
+     *
+     * @param connection the connection
+     * @param header     memory holding the frame's header (valid only until this method returns)
+     * @param offset     where the header starts
+     * @return memory for the attachment (its first bytes are used), or null
+     */
+    default MemorySegment attachmentSink(Connection connection, MemorySegment header, long offset) {
+        return null;
+    }
+
+    /**
+     * A whole frame arrived whose attachment the transport wrote into the memory
+     * {@link #attachmentSink} answered for it. {@code buffer} holds the frame from {@code offset} up to
+     * its attachment (header, metadata, payload), and {@code length} is the whole frame's, as its
+     * header says; the attachment is the first {@code landed.byteSize()} bytes of the answered memory,
+     * {@code landed} itself. Handlers that answer {@link #attachmentSink} must implement this; the
+     * default throws.
+     *
+     * @param connection the connection
+     * @param buffer     memory holding the frame but its attachment (valid only until this method returns)
+     * @param offset     where the frame starts
+     * @param length     the frame's length (header, payload, attachment)
+     * @param landed     the attachment, in the memory {@link #attachmentSink} answered
+     */
+    default void onFrame(Connection connection, MemorySegment buffer, long offset, int length, MemorySegment landed) {
+        throw new UnsupportedOperationException(getClass().getName() + " answered an attachment sink but takes no"
+                + " frames whose attachment landed there");
+    }
+
+    /**
      * Periodic tick (about every {@link Connection#tickIntervalNanos()}), for timeouts and idle
      * checks.
      *

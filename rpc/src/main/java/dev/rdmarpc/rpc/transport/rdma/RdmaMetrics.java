@@ -28,6 +28,8 @@ public final class RdmaMetrics {
     final LongAdder rendezvousSent = new LongAdder();
     final LongAdder rendezvousRead = new LongAdder();
     final LongAdder rendezvousBytesRead = new LongAdder();
+    final LongAdder rendezvousBytesLanded = new LongAdder();
+    final LongAdder attachmentSinksRefused = new LongAdder();
     final LongAdder reassemblyCopiedBytes = new LongAdder();
     final LongAdder rendezvousBindWaits = new LongAdder();
 
@@ -141,6 +143,25 @@ public final class RdmaMetrics {
     }
 
     /**
+     * @return bytes of rendezvous frames' attachments read straight into memory the receiving handler
+     *         gave ({@link dev.rdmarpc.rpc.transport.FrameHandler#attachmentSink}): a client's response
+     *         attachments written by the NIC into the buffer its caller provided
+     *         ({@link dev.rdmarpc.rpc.CallOptions#withResponseAttachment})
+     */
+    public long rendezvousBytesLanded() {
+        return rendezvousBytesLanded.sum();
+    }
+
+    /**
+     * @return rendezvous frames whose attachment the handler wanted in memory this transport cannot write
+     *         into (not registered with it, or its registration closing, or read-only): they were read
+     *         into a pooled buffer, and the handler copied the attachment
+     */
+    public long attachmentSinksRefused() {
+        return attachmentSinksRefused.sum();
+    }
+
+    /**
      * @return bytes the receiving side copied to reassemble frames larger than a receive buffer (the
      *         pieces of split SENDs, and the copies when a reassembly buffer is replaced by a larger one);
      *         rendezvous frames add nothing here
@@ -171,7 +192,8 @@ public final class RdmaMetrics {
                 + receiveGrowths() + ", growthsRefused=" + receiveGrowthsRefused() + ", frameShareWaits=" + frameShareWaits()
                 + ", srqGrowths=" + sharedReceiveGrowths() + ", srqLimits=" + sharedReceiveLimitEvents() + ", refused=" + connectionsRefused() + ", tcp=" + tcpConnections() + ", wakeups="
                 + wakeups() + ", zeroCopyBytes=" + zeroCopyBytes() + ", rendezvousSent=" + rendezvousSent() + ", rendezvousRead="
-                + rendezvousRead() + ", rendezvousBytesRead=" + rendezvousBytesRead() + ", reassemblyCopiedBytes="
+                + rendezvousRead() + ", rendezvousBytesRead=" + rendezvousBytesRead() + ", rendezvousBytesLanded="
+                + rendezvousBytesLanded() + ", attachmentSinksRefused=" + attachmentSinksRefused() + ", reassemblyCopiedBytes="
                 + reassemblyCopiedBytes() + ", rendezvousBindWaits=" + rendezvousBindWaits() + "]";
     }
 }

@@ -3,6 +3,7 @@ package dev.rdmarpc.rpc.transport.rdma;
 import dev.rdmarpc.ibverbs.verbs.WorkCompletions;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.transport.frame.FrameReassembler;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -59,6 +60,10 @@ final class RdmaReceiver {
     private int readsLeft;
     /** What the frame being read claimed of its address's share, 0 for none. */
     private long readShare;
+    /** Where the attachment of the frame being read lands (the handler's memory), or null. */
+    private MemorySegment readSink;
+    /** The registration {@link #readSink} lies in, whose use the read holds, or null. */
+    private DeviceTable.UserRegion readSinkRegion;
 
     RdmaReceiver(RdmaConnection conn, RdmaLoop loop, ReceiveBuffers buffers, RdmaSender sender, int maxFrameLength,
                  boolean serverSide, boolean rendezvousEnabled) {
@@ -399,10 +404,27 @@ final class RdmaReceiver {
             metrics.frameShareWaits.increment();
             return false;
         }
-        PooledBuffer target = frameLength <= loop.pool.chunkSize() ? loop.pool.acquire() : loop.pool.acquire(frameLength);
+        // the handler may have the attachment land in memory of its own (a caller's response buffer)
+        int attachment = FrameHeader.attachmentLength(seg, Rendezvous.HEADER_OFFSET);
+        MemorySegment sink = null;
+        DeviceTable.UserRegion sinkRegion = null;
+        if (attachment > 0) {
+            MemorySegment answer = conn.handler().attachmentSink(conn, seg, Rendezvous.HEADER_OFFSET);
+            sinkRegion = answer == null ? null : sender.useSinkRegion(answer, attachment);
+            if (sinkRegion != null) {
+                sink = answer.asSlice(0, attachment);
+            } else if (answer != null) {
+                metrics.attachmentSinksRefused.increment();
+            }
+        }
+        int bufferLength = sink != null ? frameLength - attachment : frameLength;
+        PooledBuffer target = bufferLength <= loop.pool.chunkSize() ? loop.pool.acquire() : loop.pool.acquire(bufferLength);
         if (target == null) {
             if (share > 0) {
                 conn.tcp.releaseFrameShare(share);
+            }
+            if (sinkRegion != null) {
+                sinkRegion.unuse();
             }
             conn.poolPressure("no buffer to read a rendezvous frame of " + frameLength + " bytes");
             conn.closeNow(new IOException("buffer pool exhausted: no buffer for a frame of " + frameLength + " bytes"));
@@ -411,11 +433,12 @@ final class RdmaReceiver {
         readTarget = target;
         readShare = share;
         readFrameLength = frameLength;
+        readSink = sink;
+        readSinkRegion = sinkRegion;
         readsLeft = Rendezvous.parts(seg, 0);
         reading = true;
-        if (!sender.postReads(target, seg, 0)) {
-            return true; // the connection is closing; releaseRead gives the buffer back after the queue pair
-        }
+        sender.postReads(target, seg, 0, bufferLength, sink, sinkRegion);
+        // when posting failed the connection is closing: releaseRead gives all back after the queue pair
         return true;
     }
 
@@ -426,9 +449,11 @@ final class RdmaReceiver {
         }
         PooledBuffer b = readTarget;
         int frameLength = readFrameLength;
+        MemorySegment landed = readSink;
         readTarget = null;
         reading = false;
         releaseReadShare();
+        releaseSink(); // the NIC is done with it
         metrics.rendezvousRead.increment();
         metrics.rendezvousBytesRead.add(frameLength);
         try {
@@ -438,7 +463,16 @@ final class RdmaReceiver {
                         : "a rendezvous frame of " + frameLength + " bytes whose header says " + len);
                 return;
             }
-            conn.handler().onFrame(conn, b.segment(), 0, frameLength);
+            if (landed == null) {
+                conn.handler().onFrame(conn, b.segment(), 0, frameLength);
+            } else if (FrameHeader.attachmentLength(b.segment(), 0) != landed.byteSize()) {
+                conn.protocolError("a rendezvous frame whose header says an attachment of "
+                        + FrameHeader.attachmentLength(b.segment(), 0) + " bytes, its descriptor " + landed.byteSize());
+                return;
+            } else {
+                metrics.rendezvousBytesLanded.add(landed.byteSize());
+                conn.handler().onFrame(conn, b.segment(), 0, frameLength, landed);
+            }
         } finally {
             b.release();
         }
@@ -447,6 +481,15 @@ final class RdmaReceiver {
         if (conn.isOpen()) {
             checkReadPause();
             resumeWaiting();
+        }
+    }
+
+    private void releaseSink() {
+        DeviceTable.UserRegion r = readSinkRegion;
+        readSink = null;
+        if (r != null) {
+            readSinkRegion = null;
+            r.unuse();
         }
     }
 
@@ -461,6 +504,7 @@ final class RdmaReceiver {
     void releaseRead() {
         reading = false;
         releaseReadShare();
+        releaseSink();
         PooledBuffer b = readTarget;
         if (b != null) {
             readTarget = null;

@@ -339,7 +339,7 @@ final class RdmaSender {
             // window on a device that checks only the region's bounds
             desc.asSlice(descOffset + Rendezvous.MAX_DESCRIPTOR).fill((byte) 0);
         }
-        Rendezvous.writeHeader(desc, descOffset, sq.takenLength(), parts);
+        Rendezvous.writeHeader(desc, descOffset, sq.takenLength(), parts, desc);
         int access = Access.REMOTE_READ.bit();
         long headAddress = b.segment().address();
         int key = rendezvous.nextKey(s, 0);
@@ -412,24 +412,60 @@ final class RdmaSender {
     }
 
     /**
-     * Posts the reads of a peer's rendezvous frame into {@code target} (I/O thread): one RDMA READ
-     * per part, consecutive in the target.
+     * The application registration a rendezvous frame's attachment may be read into: the one that
+     * covers the first {@code length} bytes of {@code sink} and has a key on this connection's device,
+     * with a use taken for the reads (given back when they completed, or after the queue pair is
+     * destroyed); null when there is none, or it is closing, or the memory is read-only.
+     */
+    DeviceTable.UserRegion useSinkRegion(MemorySegment sink, int length) {
+        if (!sink.isNative() || sink.isReadOnly() || sink.byteSize() < length) {
+            return null;
+        }
+        DeviceTable.UserRegion region = loop.transport.devices().userRegionCovering(sink.address(), length);
+        if (region == null || region.lkeys[devIndex] < 0 || !region.tryUse()) {
+            return null;
+        }
+        return region;
+    }
+
+    /**
+     * Posts the reads of a peer's rendezvous frame (I/O thread): one RDMA READ per part. The frame's
+     * bytes before {@code sinkFrom} go to {@code target}, consecutive from its start; those from
+     * {@code sinkFrom} on (the attachment) go to {@code sink}, consecutive from its start, a part that
+     * holds both being scattered to both.
      *
+     * @param sinkFrom where in the frame the bytes for the sink start; the frame's length when there
+     *                 is no sink
+     * @param sink     memory in {@code sinkRegion} for the frame's last bytes, or null
      * @return false when posting failed (the connection is closing)
      */
-    boolean postReads(PooledBuffer target, MemorySegment descriptor, long offset) {
+    boolean postReads(PooledBuffer target, MemorySegment descriptor, long offset, int sinkFrom, MemorySegment sink,
+                      DeviceTable.UserRegion sinkRegion) {
         sendLock.lock();
         try {
             int parts = Rendezvous.parts(descriptor, offset);
             long to = target.segment().address();
             int lkey = DeviceTable.lkey(target, devIndex);
+            int sinkLkey = sink == null ? 0 : (int) sinkRegion.lkeys[devIndex];
+            long at = 0; // where in the frame this part starts
             for (int j = 0; j < parts; j++) {
                 int len = Rendezvous.partLength(descriptor, offset, j);
-                wrs.get(readBase + j).clear().wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.READ, j))
+                SendWorkRequest w = wrs.get(readBase + j).clear()
+                        .wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.READ, j))
                         .opcode(SendOpcode.RDMA_READ)
                         .remote(Rendezvous.partAddress(descriptor, offset, j), Rendezvous.partKey(descriptor, offset, j))
-                        .sge(0, to, len, lkey).sgeCount(1).flags(SendWorkRequest.SIGNALED);
-                to += len;
+                        .flags(SendWorkRequest.SIGNALED);
+                int toTarget = (int) Math.max(0, Math.min(len, sinkFrom - at));
+                int n = 0;
+                if (toTarget > 0) {
+                    w.sge(n++, to, toTarget, lkey);
+                    to += toTarget;
+                }
+                if (toTarget < len) {
+                    w.sge(n++, sink.address() + (at + toTarget - sinkFrom), len - toTarget, sinkLkey);
+                }
+                w.sgeCount(n);
+                at += len;
             }
             int rc = qp.postSend(wrs, readBase, parts);
             if (rc != 0) {

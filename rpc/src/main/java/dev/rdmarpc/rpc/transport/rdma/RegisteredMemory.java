@@ -4,29 +4,37 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * Memory of the application registered with every device of an {@link RdmaTransport}
- * ({@link RdmaTransport#register}), so that attachments inside it are sent without a copy: the
+ * ({@link RdmaTransport#register}), so that attachments inside it move without a copy: sent, the
  * work request's scatter-gather entry points at this memory (or, for a rendezvous frame, the peer
  * reads it through a memory window bound to the attachment alone), and only the frame's header and
- * payload are written into the transport's own buffers.
+ * payload are written into the transport's own buffers; received, a response attachment read by
+ * rendezvous is written by the NIC straight into the caller's target here.
  * {@snippet :
  * RegisteredMemory blob = transport.register(arena.allocate(64 << 20));
  * client.call(PUT, key, CallOptions.DEFAULT.withAttachment(Attachment.of(blob.segment().asSlice(0, n))));
+ * Reply<String> r = client.exchange(GET, key, CallOptions.DEFAULT
+ *         .withResponseAttachment(Attachment.of(blob.segment().asSlice(n, 8 << 20))));
  * }
  *
- * <p>Applies to request attachments of clients on this transport (at least 4 KiB). Response
- * attachments are copied (a server's handler may reuse its memory as soon as it returns).
+ * <p>Applies to attachments of at least 4 KiB sent by clients (requests) and servers (responses) on
+ * this transport, and to response attachments received by rendezvous into a target here
+ * ({@link dev.rdmarpc.rpc.CallOptions#withResponseAttachment}).
  *
  * <h2>When the memory may change</h2>
  * Since the NIC reads an attachment where it lies, the attachment must stay unchanged while the
  * transport sends it, which can outlast the call:
  * <ul>
- * <li>Once the call's response has arrived (whatever its status, as long as the server sent it), the
- *     server has received the whole request: the memory may change. The transport may still hold it
- *     for a moment (a send not yet acknowledged, a window not yet invalidated); only what
- *     {@link #close()} does waits for that.</li>
+ * <li>Request attachments: once the call's response has arrived (whatever its status, as long as the
+ *     server sent it), the server has received the whole request: the memory may change. The
+ *     transport may still hold it for a moment (a send not yet acknowledged, a window not yet
+ *     invalidated); only what {@link #close()} does waits for that.</li>
  * <li>A call that ended on this side (its deadline, a cancel, a closed connection) may leave its
  *     frame queued or being read: the NIC can still read the memory. Change it only once
- *     {@link #transfersInFlight()} is 0, or after {@link #close()} returned.</li>
+ *     {@link #transfersInFlight()} is 0, or after {@link #close()} returned. Likewise the NIC may
+ *     still be writing a response attachment into a target here after its call ended so.</li>
+ * <li>Response attachments a server's handler set: the NIC reads them after the handler returned,
+ *     until the client has them. Change the memory only once {@link #transfersInFlight()} is 0, or
+ *     after {@link #close()} returned.</li>
  * </ul>
  *
  * <p>Ownership: the caller owns the memory and this registration. {@link #close()} refuses the memory
@@ -55,7 +63,8 @@ public final class RegisteredMemory implements AutoCloseable {
 
     /**
      * @return frames whose attachment lies in this memory and that the transport has not finished
-     *         with (see the class comment); 0 means the NIC reads none of it
+     *         with, sent or being received into it (see the class comment); 0 means the NIC touches
+     *         none of it
      */
     public int transfersInFlight() {
         return region.inUse();

@@ -32,9 +32,13 @@ import java.nio.ByteOrder;
  * <pre>
  *  0  frame length (u32)
  *  4  parts (u32, 1 or 2)
- *  8  part 0: address (u64), key (u32), length (u32)
- * 24  part 1: address (u64), key (u32), length (u32)     (when there are two)
+ *  8  the frame's header, as in the frame ({@link FrameDescriptor#HEADER_LENGTH} bytes)
+ * 40  part 0: address (u64), key (u32), length (u32)
+ * 56  part 1: address (u64), key (u32), length (u32)     (when there are two)
  * </pre>
+ * The header copy lets the receiver choose where the frame's attachment goes before it reads anything
+ * ({@link dev.rdmarpc.rpc.transport.FrameHandler#attachmentSink}): a client's response attachment is
+ * read straight into the buffer its caller gave.
  *
  * <p>This class holds the descriptor's codec and the sending side's windows and frames; not
  * thread-safe (the sender uses it under its send lock).
@@ -45,7 +49,11 @@ final class Rendezvous {
     /** Parts of one frame: its pooled buffer and a zero-copy tail. */
     static final int MAX_PARTS = 2;
     /** Longest descriptor. */
-    static final int MAX_DESCRIPTOR = 8 + 16 * MAX_PARTS;
+    static final int MAX_DESCRIPTOR = descriptorLength(MAX_PARTS);
+    /** Where the copy of the frame's header starts in a descriptor. */
+    static final int HEADER_OFFSET = 8;
+    /** Where the parts start in a descriptor. */
+    private static final int PARTS_OFFSET = HEADER_OFFSET + FrameDescriptor.HEADER_LENGTH;
     /** Send work requests a connection needs for rendezvous: binds and invalidations, and its reads. */
     static final int WORK_REQUESTS = 2 * SLOTS * MAX_PARTS + MAX_PARTS;
     /** Reads of one frame in flight at once (the queue pair's initiator depth). */
@@ -88,18 +96,19 @@ final class Rendezvous {
 
     /** @return the length of a descriptor of {@code parts} parts */
     static int descriptorLength(int parts) {
-        return 8 + 16 * parts;
+        return PARTS_OFFSET + 16 * parts;
     }
 
-    /** Writes a descriptor's header. */
-    static void writeHeader(MemorySegment seg, long offset, int frameLength, int parts) {
+    /** Writes a descriptor's header, with a copy of the frame's header taken from {@code frame} at 0. */
+    static void writeHeader(MemorySegment seg, long offset, int frameLength, int parts, MemorySegment frame) {
         seg.set(INT, offset, frameLength);
         seg.set(INT, offset + 4, parts);
+        MemorySegment.copy(frame, 0, seg, offset + HEADER_OFFSET, FrameDescriptor.HEADER_LENGTH);
     }
 
     /** Writes part {@code j} of a descriptor. */
     static void writePart(MemorySegment seg, long offset, int j, long address, int key, int length) {
-        long p = offset + 8 + 16L * j;
+        long p = offset + PARTS_OFFSET + 16L * j;
         seg.set(LONG, p, address);
         seg.set(INT, p + 8, key);
         seg.set(INT, p + 12, length);
@@ -114,15 +123,15 @@ final class Rendezvous {
     }
 
     static long partAddress(MemorySegment seg, long offset, int j) {
-        return seg.get(LONG, offset + 8 + 16L * j);
+        return seg.get(LONG, offset + PARTS_OFFSET + 16L * j);
     }
 
     static int partKey(MemorySegment seg, long offset, int j) {
-        return seg.get(INT, offset + 8 + 16L * j + 8);
+        return seg.get(INT, offset + PARTS_OFFSET + 16L * j + 8);
     }
 
     static int partLength(MemorySegment seg, long offset, int j) {
-        return seg.get(INT, offset + 8 + 16L * j + 12);
+        return seg.get(INT, offset + PARTS_OFFSET + 16L * j + 12);
     }
 
     /**
@@ -152,6 +161,13 @@ final class Rendezvous {
         }
         if (sum != frameLength) {
             return "rendezvous parts of " + sum + " bytes for a frame of " + frameLength;
+        }
+        long len = FrameDescriptor.check(seg, offset + HEADER_OFFSET, FrameDescriptor.HEADER_LENGTH, maxFrameLength);
+        if (len < 0) {
+            return "a rendezvous frame's header: " + FrameDescriptor.describe(len);
+        }
+        if (len != frameLength) {
+            return "a rendezvous frame of " + frameLength + " bytes whose header says " + len;
         }
         return null;
     }
