@@ -377,8 +377,9 @@ public final class ClientCore implements FrameHandler {
         long timeout = inheritTimeout(effectiveTimeout(timeoutNanos));
         PendingCall call = new PendingCall(this, method, kind.reply(), responseTarget, timeout);
         long waitDeadline = System.nanoTime() + timeout;
-        // A host attachment in memory the transport registered goes without a copy (RDMA); a GPU one is staged.
-        boolean hostTail = alen > 0 && attachment.location() == Attachment.Location.HOST;
+        // An attachment in memory the transport registered goes without a copy (RDMA): host memory, or
+        // GPU memory registered through its NicRegistrar; else it is copied (a GPU one is staged).
+        boolean tail = alen > 0;
         long id;
         boolean refused = false;
         while (true) {
@@ -396,7 +397,7 @@ public final class ClientCore implements FrameHandler {
                 call.completeExceptionally(overloaded());
                 return call;
             }
-            long off = hostTail ? w.claimAttachmentInPlace((int) frame, attachment.segment(), sendHighWaterMark)
+            long off = tail ? w.claimAttachmentInPlace((int) frame, attachment, sendHighWaterMark)
                     : w.claim((int) frame, sendHighWaterMark);
             if (off >= 0) {
                 break;
@@ -843,9 +844,10 @@ public final class ClientCore implements FrameHandler {
     }
 
     /**
-     * A successful response to a call that gave a host buffer for its response attachment
+     * A successful response to a call that gave a buffer for its response attachment
      * ({@link dev.rdmarpc.rpc.CallOptions#withResponseAttachment}) has the transport write the
-     * attachment there, when it can (RDMA rendezvous into registered memory).
+     * attachment there, when it can (RDMA rendezvous into registered memory: host memory, or GPU
+     * memory registered through the transport's NicRegistrar).
      */
     @Override
     public MemorySegment attachmentSink(Connection c, MemorySegment header, long offset) {
@@ -862,8 +864,7 @@ public final class ClientCore implements FrameHandler {
                 return null;
             }
             Attachment target = p.responseTarget;
-            return target != null && target.location() == Attachment.Location.HOST && alen <= target.length()
-                    ? target.segment() : null;
+            return target != null && alen <= target.length() ? FrameWriter.nicView(target) : null;
         } finally {
             lock.unlock();
         }

@@ -71,11 +71,27 @@ final class FrameWriter {
 
     /**
      * Claims a frame whose attachment the transport sends straight from {@code attachment} when it
-     * can ({@link Connection#claimWithTail}), else a whole frame to copy it into.
+     * can ({@link Connection#claimWithTail}), else a whole frame to copy it into (a device attachment
+     * is then copied from the GPU by {@link #commit(Attachment)}).
      */
+    long claimAttachmentInPlace(int frameLength, Attachment attachment, long unsentLimit) {
+        return claimAttachmentInPlace(frameLength, nicView(attachment), unsentLimit);
+    }
+
+    /** As {@link #claimAttachmentInPlace(int, Attachment, long)}, for host memory or {@link #nicView}. */
     long claimAttachmentInPlace(int frameLength, MemorySegment attachment, long unsentLimit) {
         long at = connection.claimWithTail(frameLength, attachment, unsentLimit);
         return at != Connection.UNSUPPORTED ? opened(at, false, true) : claim(frameLength, unsentLimit);
+    }
+
+    /**
+     * @return the attachment's memory as the NIC names it: a host attachment's segment, or for device
+     *         memory a segment of its device addresses, which only a transport that registered them
+     *         uses (to point work requests at them) and nothing ever dereferences
+     */
+    static MemorySegment nicView(Attachment attachment) {
+        return attachment.location() == Attachment.Location.HOST ? attachment.segment()
+                : MemorySegment.ofAddress(attachment.address()).reinterpret(attachment.length());
     }
 
     /**
@@ -268,13 +284,14 @@ final class FrameWriter {
 
     /**
      * Publishes the written frame; with a device attachment its bytes are copied from the GPU into
-     * the frame first, or while the transport sends the rest (see {@link DeviceAttachments}).
+     * the frame first, or while the transport sends the rest (see {@link DeviceAttachments}), unless
+     * the claim sends it from the GPU in place.
      *
      * @throws RuntimeException when the device copy fails: the claim was aborted, or the held frame
      *                          abandoned (which closes the connection)
      */
     void commit(Attachment attachment) {
-        if (attachment.location() == Attachment.Location.DEVICE) {
+        if (attachment.location() == Attachment.Location.DEVICE && !attachmentInPlace) {
             DeviceAttachments.fillAndCommit(connection, buffer, frameStart, attachmentOffset(), attachment);
         } else {
             connection.commit();

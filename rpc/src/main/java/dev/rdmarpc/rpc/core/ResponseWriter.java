@@ -76,13 +76,12 @@ final class ResponseWriter {
     }
 
     /**
-     * Claims a response frame: one whose host attachment the transport sends from where it lies when it
-     * can (RDMA, memory registered with the transport: see {@link CallContext#responseAttachment}), else
-     * a whole frame to copy it into.
+     * Claims a response frame: one whose attachment the transport sends from where it lies when it can
+     * (RDMA, memory registered with the transport: see {@link CallContext#responseAttachment}), else a
+     * whole frame to copy it into.
      */
     private static long claim(FrameWriter w, int frame, Attachment att) {
-        return att.length() > 0 && att.location() == Attachment.Location.HOST
-                ? w.claimAttachmentInPlace(frame, att.segment(), Long.MAX_VALUE) : w.claim(frame);
+        return att.length() > 0 ? w.claimAttachmentInPlace(frame, att, Long.MAX_VALUE) : w.claim(frame);
     }
 
     private static Status metadataTooLarge(FrameWriter w, ServerCore core, long requestId, int methodId, Metadata md) {

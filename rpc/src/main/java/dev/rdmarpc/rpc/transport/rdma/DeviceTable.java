@@ -112,15 +112,19 @@ final class DeviceTable implements SlabListener, AutoCloseable {
 
         final long start;
         final long end;
+        /** The memory; for a region on one device only ({@link #onlyDevice}), a view of its addresses never dereferenced. */
         final MemorySegment segment;
+        /** The index of the one device this region is registered with ({@link #registerOnDevice}), or -1 for every device. */
+        final int onlyDevice;
         final MemoryRegion[] regions = new MemoryRegion[MAX_DEVICES];
         final long[] lkeys = new long[MAX_DEVICES];
         /** Deregistered (guarded by the table; read by waiters). */
         volatile boolean closed;
         private final AtomicInteger uses = new AtomicInteger();
 
-        UserRegion(MemorySegment segment) {
+        UserRegion(MemorySegment segment, int onlyDevice) {
             this.segment = segment;
+            this.onlyDevice = onlyDevice;
             this.start = segment.address();
             this.end = segment.address() + segment.byteSize();
             java.util.Arrays.fill(lkeys, -1);
@@ -291,7 +295,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         if (!segment.isNative() || segment.byteSize() == 0) {
             throw new IllegalArgumentException("only non-empty native memory can be registered: " + segment);
         }
-        UserRegion u = new UserRegion(segment);
+        UserRegion u = new UserRegion(segment, -1);
         try {
             for (int i = 0; i < deviceCount; i++) {
                 registerUser(u, devices[i]);
@@ -305,6 +309,45 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         copy[old.length] = u;
         userRegions = copy;
         return u;
+    }
+
+    /**
+     * Records memory registered with device {@code deviceName} alone (opened if needed) by
+     * {@code register}, given that device's protection domain and the access the transport needs (ORed
+     * into the caller's): GPU memory registered by dma-buf or peer memory
+     * ({@link RdmaTransport#nicRegistrar}). Frames use it as they use {@link #registerUser} memory, on
+     * connections of that device; {@link #deregisterUser} closes it the same way.
+     *
+     * @param address the address of the region's first byte, as work requests name it (the iova)
+     * @throws IOException when the device cannot be opened
+     */
+    synchronized UserRegion registerOnDevice(String deviceName, long address, long length,
+                                             java.util.function.BiFunction<ProtectionDomain, Integer, MemoryRegion> register)
+            throws IOException {
+        if (closed) {
+            throw new IllegalStateException("RDMA transport is closed");
+        }
+        if (length <= 0 || address == 0) {
+            throw new IllegalArgumentException("a region of " + length + " bytes at 0x" + Long.toHexString(address));
+        }
+        Device d = device(deviceName);
+        UserRegion u = new UserRegion(MemorySegment.ofAddress(address).reinterpret(length), d.index);
+        MemoryRegion mr = register.apply(d.pd, access());
+        u.regions[d.index] = mr;
+        u.lkeys[d.index] = Integer.toUnsignedLong(mr.lkey());
+        UserRegion[] old = userRegions;
+        UserRegion[] copy = java.util.Arrays.copyOf(old, old.length + 1);
+        copy[old.length] = u;
+        userRegions = copy;
+        return u;
+    }
+
+    /** Opens {@code deviceName} if needed, so a registrar of it fails early. @throws IOException when it cannot */
+    synchronized void openDevice(String deviceName) throws IOException {
+        if (closed) {
+            throw new IllegalStateException("RDMA transport is closed");
+        }
+        device(deviceName);
     }
 
     private void registerUser(UserRegion u, Device d) {
@@ -482,7 +525,9 @@ final class DeviceTable implements SlabListener, AutoCloseable {
                 register(s, (Registration) s.registration(), d);
             }
             for (UserRegion u : userRegions) {
-                registerUser(u, d);
+                if (u.onlyDevice < 0) {
+                    registerUser(u, d);
+                }
             }
             Device opened = d;
             d.events = ctx.startAsyncEvents(ev -> onAsyncEvent(opened, ev));

@@ -147,6 +147,32 @@ public final class RdmaTransport implements Transport {
         return new RegisteredMemory(devices, memory, devices.registerUser(memory));
     }
 
+    /**
+     * Registers memory with one device of this transport, for a
+     * {@link dev.rdmarpc.rpc.gpu.GpuBufferPool} ({@code GpuBufferPool.create(memory,
+     * transport.nicRegistrar("mlx5_0"), config)}): GPU memory registered through it by dma-buf or peer
+     * memory is then known to the transport, and device attachments inside it
+     * ({@link dev.rdmarpc.rpc.Attachment#device}) of at least 4 KiB move between the NIC and the GPU
+     * with no staging copy on connections of that device: request and response attachments are read by
+     * the NIC where they lie, and a response target there gets its attachment written by the NIC (with
+     * rendezvous). Elsewhere (another device, TCP) they are staged through host memory as before. The
+     * same rules as for {@link RegisteredMemory} apply to when the memory may change; a registration's
+     * {@code close()} waits as {@link RegisteredMemory#close()} does.
+     *
+     * <p>Never run with GPU memory: no machine here has a GPU and an RDMA NIC. The tests run the path
+     * with host memory registered through this registrar standing in for GPU memory (the transport
+     * cannot tell them apart); see docs/rdma.md, "GPU attachments".
+     *
+     * @param deviceName the device, e.g. "mlx5_0" (opened if this transport has not yet)
+     * @return a registrar of that device, valid while this transport is open
+     * @throws IOException when the device cannot be opened
+     */
+    public dev.rdmarpc.rpc.gpu.NicRegistrar nicRegistrar(String deviceName) throws IOException {
+        ensureOpen();
+        devices.openDevice(deviceName);
+        return new TransportNicRegistrar(devices, deviceName);
+    }
+
     /** The state of every I/O thread and connection, for diagnostics and tests. */
     String diagnostics() {
         StringBuilder sb = new StringBuilder(metrics.toString());

@@ -214,7 +214,7 @@ class SendQueueTest {
 
     /** Registered memory that is not registered anywhere: only its frames' uses are counted. */
     private static DeviceTable.UserRegion region() {
-        return new DeviceTable.UserRegion(java.lang.foreign.Arena.ofAuto().allocate(1 << 16));
+        return new DeviceTable.UserRegion(java.lang.foreign.Arena.ofAuto().allocate(1 << 16), -1);
     }
 
     private static long claimTail(SendQueue q, DeviceTable.UserRegion r, int head, int tail) {
