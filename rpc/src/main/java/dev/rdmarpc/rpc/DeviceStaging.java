@@ -5,7 +5,8 @@ import java.util.function.LongConsumer;
 
 /**
  * Moves the bytes of a device-memory (GPU) {@link Attachment} between the device and the host memory
- * of a frame, for transports that carry host memory (TCP). The RPC core calls it only for
+ * of a frame, for transports that carry host memory (TCP, and RDMA where the device memory is not
+ * registered through {@code RdmaTransport#nicRegistrar}: there the NIC moves it). The RPC core calls it only for
  * {@link Attachment.Location#DEVICE DEVICE} attachments, so a host-only application never loads an
  * implementation (nor the CUDA driver). The implementation ships in {@code dev.rdmarpc.rpc.gpu}
  * ({@code GpuStaging}); its owner closes it after the calls that use it are over.

@@ -1,0 +1,182 @@
+package dev.rdmarpc.rpc.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.rdmarpc.rpc.Attachment;
+import dev.rdmarpc.rpc.Metadata;
+import dev.rdmarpc.rpc.Method;
+import dev.rdmarpc.rpc.Reply;
+import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
+import dev.rdmarpc.rpc.protocol.MetadataBlock;
+import dev.rdmarpc.rpc.transport.Connection;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The client's side of response attachments written by the transport into the caller's target
+ * ({@link ClientCore#attachmentSink}, then the frame without its attachment), without a device: which
+ * responses get the target, that the reply's attachment is the target and nothing is read past the
+ * frame's head, and that a call that ended before its response no longer names a target and ignores
+ * the frame.
+ */
+class ResponseSinkTest {
+    private static final Method<Integer, Long> GET = Method.of("get", Codecs.INT, Codecs.LONG);
+
+    /** A connection that keeps the frames committed to it. */
+    private static final class Recording implements Connection {
+        final MemorySegment buffer = Arena.ofAuto().allocate(1 << 16);
+        long lastRequestId;
+
+        @Override
+        public long claim(int frameLength) {
+            return 0;
+        }
+
+        @Override
+        public long claim(int frameLength, long unsentLimit) {
+            return 0;
+        }
+
+        @Override
+        public MemorySegment claimBuffer() {
+            return buffer;
+        }
+
+        @Override
+        public void commit() {
+            lastRequestId = FrameHeader.requestId(buffer, 0);
+        }
+
+        @Override
+        public void abort() {
+        }
+
+        @Override
+        public boolean isOpen() {
+            return true;
+        }
+
+        @Override
+        public boolean inEventLoop() {
+            return false;
+        }
+
+        @Override
+        public long tickIntervalNanos() {
+            return TimeUnit.MILLISECONDS.toNanos(10);
+        }
+
+        @Override
+        public InetSocketAddress remoteAddress() {
+            return new InetSocketAddress("127.0.0.1", 1);
+        }
+
+        @Override
+        public InetSocketAddress localAddress() {
+            return new InetSocketAddress("127.0.0.1", 2);
+        }
+
+        @Override
+        public long pendingBytes() {
+            return 0;
+        }
+
+        @Override
+        public void close(Throwable cause) {
+        }
+
+        @Override
+        public void setReadEnabled(boolean enabled) {
+        }
+
+        @Override
+        public void execute(Runnable task) {
+            task.run();
+        }
+    }
+
+    private static ClientCore core(Recording c) {
+        ClientCore core = new ClientCore(new Counters(), 16, FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH,
+                TimeUnit.SECONDS.toNanos(30), 8 << 20, "test", MetadataBlock.DEFAULT_MAX_BYTES, List.of());
+        core.attach(c);
+        return core;
+    }
+
+    /** A response's head (header and an 8-byte payload) announcing an attachment of {@code alen} bytes. */
+    private static MemorySegment head(long requestId, int status, int alen) {
+        MemorySegment h = Arena.ofAuto().allocate(FrameDescriptor.HEADER_LENGTH + 8);
+        new FrameHeaderEncoder().wrap(h, 0).type(FrameDescriptor.TYPE_RESPONSE).requestId(requestId)
+                .methodId(GET.id()).status(status).payloadLength(8).attachmentLength(alen);
+        h.set(ValueLayout.JAVA_LONG_UNALIGNED, FrameDescriptor.HEADER_LENGTH, 42L);
+        return h;
+    }
+
+    private static ClientCore.PendingCall start(ClientCore core, Attachment target) {
+        return core.start(GET, 1, Attachment.NONE, target, 0, ClientCore.CallKind.EXCHANGE_ASYNC, Metadata.EMPTY);
+    }
+
+    @Test
+    void aCallWithATargetGetsItsAttachmentThereWithoutACopy() throws Exception {
+        Recording c = new Recording();
+        ClientCore core = core(c);
+        MemorySegment target = Arena.ofAuto().allocate(1 << 20);
+        ClientCore.PendingCall call = start(core, Attachment.of(target));
+        long id = c.lastRequestId;
+        int alen = 300_000;
+        MemorySegment head = head(id, FrameDescriptor.STATUS_OK, alen);
+        MemorySegment sink = core.attachmentSink(c, head, 0);
+        assertEquals(target.address(), sink.address(), "the caller's target");
+        target.asSlice(0, alen).fill((byte) 7); // what the NIC wrote
+        // the buffer holds the head only: reading past it would throw
+        core.onFrame(c, head, 0, (int) head.byteSize() + alen, sink.asSlice(0, alen));
+        Reply<Long> r = call.<Reply<Long>>future().get(5, TimeUnit.SECONDS);
+        assertEquals(42L, r.value());
+        assertEquals(target.address(), r.attachment().address());
+        assertEquals(alen, r.attachment().length());
+    }
+
+    @Test
+    void onlySuccessfulResponsesOfLiveCallsWithATargetLargeEnoughGetOne() {
+        Recording c = new Recording();
+        ClientCore core = core(c);
+        MemorySegment target = Arena.ofAuto().allocate(4096);
+        start(core, Attachment.of(target));
+        long withTarget = c.lastRequestId;
+        start(core, null);
+        long without = c.lastRequestId;
+        assertSame(null, core.attachmentSink(c, head(without, FrameDescriptor.STATUS_OK, 100), 0), "no target");
+        assertNull(core.attachmentSink(c, head(withTarget, 3, 100), 0), "an error response");
+        assertNull(core.attachmentSink(c, head(withTarget, FrameDescriptor.STATUS_OK, 4097), 0), "larger than the target");
+        assertNull(core.attachmentSink(c, head(withTarget + 1000, FrameDescriptor.STATUS_OK, 100), 0), "no such call");
+        assertEquals(target.address(), core.attachmentSink(c, head(withTarget, FrameDescriptor.STATUS_OK, 4096), 0).address());
+    }
+
+    @Test
+    void aCallThatEndedBeforeItsResponseNamesNoTargetAndIgnoresTheFrame() {
+        Recording c = new Recording();
+        ClientCore core = core(c);
+        MemorySegment target = Arena.ofAuto().allocate(4096);
+        ClientCore.PendingCall call = start(core, Attachment.of(target));
+        long id = c.lastRequestId;
+        MemorySegment head = head(id, FrameDescriptor.STATUS_OK, 4096);
+        MemorySegment sink = core.attachmentSink(c, head, 0); // the read into the target started
+        assertTrue(call.cancel(true));
+        assertNull(core.attachmentSink(c, head, 0), "a later response of the ended call gets no target");
+        core.onFrame(c, head, 0, (int) head.byteSize() + 4096, sink); // the read finished after the cancel
+        assertTrue(call.isCancelled());
+        assertThrows(CancellationException.class, () -> call.future().join());
+    }
+}
