@@ -71,7 +71,9 @@ public final class CallOptions {
      * the threshold whose attachment fits a host target inside memory registered with the client's
      * transport ({@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#register}) is not copied at all:
      * the NIC writes the attachment into {@code target} ({@code RdmaMetrics#rendezvousBytesLanded}
-     * counts it). The NIC may then write into it after the call ended without that response (its
+     * counts it); so is a device target in GPU memory registered through the transport's
+     * {@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#nicRegistrar} (never run on a GPU: see
+     * docs/rdma.md). The NIC may then write into it after the call ended without that response (its
      * deadline or a cancel while the response was being read): use such memory for anything else only
      * once its {@link dev.rdmarpc.rpc.transport.rdma.RegisteredMemory#transfersInFlight()} is 0, or its
      * {@link dev.rdmarpc.rpc.transport.rdma.RegisteredMemory#close()} returned.

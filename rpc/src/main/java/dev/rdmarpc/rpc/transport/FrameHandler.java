@@ -27,7 +27,9 @@ public interface FrameHandler {
      *
      * <p>The handler answers memory of at least the header's attachment length, or null to receive
      * the frame as usual (the default). Memory the transport can write into (host memory registered
-     * with it, {@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#register}) gets the attachment's
+     * with it, {@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#register}, or device memory
+     * registered through its {@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#nicRegistrar}, named
+     * by a segment of its addresses) gets the attachment's
      * bytes from the network, and the frame then comes to
      * {@link #onFrame(Connection, MemorySegment, long, int, MemorySegment)}; any other answer is
      * ignored and the frame comes to {@link #onFrame(Connection, MemorySegment, long, int)}. The
