@@ -47,6 +47,20 @@ class RPingInteropRdmaTest {
         return s.toString();
     }
 
+    /**
+     * Whether the C rping's exit says it finished: 0, or the exit of its own shutdown race: its CM
+     * thread can still be waiting for an event when the main thread destroys the event channel after
+     * the disconnect, and then prints {@code rdma_get_cm_event: Bad file descriptor} and exits with -1
+     * (255) after everything was done (seen once in CI, with the VM's rdma-core 44; newer rping.c
+     * stops that thread through an eventfd first). What it read and validated is still checked line
+     * by line, and a data mismatch ({@code -V}) ends rping before that point.
+     */
+    private static boolean finished(int exit, String stderr) {
+        String e = stderr.strip();
+        return exit == 0 || exit == 255 && e.contains("DISCONNECT EVENT")
+                && e.endsWith("rdma_get_cm_event: Bad file descriptor") && !e.contains("mismatch");
+    }
+
     private static List<String> expectedLines(String prefix) {
         List<String> lines = new ArrayList<>();
         for (int i = 0; i < COUNT; i++) {
@@ -124,7 +138,8 @@ class RPingInteropRdmaTest {
             System.out.println("C rping server: exit " + serverExit + "\n" + server.stdout() + server.stderr());
             assertEquals(0, exit, err.toString());
             assertEquals(expectedLines("ping data: "), lines(out.toString()), "what the C server wrote back");
-            assertEquals(0, serverExit, "C rping server; stderr: " + server.stderr());
+            assertTrue(finished(serverExit, server.stderr()), "C rping server: exit " + serverExit + ", stderr: "
+                    + server.stderr());
             assertEquals(expectedLines("server ping data: "), lines(server.stdout()), "what the C server read");
         } finally {
             server.cleanUp();
@@ -157,7 +172,8 @@ class RPingInteropRdmaTest {
                 System.out.println("C rping client: exit " + clientExit + "\n" + client.stdout() + client.stderr());
                 assertEquals(0, exit, err.toString());
                 assertEquals(expectedLines("server ping data: "), lines(out.toString()), "what our server read");
-                assertEquals(0, clientExit, "C rping client; stderr: " + client.stderr());
+                assertTrue(finished(clientExit, client.stderr()), "C rping client: exit " + clientExit + ", stderr: "
+                        + client.stderr());
                 assertEquals(expectedLines("ping data: "), lines(client.stdout()),
                         "what our server wrote back, validated by the C client (-V)");
             } finally {
