@@ -26,6 +26,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 
 /**
@@ -304,10 +305,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
             closeUser(u);
             throw e;
         }
-        UserRegion[] old = userRegions;
-        UserRegion[] copy = java.util.Arrays.copyOf(old, old.length + 1);
-        copy[old.length] = u;
-        userRegions = copy;
+        addUserRegion(u);
         return u;
     }
 
@@ -322,7 +320,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
      * @throws IOException when the device cannot be opened
      */
     synchronized UserRegion registerOnDevice(String deviceName, long address, long length,
-                                             java.util.function.BiFunction<ProtectionDomain, Integer, MemoryRegion> register)
+                                             BiFunction<ProtectionDomain, Integer, MemoryRegion> register)
             throws IOException {
         if (closed) {
             throw new IllegalStateException("RDMA transport is closed");
@@ -335,11 +333,16 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         MemoryRegion mr = register.apply(d.pd, access());
         u.regions[d.index] = mr;
         u.lkeys[d.index] = Integer.toUnsignedLong(mr.lkey());
+        addUserRegion(u);
+        return u;
+    }
+
+    /** Publishes {@code u} to the data path (copy-on-write: readers take no lock). Under the table's lock. */
+    private void addUserRegion(UserRegion u) {
         UserRegion[] old = userRegions;
         UserRegion[] copy = java.util.Arrays.copyOf(old, old.length + 1);
         copy[old.length] = u;
         userRegions = copy;
-        return u;
     }
 
     /** Opens {@code deviceName} if needed, so a registrar of it fails early. @throws IOException when it cannot */

@@ -157,11 +157,11 @@ final class RdmaSender {
         if (tailLength < ZERO_COPY_MIN || tailLength >= frameLength || !tail.isNative()) {
             return Connection.UNSUPPORTED;
         }
-        DeviceTable.UserRegion region = loop.transport.devices().userRegionCovering(tail.address(), tailLength);
-        long lkey = region == null ? -1 : region.lkeys[devIndex];
-        if (lkey < 0 || !region.tryUse()) { // not registered here, or closing: copied
+        DeviceTable.UserRegion region = useRegion(tail.address(), tailLength);
+        if (region == null) { // not registered here, or closing: copied
             return Connection.UNSUPPORTED;
         }
+        long lkey = region.lkeys[devIndex];
         sendLock.lock();
         if (sq.pendingBytes() >= unsentLimit) {
             sendLock.unlock();
@@ -421,11 +421,16 @@ final class RdmaSender {
         if (!sink.isNative() || sink.isReadOnly() || sink.byteSize() < length) {
             return null;
         }
-        DeviceTable.UserRegion region = loop.transport.devices().userRegionCovering(sink.address(), length);
-        if (region == null || region.lkeys[devIndex] < 0 || !region.tryUse()) {
-            return null;
-        }
-        return region;
+        return useRegion(sink.address(), length);
+    }
+
+    /**
+     * The application registration that covers {@code [address, address + length)} and has a key on
+     * this connection's device, with a use taken; null when there is none, or it is closing.
+     */
+    private DeviceTable.UserRegion useRegion(long address, long length) {
+        DeviceTable.UserRegion region = loop.transport.devices().userRegionCovering(address, length);
+        return region != null && region.lkeys[devIndex] >= 0 && region.tryUse() ? region : null;
     }
 
     /**

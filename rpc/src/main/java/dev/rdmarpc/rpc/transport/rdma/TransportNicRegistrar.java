@@ -1,8 +1,11 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
+import dev.rdmarpc.ibverbs.verbs.MemoryRegion;
+import dev.rdmarpc.ibverbs.verbs.ProtectionDomain;
 import dev.rdmarpc.rpc.gpu.NicRegistrar;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.function.BiFunction;
 
 /**
  * {@link NicRegistrar} of one device of an {@link RdmaTransport} ({@link RdmaTransport#nicRegistrar}):
@@ -36,8 +39,7 @@ final class TransportNicRegistrar implements NicRegistrar {
     }
 
     private Registration record(long address, long length,
-                                java.util.function.BiFunction<dev.rdmarpc.ibverbs.verbs.ProtectionDomain, Integer,
-                                        dev.rdmarpc.ibverbs.verbs.MemoryRegion> register) {
+                                BiFunction<ProtectionDomain, Integer, MemoryRegion> register) {
         DeviceTable.UserRegion u;
         try {
             u = table.registerOnDevice(device, address, length, register);
