@@ -112,10 +112,12 @@ final class MatrixOptions {
     @Option(names = "--gid-index", paramLabel = "N", description = "GID index to use (--transport rdma only).")
     Integer gidIndex;
 
-    @Option(names = "--rdma-completions", defaultValue = "event", paramLabel = "event|busy-poll|hybrid",
-            description = "How RDMA I/O threads wait for completions: sleep on the completion channel (event), spin "
-                    + "(busy-poll, a core per I/O thread, as perftest's latency tools do) or spin briefly, then sleep "
-                    + "(hybrid) (--transport rdma only; default: ${DEFAULT-VALUE}).")
+    @Option(names = "--rdma-completions", paramLabel = "adaptive|event|busy-poll|hybrid",
+            description = "How RDMA I/O threads wait for completions: spin while the next completion is likely to come "
+                    + "within 2 ms, learnt from the traffic, then sleep (adaptive, the transport's default), sleep on "
+                    + "the completion channel (event), spin (busy-poll, a core per I/O thread, as perftest's latency "
+                    + "tools do) or spin 50 us after the last completion, then sleep (hybrid) (--transport rdma only; "
+                    + "default: adaptive).")
     String rdmaCompletions;
 
     @Option(names = "--baseline", paramLabel = "grpc|netty",
@@ -237,7 +239,7 @@ final class MatrixOptions {
             throw new ParameterException(spec.commandLine(),
                     (device != null ? "--device" : "--gid-index") + " only applies to --transport rdma");
         }
-        checkRdmaCompletions(spec, transport, rdmaCompletions);
+        rdmaCompletions = checkRdmaCompletions(spec, transport, rdmaCompletions);
         checkTlsBaseline(spec, tls, baseline);
         if (gidIndex != null && gidIndex < 0) {
             throw new ParameterException(spec.commandLine(), "--gid-index must not be negative");
@@ -287,15 +289,24 @@ final class MatrixOptions {
         }
     }
 
-    /** {@code --rdma-completions}: one of the three modes, and only with {@code --transport rdma}; exit 2 otherwise. */
-    static void checkRdmaCompletions(CommandSpec spec, Transport transport, String value) {
-        if (!List.of("event", "busy-poll", "hybrid").contains(value)) {
-            throw new ParameterException(spec.commandLine(), "--rdma-completions: expected one of event, busy-poll, hybrid,"
-                    + " not '" + value + "'");
+    /**
+     * {@code --rdma-completions}: one of {@link StackOptions#COMPLETION_MODES}, and only with
+     * {@code --transport rdma}; exit 2 otherwise.
+     *
+     * @return the mode, {@link StackOptions#DEFAULT_COMPLETIONS} when not given
+     */
+    static String checkRdmaCompletions(CommandSpec spec, Transport transport, String value) {
+        if (value == null) {
+            return StackOptions.DEFAULT_COMPLETIONS;
         }
-        if (transport != Transport.rdma && !value.equals("event")) {
+        if (!StackOptions.COMPLETION_MODES.contains(value)) {
+            throw new ParameterException(spec.commandLine(), "--rdma-completions: expected one of "
+                    + String.join(", ", StackOptions.COMPLETION_MODES) + ", not '" + value + "'");
+        }
+        if (transport != Transport.rdma) {
             throw new ParameterException(spec.commandLine(), "--rdma-completions only applies to --transport rdma");
         }
+        return value;
     }
 
     MatrixPlan plan() {

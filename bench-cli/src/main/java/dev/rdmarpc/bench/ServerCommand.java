@@ -73,8 +73,9 @@ final class ServerCommand implements Callable<Integer> {
     @Option(names = "--gid-index", paramLabel = "N", description = "GID index to use (--transport rdma only).")
     Integer gidIndex;
 
-    @Option(names = "--rdma-completions", defaultValue = "event", paramLabel = "event|busy-poll|hybrid",
-            description = "How the RDMA I/O threads wait for completions (--transport rdma only; default: ${DEFAULT-VALUE}).")
+    @Option(names = "--rdma-completions", paramLabel = "adaptive|event|busy-poll|hybrid",
+            description = "How the RDMA I/O threads wait for completions, as for the client commands (--transport rdma "
+                    + "only; default: adaptive).")
     String rdmaCompletions;
 
     @Option(names = "--periodic-gc", defaultValue = "10s", paramLabel = "TIME", converter = Converters.Time.class,
@@ -116,7 +117,7 @@ final class ServerCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(),
                     (device != null ? "--device" : "--gid-index") + " only applies to --transport rdma");
         }
-        MatrixOptions.checkRdmaCompletions(spec, transport, rdmaCompletions);
+        rdmaCompletions = MatrixOptions.checkRdmaCompletions(spec, transport, rdmaCompletions);
         MatrixOptions.checkTlsBaseline(spec, tls, baseline);
         checkTlsFiles();
         InetSocketAddress baselineListen = MatrixOptions.baselineAddress(spec, baseline, listen, "listen", grpcListen,

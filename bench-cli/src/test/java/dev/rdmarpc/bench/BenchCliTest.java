@@ -195,7 +195,7 @@ class BenchCliTest {
         "local --device mlx5_0         | --device only applies to --transport rdma",
         "local --gid-index 3           | --gid-index only applies to --transport rdma",
         "local --rdma-completions busy-poll | --rdma-completions only applies to --transport rdma",
-        "local --transport rdma --rdma-completions spin | --rdma-completions: expected one of event, busy-poll, hybrid",
+        "local --transport rdma --rdma-completions spin | --rdma-completions: expected one of adaptive, event, busy-poll, hybrid",
         "server --rdma-completions hybrid | --rdma-completions only applies to --transport rdma",
         "local --plot chart.svg        | --plot writes PNG",
         "local --sizes 1G              | --sizes: 1G is out of range",

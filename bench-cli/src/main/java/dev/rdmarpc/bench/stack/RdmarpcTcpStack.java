@@ -111,7 +111,8 @@ public final class RdmarpcTcpStack implements EchoStack {
         c.polling(p -> p.idleStrategy(switch (options.rdmaCompletions()) {
             case "busy-poll" -> IdleStrategy.busyPoll();
             case "hybrid" -> IdleStrategy.backOff(IdleStrategy.DEFAULT_SPIN);
-            default -> IdleStrategy.event();
+            case "event" -> IdleStrategy.event();
+            default -> IdleStrategy.adaptive();
         }));
         return c;
     }

@@ -19,10 +19,19 @@ import java.util.Objects;
  *       does. Back-to-back bursts find the thread awake; an idle thread costs nothing. Where client
  *       and server share the cores (one process on a small machine) spinning takes CPU from the
  *       peer and can lower throughput: measure before choosing it.
+ *   <li>{@link #adaptive(Duration)} (the RDMA transport's default): poll while the next event is
+ *       likely to come soon, judged from the idle stretches the thread has seen, then block. The
+ *       thread learns apart how long it waits with calls in flight (about a round trip) and with
+ *       none (until a caller sends), spins for 1.5 x the longest recent stretch of that kind that
+ *       ended within {@code maxSpin}, never longer than {@code maxSpin}, and not at all for a kind
+ *       where most recent stretches outlasted {@code maxSpin}. A call at a time therefore finds both
+ *       threads awake, as with {@link #busyPoll()}, while an idle thread blocks as {@link #event()}
+ *       does, and sparse traffic costs at most {@code maxSpin} per stretch until the thread has
+ *       learnt not to spin for it. Between polls it yields the core ({@link Thread#yield}).
  * </ul>
  *
  * <p>Immutable. {@link #parse(String)} reads the form {@link #toString()} writes: {@code event},
- * {@code busy-poll}, {@code back-off:50us} (units ns, us, ms).
+ * {@code busy-poll}, {@code back-off:50us}, {@code adaptive:2000us} (units ns, us, ms).
  */
 public final class IdleStrategy {
     /** The kinds of idle strategy. */
@@ -32,7 +41,9 @@ public final class IdleStrategy {
         /** Never block. */
         BUSY_POLL,
         /** Poll for a while after the last event, then block. */
-        BACK_OFF
+        BACK_OFF,
+        /** Poll while the next event is likely to come soon, judged from the idle stretches seen. */
+        ADAPTIVE
     }
 
     /** Least spin of {@link #backOff}: 1 microsecond. */
@@ -41,6 +52,13 @@ public final class IdleStrategy {
     public static final Duration MAX_SPIN = Duration.ofMillis(10);
     /** A typical spin for {@link #backOff}: 50 microseconds (a few round trips on a slow link). */
     public static final Duration DEFAULT_SPIN = Duration.ofNanos(50_000);
+
+    /**
+     * The default most spin of {@link #adaptive()}: 2 milliseconds, so that a round trip under
+     * emulation (about 1.5 ms for a small call between two JVMs in the Soft-RoCE VM) is still spun;
+     * on hardware, where a round trip takes microseconds, the learnt spin stays far below it.
+     */
+    public static final Duration DEFAULT_MAX_SPIN = Duration.ofMillis(2);
 
     private static final IdleStrategy EVENT = new IdleStrategy(Mode.EVENT, Duration.ZERO);
     private static final IdleStrategy BUSY_POLL = new IdleStrategy(Mode.BUSY_POLL, Duration.ZERO);
@@ -77,9 +95,29 @@ public final class IdleStrategy {
         return new IdleStrategy(Mode.BACK_OFF, spin);
     }
 
+    /** @return {@link #adaptive(Duration)} with {@link #DEFAULT_MAX_SPIN} (the RDMA transport's default) */
+    public static IdleStrategy adaptive() {
+        return adaptive(DEFAULT_MAX_SPIN);
+    }
+
     /**
-     * Reads {@code event}, {@code busy-poll} or {@code back-off:<duration>} (for example
-     * {@code back-off:50us}; units ns, us, ms; {@code back-off} alone means {@link #DEFAULT_SPIN}).
+     * @param maxSpin the most one idle stretch is polled before blocking, in [{@link #MIN_SPIN},
+     *                {@link #MAX_SPIN}]
+     * @return poll while the next event is likely to come within {@code maxSpin}, then block
+     * @throws IllegalArgumentException when {@code maxSpin} is out of range
+     */
+    public static IdleStrategy adaptive(Duration maxSpin) {
+        Objects.requireNonNull(maxSpin, "maxSpin");
+        if (maxSpin.compareTo(MIN_SPIN) < 0 || maxSpin.compareTo(MAX_SPIN) > 0) {
+            throw new IllegalArgumentException("adaptive most spin must be in [1 us, 10 ms]: " + maxSpin);
+        }
+        return new IdleStrategy(Mode.ADAPTIVE, maxSpin);
+    }
+
+    /**
+     * Reads {@code event}, {@code busy-poll}, {@code back-off:<duration>} (for example
+     * {@code back-off:50us}; units ns, us, ms; {@code back-off} alone means {@link #DEFAULT_SPIN}) or
+     * {@code adaptive:<duration>} ({@code adaptive} alone means {@link #DEFAULT_MAX_SPIN}).
      *
      * @param text the strategy's name, case-insensitive
      * @return the strategy
@@ -99,7 +137,14 @@ public final class IdleStrategy {
         if (t.startsWith("back-off:")) {
             return backOff(parseDuration(t.substring("back-off:".length()), text));
         }
-        throw new IllegalArgumentException("not an idle strategy (event, busy-poll, back-off:<n>us): " + text);
+        if (t.equals("adaptive")) {
+            return adaptive();
+        }
+        if (t.startsWith("adaptive:")) {
+            return adaptive(parseDuration(t.substring("adaptive:".length()), text));
+        }
+        throw new IllegalArgumentException(
+                "not an idle strategy (event, busy-poll, back-off:<n>us, adaptive:<n>us): " + text);
     }
 
     private static Duration parseDuration(String d, String whole) {
@@ -108,14 +153,14 @@ public final class IdleStrategy {
             unitAt++;
         }
         if (unitAt == 0) {
-            throw new IllegalArgumentException("no number in the back-off spin: " + whole);
+            throw new IllegalArgumentException("no number in the spin: " + whole);
         }
         long n = Long.parseLong(d.substring(0, unitAt));
         return switch (d.substring(unitAt)) {
             case "ns" -> Duration.ofNanos(n);
             case "us" -> Duration.ofNanos(Math.multiplyExact(n, 1_000L));
             case "ms" -> Duration.ofMillis(n);
-            default -> throw new IllegalArgumentException("the back-off spin needs a unit (ns, us, ms): " + whole);
+            default -> throw new IllegalArgumentException("the spin needs a unit (ns, us, ms): " + whole);
         };
     }
 
@@ -124,7 +169,10 @@ public final class IdleStrategy {
         return mode;
     }
 
-    /** @return how long {@link Mode#BACK_OFF} polls after the last event; zero for the others */
+    /**
+     * @return how long {@link Mode#BACK_OFF} polls after the last event, the most
+     *         {@link Mode#ADAPTIVE} polls in one idle stretch; zero for the others
+     */
     public Duration spin() {
         return spin;
     }
@@ -139,14 +187,21 @@ public final class IdleStrategy {
         return mode.hashCode() * 31 + spin.hashCode();
     }
 
-    /** @return {@code event}, {@code busy-poll} or {@code back-off:<n>us} (the form {@link #parse} reads) */
+    private static String format(Duration d) {
+        return d.toNanos() % 1_000 == 0 ? d.toNanos() / 1_000 + "us" : d.toNanos() + "ns";
+    }
+
+    /**
+     * @return {@code event}, {@code busy-poll}, {@code back-off:<n>us} or {@code adaptive:<n>us} (the
+     *         form {@link #parse} reads)
+     */
     @Override
     public String toString() {
         return switch (mode) {
             case EVENT -> "event";
             case BUSY_POLL -> "busy-poll";
-            case BACK_OFF -> spin.toNanos() % 1_000 == 0 ? "back-off:" + spin.toNanos() / 1_000 + "us"
-                    : "back-off:" + spin.toNanos() + "ns";
+            case BACK_OFF -> "back-off:" + format(spin);
+            case ADAPTIVE -> "adaptive:" + format(spin);
         };
     }
 }

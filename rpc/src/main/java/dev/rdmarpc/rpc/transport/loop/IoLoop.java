@@ -17,6 +17,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * other threads, flush every connection that committed frames, and every tick interval tick the
  * poller's connections, flush again and trim the buffer pool.
  *
+ * <p>Traffic is an event handled, a task run or a flush asked for by another thread. An
+ * {@link IdleStrategy.Mode#ADAPTIVE} loop times each idle stretch, from the end of one iteration
+ * with traffic to the poll that finds the next, and lets {@link AdaptiveSpin} decide from those how
+ * long to poll before blocking; a wake-up for a tick is not traffic and starts no spin.
+ *
  * <p>Idle ticks: with an idle tick interval longer than the tick interval, a loop that has had no
  * traffic (no event, no task) for one idle tick interval, and whose poller has nothing to time
  * ({@link Poller#hasTimedWork()}: no call waiting with a deadline, no handshake, no close under way),
@@ -77,6 +82,17 @@ public final class IoLoop implements Runnable {
         default boolean pollsBeforeBlocking() {
             return false;
         }
+
+        /**
+         * Asked once per idle stretch by an {@link IdleStrategy.Mode#ADAPTIVE} loop, which learns
+         * stretches with calls in flight apart from those without.
+         *
+         * @return true while a call on this loop awaits its response (a client's calls) or its
+         *         handler (a server's); default false
+         */
+        default boolean hasCallsInFlight() {
+            return false;
+        }
     }
 
     /** A connection whose committed frames go out at the end of the iteration. */
@@ -90,6 +106,14 @@ public final class IoLoop implements Runnable {
     private final long spinNanos;
     private final long tickNanos;
     private final long idleTickNanos;
+    /** The spin decision of an {@link IdleStrategy.Mode#ADAPTIVE} loop; null for the other modes. */
+    private final AdaptiveSpin adaptive;
+    /** Adaptive: an idle stretch has begun (the loop found nothing to do since the last traffic). */
+    private boolean stretchOpen;
+    /** Adaptive: the open stretch began with calls in flight. */
+    private boolean stretchInFlight;
+    /** Adaptive: how long the open stretch is polled before blocking. */
+    private long stretchSpin;
     private final BufferPool pool;
     private Poller poller;
     private boolean pollBeforeBlocking;
@@ -134,6 +158,7 @@ public final class IoLoop implements Runnable {
     public IoLoop(String name, IdleStrategy idle, long tickNanos, long idleTickNanos, BufferPool pool) {
         this.idleMode = idle.mode();
         this.spinNanos = idle.spin().toNanos();
+        this.adaptive = idleMode == IdleStrategy.Mode.ADAPTIVE ? new AdaptiveSpin(spinNanos) : null;
         this.tickNanos = tickNanos;
         this.idleTickNanos = Math.max(tickNanos, idleTickNanos);
         this.pool = pool;
@@ -252,6 +277,8 @@ public final class IoLoop implements Runnable {
         int events;
         if (hasWork()) {
             events = poller.pollNow();
+        } else if (adaptive != null) {
+            events = adaptiveIdle();
         } else if (idleMode == IdleStrategy.Mode.BUSY_POLL) {
             events = poller.pollNow();
             if (events == 0) {
@@ -265,10 +292,15 @@ public final class IoLoop implements Runnable {
         } else {
             events = block();
         }
+        long polled = stretchOpen && events > 0 ? System.nanoTime() : 0;
         boolean tasksRan = runTasks();
-        flushAll();
+        boolean remoteFlushed = flushAll();
         long now = System.nanoTime();
-        if (events > 0 || tasksRan) {
+        if (events > 0 || tasksRan || remoteFlushed) {
+            if (stretchOpen) {
+                adaptive.stretchEnded((polled != 0 ? polled : now) - lastTraffic, stretchInFlight);
+                stretchOpen = false;
+            }
             lastActivity = now;
             lastTraffic = now;
             if (nextTick - now > tickNanos) {
@@ -281,6 +313,26 @@ public final class IoLoop implements Runnable {
             flushAll();
             pool.trim(now);
         }
+    }
+
+    /**
+     * Adaptive, with nothing to do: opens the idle stretch (asking once whether calls are in flight),
+     * then polls until the stretch is older than its spin, then blocks.
+     */
+    private int adaptiveIdle() {
+        if (!stretchOpen) {
+            stretchOpen = true;
+            stretchInFlight = poller.hasCallsInFlight();
+            stretchSpin = adaptive.spinNanos(stretchInFlight);
+        }
+        if (System.nanoTime() - lastTraffic < stretchSpin) {
+            int events = poller.pollNow();
+            if (events == 0) {
+                Thread.yield(); // a peer sharing this core gets to run and produce the event we wait for
+            }
+            return events;
+        }
+        return block();
     }
 
     /** No traffic for an idle tick interval and nothing to time: tick at the idle interval. */
@@ -326,7 +378,9 @@ public final class IoLoop implements Runnable {
         return budget < TASK_BUDGET;
     }
 
-    private void flushAll() {
+    /** @return true when another thread had asked for a flush (traffic) */
+    private boolean flushAll() {
+        boolean remote = remotePending;
         if (remotePending) {
             int n;
             Flushable[] drain;
@@ -353,6 +407,7 @@ public final class IoLoop implements Runnable {
                 flush(c);
             }
         }
+        return remote;
     }
 
     private void flush(Flushable c) {

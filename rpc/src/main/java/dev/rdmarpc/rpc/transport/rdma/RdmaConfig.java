@@ -841,7 +841,7 @@ public final class RdmaConfig {
                 .add("idleTickInterval", SettingsTable::parseDuration, Polling::idleTickInterval,
                         Polling::idleTickInterval);
 
-        private IdleStrategy idleStrategy = IdleStrategy.event();
+        private IdleStrategy idleStrategy = IdleStrategy.adaptive();
         private int completionQueueSize = DEFAULT_COMPLETION_QUEUE_SIZE;
         private Duration tickInterval = DEFAULT_TICK_INTERVAL;
         private Duration idleTickInterval = DEFAULT_IDLE_TICK_INTERVAL;
@@ -850,14 +850,16 @@ public final class RdmaConfig {
         }
 
         /**
-         * @param idle how I/O threads wait for completions: {@link IdleStrategy#event()} (the default)
-         *             sleeps on the completion channel until the device signals, with one wake-up per
-         *             burst because only the last message of a burst asks for an event (solicited
-         *             events, which every sender sets whatever its own mode, so any pairing of modes
-         *             works); {@link IdleStrategy#busyPoll()} polls the completion queues without
-         *             ever sleeping (lowest latency, one core per I/O thread);
-         *             {@link IdleStrategy#backOff} polls for a while after the last completion, then
-         *             sleeps as event does
+         * @param idle how I/O threads wait for completions: {@link IdleStrategy#adaptive()} (the
+         *             default) polls the completion queues while the next completion is likely to
+         *             come within 2 ms (a response awaited, or traffic at a pace it has learnt), then
+         *             sleeps as event does; {@link IdleStrategy#event()} sleeps on the completion
+         *             channel until the device signals, with one wake-up per burst because only the
+         *             last message of a burst asks for an event (solicited events, which every sender
+         *             sets whatever its own mode, so any pairing of modes works);
+         *             {@link IdleStrategy#busyPoll()} polls the completion queues without ever
+         *             sleeping (lowest latency, one core per I/O thread); {@link IdleStrategy#backOff}
+         *             polls for a while after the last completion, then sleeps as event does
          * @return this
          */
         public Polling idleStrategy(IdleStrategy idle) {

@@ -312,6 +312,16 @@ final class RdmaLoop implements IoLoop.Poller {
     }
 
     @Override
+    public boolean hasCallsInFlight() {
+        for (int i = 0; i < connections.size(); i++) {
+            if (connections.get(i).callsInFlight() > 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
     public boolean pollsBeforeBlocking() {
         return true;
     }

@@ -360,6 +360,12 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
 
     // =========================================================== lifecycle and the rest
 
+    /** @return the calls its handler has in flight (0 before the handler is set) */
+    int callsInFlight() {
+        FrameHandler h = handler;
+        return h == null ? 0 : h.callsInFlight();
+    }
+
     /**
      * Whether this connection needs ticks at the full rate: not open or closing, a handler that times
      * something, a client's calls waiting (they may need a ping), a frame half received or waiting

@@ -119,6 +119,16 @@ final class TcpLoop implements IoLoop.Poller {
     }
 
     @Override
+    public boolean hasCallsInFlight() {
+        for (int i = 0; i < connections.size(); i++) {
+            if (connections.get(i).callsInFlight() > 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
     public boolean hasTimedWork() {
         for (int i = 0; i < connections.size(); i++) {
             if (connections.get(i).hasTimedWork()) {

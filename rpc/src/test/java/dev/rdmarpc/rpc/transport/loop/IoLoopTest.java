@@ -6,11 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -129,6 +131,133 @@ class IoLoopTest {
         int polls = poller.polls.get();
         Thread.sleep(100);
         assertTrue(poller.polls.get() - polls < 10, "no spinning while quiet: " + (poller.polls.get() - polls));
+    }
+
+    /**
+     * A poller whose events come at a set pace, as a peer's would: one is due {@link #interval} after
+     * the last (or {@link #alternate} after a request, which sets calls in flight until the next); a blocked {@link #await} returns when it is due, as a completion channel would.
+     */
+    static final class PacedPoller implements IoLoop.Poller {
+        final AtomicInteger polls = new AtomicInteger();
+        final AtomicInteger awaits = new AtomicInteger();
+        final AtomicInteger events = new AtomicInteger();
+        /** Events that a blocked {@link #await} returned (not found by polling). */
+        final AtomicInteger eventsAfterBlocking = new AtomicInteger();
+        volatile long interval;
+        volatile boolean callsInFlight;
+        /** When positive: events alternate between requests and responses, a response this long after its request. */
+        volatile long alternate;
+        private long due;
+
+        PacedPoller(Duration interval, boolean callsInFlight) {
+            this.interval = interval.toNanos();
+            this.callsInFlight = callsInFlight;
+            this.due = System.nanoTime() + this.interval;
+        }
+
+        private int take(long now) {
+            if (now - due < 0) {
+                return 0;
+            }
+            if (alternate > 0) {
+                callsInFlight = !callsInFlight; // a request went out, or its response came
+            }
+            due = now + (callsInFlight && alternate > 0 ? alternate : interval);
+            events.incrementAndGet();
+            return 1;
+        }
+
+        @Override
+        public int pollNow() {
+            polls.incrementAndGet();
+            return take(System.nanoTime());
+        }
+
+        @Override
+        public int await(long timeoutMillis) {
+            awaits.incrementAndGet();
+            long until = Math.min(due, System.nanoTime() + timeoutMillis * 1_000_000L);
+            for (long left; (left = until - System.nanoTime()) > 0; ) {
+                LockSupport.parkNanos(left);
+            }
+            int n = take(System.nanoTime());
+            eventsAfterBlocking.addAndGet(n);
+            return n;
+        }
+
+        @Override
+        public void wake() {
+        }
+
+        @Override
+        public void tick(long nowNanos) {
+        }
+
+        @Override
+        public void close() {
+        }
+
+        @Override
+        public boolean hasCallsInFlight() {
+            return callsInFlight;
+        }
+    }
+
+    /** Counts of {@code p} over {@code ms} milliseconds: {events, polls, awaits, events after blocking}. */
+    private static int[] during(PacedPoller p, long ms) throws InterruptedException {
+        int e = p.events.get();
+        int polls = p.polls.get();
+        int awaits = p.awaits.get();
+        int blocked = p.eventsAfterBlocking.get();
+        Thread.sleep(ms);
+        return new int[] {p.events.get() - e, p.polls.get() - polls, p.awaits.get() - awaits,
+                p.eventsAfterBlocking.get() - blocked};
+    }
+
+    @Test
+    void anAdaptiveLoopSpinsThroughAQuickPaceAndBlocksThroughASlowOne() throws Exception {
+        loop = new IoLoop("io-loop-test", IdleStrategy.adaptive(Duration.ofMillis(1)), Duration.ofMillis(10).toNanos(), pool);
+        PacedPoller p = new PacedPoller(Duration.ofMillis(5), false);
+        loop.start(p);
+        Thread.sleep(300); // about 60 stretches of 5 ms, each longer than the 1 ms most spin: learnt not to spin
+        int[] slow = during(p, 300);
+        assertTrue(slow[0] >= 20, "events came: " + slow[0]);
+        assertTrue(slow[3] >= slow[0] * 9 / 10, "blocked for each event: " + Arrays.toString(slow));
+        assertTrue(slow[1] <= 3 * slow[0], "no spinning between slow events: " + Arrays.toString(slow));
+        p.interval = Duration.ofNanos(200_000).toNanos();
+        Thread.sleep(300); // learnt the 200 us pace (while blocking)
+        int[] quick = during(p, 300);
+        assertTrue(quick[0] >= 300, "events came: " + quick[0]);
+        // spinning through the 200 us gaps: almost never blocked; an event loop would block for each
+        assertTrue(quick[3] * 10 <= quick[0], "blocked for at most 1 in 10 quick events: " + Arrays.toString(quick));
+    }
+
+    @Test
+    void anAdaptiveLoopSpinsForResponsesWhileItBlocksBetweenRequests() throws Exception {
+        // a sparse caller: a request goes out, its response comes 200 us later, the next request 5 ms
+        // after that; the loop learns the two kinds of stretch apart
+        loop = new IoLoop("io-loop-test", IdleStrategy.adaptive(Duration.ofMillis(1)), Duration.ofMillis(10).toNanos(), pool);
+        PacedPoller p = new PacedPoller(Duration.ofMillis(5), false);
+        p.alternate = Duration.ofNanos(200_000).toNanos();
+        loop.start(p);
+        Thread.sleep(400);
+        int[] c = during(p, 600);
+        assertTrue(c[0] >= 100, "events came: " + c[0]);
+        // one block per request stretch, none for responses; learnt as one kind, the response stretches
+        // that follow a long one are not spun either, and the loop blocks for nearly every event
+        assertTrue(c[3] <= c[0] / 2 + c[0] / 10, "blocked only between requests: " + Arrays.toString(c));
+        assertTrue(c[3] >= c[0] / 2 - c[0] / 10, "and not spun through 5 ms: " + Arrays.toString(c));
+    }
+
+    @Test
+    void anIdleAdaptiveLoopBlocks() throws Exception {
+        start(IdleStrategy.adaptive(), Duration.ofMillis(5));
+        Thread.sleep(100); // at most the 2 ms most spin after starting, then blocked
+        int polls = poller.polls.get();
+        int awaits = poller.awaits.get();
+        Thread.sleep(300);
+        assertTrue(poller.polls.get() - polls < 10, "no spinning while idle: " + (poller.polls.get() - polls));
+        assertTrue(poller.awaits.get() - awaits >= 20, "blocked between 5 ms ticks: " + (poller.awaits.get() - awaits));
     }
 
     /** Ticks counted over {@code ms} milliseconds. */

@@ -31,7 +31,7 @@ class RdmaConfigTest {
         assertEquals(256, c.send().inlineThreshold());
         assertEquals(0, c.send().rendezvousThreshold(), "rendezvous is off by default");
         assertEquals(8L << 20, c.send().writeHighWaterMark());
-        assertEquals(dev.rdmarpc.rpc.transport.IdleStrategy.event(), c.polling().idleStrategy());
+        assertEquals(dev.rdmarpc.rpc.transport.IdleStrategy.adaptive(), c.polling().idleStrategy());
         assertEquals(4096, c.polling().completionQueueSize());
         assertEquals(Duration.ofMillis(10), c.polling().tickInterval());
         assertEquals(512L << 20, c.bufferPool().maxPooledBytes());
@@ -112,7 +112,7 @@ class RdmaConfigTest {
                 "receiveQueue=ReceiveQueue[depth=5, maxDepth=32]",
                 "sharedReceiveQueue=SharedReceiveQueue[enabled=false, depth=64, maxDepth=256, credits=8]",
                 "send=Send[window=4, inlineThreshold=256, writeHighWaterMark=8388608, rendezvousThreshold=0]",
-                "polling=Polling[idleStrategy=event, completionQueueSize=4096, tickInterval=PT0.01S, idleTickInterval=PT0.25S]",
+                "polling=Polling[idleStrategy=adaptive:2000us, completionQueueSize=4096, tickInterval=PT0.01S, idleTickInterval=PT0.25S]",
                 "timeouts=Timeouts[handshake=PT5S, ackTimeout=14]"}) {
             assertTrue(s.contains(part), part + " missing from " + s);
         }

@@ -35,6 +35,7 @@ class RdmaModePairingsTest {
 
     private static Map<String, IdleStrategy> modes() {
         Map<String, IdleStrategy> m = new LinkedHashMap<>();
+        m.put("adaptive", IdleStrategy.adaptive());
         m.put("event", IdleStrategy.event());
         m.put("busy-poll", IdleStrategy.busyPoll());
         m.put("back-off", IdleStrategy.backOff(Duration.ofNanos(50_000)));
