@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * long to poll before blocking; a wake-up for a tick is not traffic and starts no spin.
  *
  * <p>Idle ticks: with an idle tick interval longer than the tick interval, a loop that has had no
- * traffic (no event, no task) for one idle tick interval, and whose poller has nothing to time
+ * traffic (no event, no task, no flush asked for by another thread) for one idle tick interval, and whose poller has nothing to time
  * ({@link Poller#hasTimedWork()}: no call waiting with a deadline, no handshake, no close under way),
  * ticks at the idle interval instead: every wake-up of an idle thread costs CPU, and under
  * emulation a lot of it. The first traffic brings the next tick back within one tick interval.
