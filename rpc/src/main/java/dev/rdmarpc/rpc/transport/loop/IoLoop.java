@@ -381,7 +381,7 @@ public final class IoLoop implements Runnable {
     /** @return true when another thread had asked for a flush (traffic) */
     private boolean flushAll() {
         boolean remote = remotePending;
-        if (remotePending) {
+        if (remote) {
             int n;
             Flushable[] drain;
             synchronized (remoteLock) {
