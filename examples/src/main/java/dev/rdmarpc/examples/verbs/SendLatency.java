@@ -20,11 +20,14 @@ import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
+
 /**
  * perftest's {@code ib_send_lat} on this project's verbs layer, in one process: a ping-pong of SENDs
  * between two reliable queue pairs (one per device, connected by handing each the other's endpoint,
  * as {@link RawVerbsPingPong} does), each side on its own thread busy-polling its completion queue,
- * messages sent inline when they fit. It prints what {@code ib_send_lat} prints: the typical (median)
+ * messages sent inline when they fit, each echoed from where it landed and its number checked on
+ * return. It prints what {@code ib_send_lat} prints: the typical (median)
  * and average one-way latency, half of each measured round trip, in microseconds.
  *
  * <pre>
@@ -80,19 +83,19 @@ public final class SendLatency {
         }
 
         void postReceive() {
-            receives.get(0).wrId(RECV).sge(0, mr, size, size);
+            receives.get(0).wrId(RECV).buffer(mr, size, size);
             check(qp.postReceive(receives, 1), "post receive");
         }
 
         /**
-         * Sends one message, signaled: its completion is reaped by {@link #awaitReceive}, or here first
+         * Sends one message from {@code offset}, signaled: its completion is reaped by {@link #awaitReceive}, or here first
          * when the send queue is full of them.
          */
-        void send(long deadline) {
+        void send(long offset, long deadline) {
             while (unreaped[0] == DEPTH) {
                 poll(deadline);
             }
-            sends.get(0).clear().wrId(1).send(mr, 0, size).signaled(true).inline(inline);
+            sends.get(0).clear().wrId(1).send(mr, offset, size).signaled(true).inline(inline);
             check(qp.postSend(sends, 1), "post send");
             unreaped[0]++;
         }
@@ -170,7 +173,8 @@ public final class SendLatency {
                     for (long n = 0; total.get() < 0 || n < total.get(); n++) {
                         long deadline = System.nanoTime() + 30_000_000_000L;
                         b.awaitReceive(deadline);
-                        b.send(deadline);
+                        // what it received, from where it landed: the next message lands there only after A has this one
+                        b.send(size, deadline);
                     }
                 } catch (Throwable t) {
                     echoFailure.set(t);
@@ -184,15 +188,13 @@ public final class SendLatency {
             try {
                 while (System.nanoTime() - warmupEnd < 0) {
                     long deadline = System.nanoTime() + 30_000_000_000L;
-                    a.send(deadline);
-                    a.awaitReceive(deadline);
+                    ping(a, warmups, deadline);
                     warmups++;
                 }
                 total.set(warmups + iterations); // B reads it after the next message, which A sends after this
                 for (int i = 0; i < iterations; i++) {
                     long t0 = System.nanoTime();
-                    a.send(t0 + 30_000_000_000L);
-                    a.awaitReceive(t0 + 30_000_000_000L);
+                    ping(a, warmups + i, t0 + 30_000_000_000L);
                     rtt[i] = System.nanoTime() - t0;
                 }
             } catch (IllegalStateException e) {
@@ -208,6 +210,19 @@ public final class SendLatency {
                     + " min %.2f us p99 %.2f us (one way: half the round trip)%n", size, iterations, warmups,
                     warmupSeconds, a.inline, typical, avg, rtt[0] / 2e3, p99);
             return 0;
+        }
+    }
+
+    /** One round trip from A: message {@code n} out, and back unchanged (its first 8 bytes are checked). */
+    private static void ping(Side a, long n, long deadline) {
+        boolean numbered = a.size >= Long.BYTES;
+        if (numbered) {
+            a.buffer.set(JAVA_LONG_UNALIGNED, 0, n);
+        }
+        a.send(0, deadline);
+        a.awaitReceive(deadline);
+        if (numbered && a.buffer.get(JAVA_LONG_UNALIGNED, a.size) != n) {
+            throw new IllegalStateException("message " + n + " came back as " + a.buffer.get(JAVA_LONG_UNALIGNED, a.size));
         }
     }
 
