@@ -260,6 +260,14 @@ public final class SettingsTable<C> {
         };
     }
 
+    /**
+     * Reads a comma-separated list of CPU numbers, e.g. {@code 2,3}; {@code none} or empty for none. Each must be in
+     * [0, 1024).
+     */
+    public static CpuList parseCpus(String text) {
+        return CpuList.parse(text);
+    }
+
     /** Reads an idle strategy ({@link IdleStrategy#parse}). */
     public static IdleStrategy parseIdleStrategy(String text) {
         return IdleStrategy.parse(text);

@@ -129,6 +129,9 @@ public final class IoLoop implements Runnable {
     private volatile boolean remotePending;
     private Flushable[] remoteDrain = new Flushable[16];
 
+    /** The CPU the thread pins itself to as it starts; -1: none. */
+    private int cpu = -1;
+
     // Thread state.
     private Flushable[] localFlush = new Flushable[16];
     private int localCount;
@@ -164,6 +167,36 @@ public final class IoLoop implements Runnable {
         this.pool = pool;
         this.thread = new Thread(this, name);
         this.thread.setDaemon(false);
+    }
+
+    /**
+     * Pins the thread, once started, to {@code cpu} ({@link CpuAffinity}); -1 (the default) leaves it
+     * to the scheduler. Call before {@link #start}; a CPU the kernel refuses is logged and the thread
+     * runs unpinned (check the CPUs with {@link #checkCpus} first).
+     */
+    public void pinTo(int cpu) {
+        this.cpu = cpu;
+    }
+
+    /**
+     * @throws IllegalArgumentException naming {@code setting} when a CPU of {@code cpus} is not one the
+     *                                  calling thread may run on, or pinning is not supported here
+     */
+    public static void checkCpus(int[] cpus, String setting) {
+        if (cpus.length == 0) {
+            return;
+        }
+        if (!CpuAffinity.isSupported()) {
+            throw new IllegalArgumentException(setting + " pins I/O threads to CPUs, which needs Linux (os.name "
+                    + System.getProperty("os.name") + ")");
+        }
+        java.util.List<Integer> allowed = CpuAffinity.currentThreadCpus();
+        for (int c : cpus) {
+            if (!allowed.contains(c)) {
+                throw new IllegalArgumentException(setting + " names CPU " + c + ", which this process may not run on"
+                        + " (it may use " + allowed + ")");
+            }
+        }
     }
 
     /** Starts the thread with {@code p} as its poller. */
@@ -252,6 +285,13 @@ public final class IoLoop implements Runnable {
 
     @Override
     public void run() {
+        if (cpu >= 0) {
+            try {
+                CpuAffinity.pinCurrentThread(cpu);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "I/O thread " + thread.getName() + " runs unpinned: " + e.getMessage());
+            }
+        }
         nextTick = System.nanoTime() + tickNanos;
         lastActivity = System.nanoTime();
         lastTraffic = lastActivity;

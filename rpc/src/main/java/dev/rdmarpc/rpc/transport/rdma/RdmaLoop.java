@@ -53,7 +53,8 @@ final class RdmaLoop implements IoLoop.Poller {
     private final List<RdmaConnection> connections = new ArrayList<>();
     private final List<RdmaConnection> drainingList = new ArrayList<>();
 
-    RdmaLoop(RdmaTransport transport, String name) {
+    /** @param cpu the CPU the thread pins itself to, -1 for none */
+    RdmaLoop(RdmaTransport transport, String name, int cpu) {
         this.transport = transport;
         this.config = transport.rdmaConfig();
         this.metrics = transport.metrics();
@@ -62,6 +63,7 @@ final class RdmaLoop implements IoLoop.Poller {
         this.wc = new WorkCompletions(POLL_BATCH);
         this.io = new IoLoop(name, config.polling().idleStrategy(), config.polling().tickInterval().toNanos(),
                 config.polling().idleTickInterval().toNanos(), pool);
+        io.pinTo(cpu);
     }
 
     void start() {

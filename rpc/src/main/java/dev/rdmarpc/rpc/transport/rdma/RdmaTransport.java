@@ -9,6 +9,7 @@ import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import dev.rdmarpc.rpc.transport.tcp.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.io.EOFException;
@@ -60,6 +61,7 @@ public final class RdmaTransport implements Transport {
         // The devices register each slab first; a listener the user set is told after them (kept, not replaced).
         BufferPool.Config poolConfig = config.bufferPool().copy();
         this.pool = BufferPool.create(poolConfig.slabListener(devices.andThen(poolConfig.slabListener())));
+        IoLoop.checkCpus(config.polling().ioThreadCpus(), "RdmaConfig polling.ioThreadCpus");
         TcpTransport t = null;
         RdmaLoop[] l = new RdmaLoop[config.ioThreads()];
         try {
@@ -73,7 +75,7 @@ public final class RdmaTransport implements Transport {
                     .limits(limits -> ConnectionLimits.settingsTable().copy(config.limits(), limits))
                     .tls(config.tls()));
             for (int i = 0; i < l.length; i++) {
-                l[i] = new RdmaLoop(this, config.threadNamePrefix() + "-" + i);
+                l[i] = new RdmaLoop(this, config.threadNamePrefix() + "-" + i, config.polling().ioThreadCpu(i));
             }
         } catch (RuntimeException | Error e) {
             if (t != null) {

@@ -26,11 +26,13 @@ final class TcpLoop implements IoLoop.Poller {
     /** Where connections closing with a last word drop what their peers still send. */
     private final ByteBuffer discard = ByteBuffer.allocateDirect(4096);
 
-    TcpLoop(TcpTransport transport, String name, TcpTransport.Config config) throws IOException {
+    /** @param cpu the CPU the thread pins itself to, -1 for none */
+    TcpLoop(TcpTransport transport, String name, TcpTransport.Config config, int cpu) throws IOException {
         this.transport = transport;
         this.selector = Selector.open();
         this.io = new IoLoop(name, config.idleStrategy(), config.tickInterval().toNanos(),
                 config.idleTickInterval().toNanos(), transport.bufferPool());
+        io.pinTo(cpu);
     }
 
     void start() {

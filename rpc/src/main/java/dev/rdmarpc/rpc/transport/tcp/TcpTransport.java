@@ -1,6 +1,7 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.settings.CpuList;
 import dev.rdmarpc.rpc.settings.SettingsTable;
 import dev.rdmarpc.rpc.transport.Acceptor;
 import dev.rdmarpc.rpc.transport.Connection;
@@ -9,6 +10,7 @@ import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -47,13 +49,14 @@ public final class TcpTransport implements Transport {
 
     private TcpTransport(Config config) {
         this.config = config;
+        IoLoop.checkCpus(config.ioThreadCpus(), "TcpTransport.Config ioThreadCpus");
         this.accepted = new ConnectionCounts(config.limits(), config.bufferPool().maxLargeBytes());
         this.pool = BufferPool.create(config.bufferPool());
         this.loops = new TcpLoop[config.ioThreads()];
         int started = 0;
         try {
             for (int i = 0; i < loops.length; i++) {
-                loops[i] = new TcpLoop(this, config.threadNamePrefix() + "-" + i, config);
+                loops[i] = new TcpLoop(this, config.threadNamePrefix() + "-" + i, config, config.ioThreadCpuList().cpuOf(i));
             }
             for (TcpLoop l : loops) {
                 l.start();
@@ -333,6 +336,7 @@ public final class TcpTransport implements Transport {
                 .add("tickInterval", SettingsTable::parseDuration, Config::tickInterval, Config::tickInterval)
                 .add("idleTickInterval", SettingsTable::parseDuration, Config::idleTickInterval, Config::idleTickInterval)
                 .add("idleStrategy", SettingsTable::parseIdleStrategy, Config::idleStrategy, Config::idleStrategy)
+                .add("ioThreadCpus", SettingsTable::parseCpus, Config::ioThreadCpuList, Config::ioThreadCpuList)
                 .add("frameReadTimeout", SettingsTable::parseDuration, Config::frameReadTimeout, Config::frameReadTimeout)
                 .add("idleTimeout", SettingsTable::parseDuration, Config::idleTimeout, Config::idleTimeout)
                 .add("pingInterval", SettingsTable::parseDuration, Config::pingInterval, Config::pingInterval)
@@ -353,6 +357,7 @@ public final class TcpTransport implements Transport {
         private Duration tickInterval = Duration.ofMillis(10);
         private Duration idleTickInterval = Duration.ofMillis(250);
         private IdleStrategy idleStrategy = IdleStrategy.event();
+        private CpuList ioThreadCpus = CpuList.NONE;
         private Duration frameReadTimeout = Duration.ofSeconds(30);
         private Duration idleTimeout = Duration.ofMinutes(5);
         private Duration pingInterval = Duration.ofSeconds(2);
@@ -495,6 +500,33 @@ public final class TcpTransport implements Transport {
         public Config idleStrategy(IdleStrategy idle) {
             this.idleStrategy = Objects.requireNonNull(idle, "idle");
             return this;
+        }
+
+        /**
+         * @param cpus the CPUs the event loops run on: loop {@code i} is pinned to
+         *             {@code cpus[i % cpus.length]} ({@code sched_setaffinity}, Linux only); none (the
+         *             default) leaves them to the scheduler. Each must be a CPU this process may run
+         *             on, or the transport refuses to start. Meant for loops that spin
+         *             ({@link IdleStrategy#busyPoll()}, {@link IdleStrategy#backOff}), which are worth a
+         *             core of their own. Property form: {@code -Drdmarpc.tcp.ioThreadCpus=2,3}
+         * @return this
+         */
+        public Config ioThreadCpus(int... cpus) {
+            this.ioThreadCpus = CpuList.of("ioThreadCpus", cpus);
+            return this;
+        }
+
+        /** @return the CPUs the event loops are pinned to (empty: not pinned) */
+        public int[] ioThreadCpus() {
+            return ioThreadCpus.cpus();
+        }
+
+        CpuList ioThreadCpuList() {
+            return ioThreadCpus;
+        }
+
+        private void ioThreadCpuList(CpuList cpus) {
+            this.ioThreadCpus = cpus;
         }
 
         /**

@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -112,7 +113,7 @@ class RdmaConfigTest {
                 "receiveQueue=ReceiveQueue[depth=5, maxDepth=32]",
                 "sharedReceiveQueue=SharedReceiveQueue[enabled=false, depth=64, maxDepth=256, credits=8]",
                 "send=Send[window=4, inlineThreshold=256, writeHighWaterMark=8388608, rendezvousThreshold=0]",
-                "polling=Polling[idleStrategy=adaptive:2000us, completionQueueSize=4096, tickInterval=PT0.01S, idleTickInterval=PT0.25S]",
+                "polling=Polling[idleStrategy=adaptive:2000us, completionQueueSize=4096, tickInterval=PT0.01S, idleTickInterval=PT0.25S, ioThreadCpus=none]",
                 "timeouts=Timeouts[handshake=PT5S, ackTimeout=14]"}) {
             assertTrue(s.contains(part), part + " missing from " + s);
         }
@@ -190,6 +191,27 @@ class RdmaConfigTest {
     }
 
     @Test
+    void ioThreadCpusComeFromTheirPropertyAndGoRoundTheThreads() {
+        assertArrayEquals(new int[0], new RdmaConfig().polling().ioThreadCpus(), "not pinned by default");
+        assertEquals(-1, new RdmaConfig().polling().ioThreadCpu(0));
+        RdmaConfig.Polling p = new RdmaConfig().polling(q -> q.ioThreadCpus(3, 1)).polling();
+        assertEquals(3, p.ioThreadCpu(0));
+        assertEquals(1, p.ioThreadCpu(1));
+        assertEquals(3, p.ioThreadCpu(2));
+        String key = "rdmarpc.rdma.polling.ioThreadCpus";
+        System.setProperty(key, "2,3");
+        try {
+            assertArrayEquals(new int[]{2, 3}, new RdmaConfig().polling().ioThreadCpus());
+            assertTrue(new RdmaConfig().toString().contains("ioThreadCpus=2,3"));
+            System.setProperty(key, "2;3");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, RdmaConfig::new);
+            assertTrue(e.getMessage().contains(key), e.getMessage());
+        } finally {
+            System.clearProperty(key);
+        }
+    }
+
+    @Test
     void badSettingsAreNamed() {
         bad(c -> c.device(" "), "device");
         bad(c -> c.port(0), "port");
@@ -222,6 +244,8 @@ class RdmaConfigTest {
         bad(c -> c.send(s -> s.writeHighWaterMark(0)), "send.writeHighWaterMark");
         bad(c -> c.polling(p -> p.tickInterval(Duration.ZERO)), "polling.tickInterval");
         bad(c -> c.polling(p -> p.idleTickInterval(Duration.ofMinutes(2))), "polling.idleTickInterval");
+        bad(c -> c.polling(p -> p.ioThreadCpus(0, -1)), "polling.ioThreadCpus");
+        bad(c -> c.polling(p -> p.ioThreadCpus(1024)), "polling.ioThreadCpus");
         bad(c -> c.timeouts(t -> t.handshake(Duration.ZERO)), "timeouts.handshake");
         bad(c -> c.timeouts(t -> t.ackTimeout(0)), "timeouts.ackTimeout");
         bad(c -> c.timeouts(t -> t.ackTimeout(32)), "timeouts.ackTimeout");

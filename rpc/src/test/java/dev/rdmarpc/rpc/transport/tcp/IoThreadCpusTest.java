@@ -1,0 +1,121 @@
+package dev.rdmarpc.rpc.transport.tcp;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.rdmarpc.rpc.transport.loop.CpuAffinity;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** {@code TcpTransport.Config.ioThreadCpus}: the event loops run where they are told, and a CPU the process may not use is refused. */
+@Timeout(30)
+public class IoThreadCpusTest {
+
+    /** The kernel's CPU list of the thread named {@code name} in this process (from /proc), or null. */
+    public static String cpusOfThreadNamed(String name) throws Exception {
+        try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
+            for (Path task : tasks.toList()) {
+                String comm;
+                try {
+                    comm = Files.readString(task.resolve("comm")).strip();
+                } catch (java.io.IOException gone) {
+                    continue; // a thread that ended meanwhile
+                }
+                if (comm.equals(name)) {
+                    for (String line : Files.readAllLines(task.resolve("status"))) {
+                        if (line.startsWith("Cpus_allowed_list:")) {
+                            return line.substring("Cpus_allowed_list:".length()).trim();
+                        }
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    /** Waits up to 5 s for the thread to have pinned itself (it does so as it starts). */
+    public static String awaitCpusOfThreadNamed(String name, String expected) throws Exception {
+        String seen = null;
+        for (long end = System.nanoTime() + 5_000_000_000L; System.nanoTime() - end < 0; Thread.sleep(10)) {
+            seen = cpusOfThreadNamed(name);
+            if (expected.equals(seen)) {
+                break;
+            }
+        }
+        return seen;
+    }
+
+    @Test
+    void eachEventLoopIsPinnedToItsCpuInTurn() throws Exception {
+        assumeTrue(CpuAffinity.isSupported(), "Linux only");
+        List<Integer> allowed = CpuAffinity.currentThreadCpus();
+        int last = allowed.get(allowed.size() - 1);
+        // three loops over a list of two: loop 2 takes the first CPU again
+        int[] cpus = {last, allowed.get(0)};
+        try (TcpTransport t = TcpTransport.create(new TcpTransport.Config().ioThreads(3).threadNamePrefix("cpus-tcp")
+                .ioThreadCpus(cpus))) {
+            assertEquals(Integer.toString(last), awaitCpusOfThreadNamed("cpus-tcp-0", Integer.toString(last)));
+            assertEquals(Integer.toString(allowed.get(0)),
+                    awaitCpusOfThreadNamed("cpus-tcp-1", Integer.toString(allowed.get(0))));
+            assertEquals(Integer.toString(last), awaitCpusOfThreadNamed("cpus-tcp-2", Integer.toString(last)));
+        }
+    }
+
+    @Test
+    void unpinnedByDefault() throws Exception {
+        assumeTrue(CpuAffinity.isSupported(), "Linux only");
+        assertArrayEquals(new int[0], new TcpTransport.Config().ioThreadCpus());
+        try (TcpTransport t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).threadNamePrefix("free-tcp"))) {
+            Thread.sleep(50);
+            String seen = cpusOfThreadNamed("free-tcp-0");
+            assertEquals(Files.readAllLines(Path.of("/proc/self/status")).stream()
+                    .filter(l -> l.startsWith("Cpus_allowed_list:")).findFirst().orElseThrow()
+                    .substring("Cpus_allowed_list:".length()).trim(), seen, "left to the scheduler");
+        }
+    }
+
+    @Test
+    void aCpuTheProcessMayNotUseIsRefusedAtCreation() {
+        assumeTrue(CpuAffinity.isSupported(), "Linux only");
+        int outside = CpuAffinity.MAX_CPUS - 1;
+        assumeTrue(!CpuAffinity.currentThreadCpus().contains(outside));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> TcpTransport.create(new TcpTransport.Config().ioThreads(1).ioThreadCpus(outside)));
+        assertTrue(e.getMessage().contains("ioThreadCpus names CPU " + outside), e.getMessage());
+    }
+
+    @Test
+    void theSettingReadsAListAndRefusesNonsense() {
+        String key = "rdmarpc.tcp.ioThreadCpus";
+        String before = System.getProperty(key);
+        try {
+            System.setProperty(key, " 1, 0 ");
+            assertArrayEquals(new int[]{1, 0}, new TcpTransport.Config().ioThreadCpus());
+            assertTrue(new TcpTransport.Config().toString().contains("ioThreadCpus=1,0"), new TcpTransport.Config().toString());
+            System.setProperty(key, "none");
+            assertArrayEquals(new int[0], new TcpTransport.Config().ioThreadCpus());
+            assertTrue(new TcpTransport.Config().toString().contains("ioThreadCpus=none"), new TcpTransport.Config().toString());
+            System.setProperty(key, "");
+            assertArrayEquals(new int[0], new TcpTransport.Config().ioThreadCpus());
+            System.setProperty(key, "0,x");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, TcpTransport.Config::new);
+            assertTrue(e.getMessage().contains("not a CPU number: 'x'"), e.getMessage());
+            System.setProperty(key, "1024");
+            assertThrows(IllegalArgumentException.class, TcpTransport.Config::new);
+        } finally {
+            if (before == null) {
+                System.clearProperty(key);
+            } else {
+                System.setProperty(key, before);
+            }
+        }
+        assertThrows(IllegalArgumentException.class, () -> new TcpTransport.Config().ioThreadCpus(-1));
+    }
+}
