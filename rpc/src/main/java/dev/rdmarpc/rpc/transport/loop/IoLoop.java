@@ -3,6 +3,7 @@ package dev.rdmarpc.rpc.transport.loop;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -180,7 +181,8 @@ public final class IoLoop implements Runnable {
 
     /**
      * @throws IllegalArgumentException naming {@code setting} when a CPU of {@code cpus} is not one the
-     *                                  calling thread may run on, or pinning is not supported here
+     *                                  calling thread may run on (the threads it starts inherit its
+     *                                  CPUs), or pinning is not supported here
      */
     public static void checkCpus(int[] cpus, String setting) {
         if (cpus.length == 0) {
@@ -190,11 +192,11 @@ public final class IoLoop implements Runnable {
             throw new IllegalArgumentException(setting + " pins I/O threads to CPUs, which needs Linux (os.name "
                     + System.getProperty("os.name") + ")");
         }
-        java.util.List<Integer> allowed = CpuAffinity.currentThreadCpus();
+        List<Integer> allowed = CpuAffinity.currentThreadCpus();
         for (int c : cpus) {
             if (!allowed.contains(c)) {
-                throw new IllegalArgumentException(setting + " names CPU " + c + ", which this process may not run on"
-                        + " (it may use " + allowed + ")");
+                throw new IllegalArgumentException(setting + " names CPU " + c + ", which the thread creating the"
+                        + " transport may not run on (it may use " + allowed + ")");
             }
         }
     }

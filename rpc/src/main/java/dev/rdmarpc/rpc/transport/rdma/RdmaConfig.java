@@ -911,8 +911,8 @@ public final class RdmaConfig {
         /**
          * @param cpus the CPUs the I/O threads run on: thread {@code i} is pinned to
          *             {@code cpus[i % cpus.length]} ({@code sched_setaffinity}, Linux only); none (the
-         *             default) leaves them to the scheduler. Each must be a CPU this process may run
-         *             on, or the transport refuses to start. Worth it for threads that spin
+         *             default) leaves them to the scheduler. Each must be a CPU the thread creating the
+         *             transport may run on, or the transport refuses to start. Worth it for threads that spin
          *             ({@link IdleStrategy#busyPoll()}, the adaptive mode under steady traffic): two
          *             spinning threads the scheduler puts on one CPU take turns, and a completion waits
          *             out the other's time slice. In the Soft-RoCE VM (2 vCPUs, busy-poll, 128 B echo

@@ -505,8 +505,8 @@ public final class TcpTransport implements Transport {
         /**
          * @param cpus the CPUs the event loops run on: loop {@code i} is pinned to
          *             {@code cpus[i % cpus.length]} ({@code sched_setaffinity}, Linux only); none (the
-         *             default) leaves them to the scheduler. Each must be a CPU this process may run
-         *             on, or the transport refuses to start. Meant for loops that spin
+         *             default) leaves them to the scheduler. Each must be a CPU the thread creating the
+         *             transport may run on, or the transport refuses to start. Meant for loops that spin
          *             ({@link IdleStrategy#busyPoll()}, {@link IdleStrategy#backOff}), which are worth a
          *             core of their own. Property form: {@code -Drdmarpc.tcp.ioThreadCpus=2,3}
          * @return this
