@@ -19,10 +19,10 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * {@code sched_getaffinity(2)} for the calling thread (pid 0), called through the FFM linker.
  *
  * <p>An I/O thread that polls without sleeping (busy-poll, or the adaptive mode's spin) is worth a
- * CPU of its own: left to the scheduler, two spinning threads can land on one CPU and take turns, and
- * each turn delays the other's completions by a time slice. In the Soft-RoCE VM (2 vCPUs, 128 B
- * echo at concurrency 1, busy-poll) pinning the client's and the server's processes to one vCPU each
- * brought the P50 round trip from 436 to 292 us in one run.
+ * core of its own: two spinning threads on one core take turns a time slice at a time. Pinning pays
+ * where cores are spare. In the Soft-RoCE VM, whose 2 vCPUs carry both JVMs and rxe, pinning the I/O
+ * threads alone did not shorten busy-poll's round trip, and pinning each whole JVM to a vCPU did
+ * (docs/performance.md, section 4).
  */
 public final class CpuAffinity {
     /** CPUs a mask here can name: glibc's {@code CPU_SETSIZE}. */

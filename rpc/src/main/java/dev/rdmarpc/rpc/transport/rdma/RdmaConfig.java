@@ -912,13 +912,13 @@ public final class RdmaConfig {
          * @param cpus the CPUs the I/O threads run on: thread {@code i} is pinned to
          *             {@code cpus[i % cpus.length]} ({@code sched_setaffinity}, Linux only); none (the
          *             default) leaves them to the scheduler. Each must be a CPU the thread creating the
-         *             transport may run on, or the transport refuses to start. Worth it for threads that spin
-         *             ({@link IdleStrategy#busyPoll()}, the adaptive mode under steady traffic): two
-         *             spinning threads the scheduler puts on one CPU take turns, and a completion waits
-         *             out the other's time slice. In the Soft-RoCE VM (2 vCPUs, busy-poll, 128 B echo
-         *             at concurrency 1) a client and a server pinned one to each vCPU had a P50 round
-         *             trip of 292 us against 436 us unpinned (docs/performance.md, section 4). Keep
-         *             the application's own busy threads off these CPUs. Property form:
+         *             transport may run on, or the transport refuses to start. Meant for threads that
+         *             spin ({@link IdleStrategy#busyPoll()}, the adaptive mode under steady traffic),
+         *             each on a core kept free for it: two spinning threads on one core take turns a
+         *             time slice at a time. It pays only where the cores are spare; in the Soft-RoCE VM,
+         *             whose 2 vCPUs carry both JVMs and rxe, pinning the I/O threads did not shorten the
+         *             busy-poll round trip and pinning each whole JVM to a vCPU ({@code taskset}) did
+         *             (docs/performance.md, section 4). Property form:
          *             {@code -Drdmarpc.rdma.polling.ioThreadCpus=2,3}
          * @return this
          */
