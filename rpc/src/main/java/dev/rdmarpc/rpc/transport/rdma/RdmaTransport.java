@@ -56,12 +56,12 @@ public final class RdmaTransport implements Transport {
 
     private RdmaTransport(RdmaConfig config) {
         this.config = config;
+        IoLoop.checkCpus(config.polling().ioThreadCpus(), "RdmaConfig polling.ioThreadCpus"); // before anything is opened
         Ibverbs.ensureAvailability();
         this.devices = new DeviceTable(config);
         // The devices register each slab first; a listener the user set is told after them (kept, not replaced).
         BufferPool.Config poolConfig = config.bufferPool().copy();
         this.pool = BufferPool.create(poolConfig.slabListener(devices.andThen(poolConfig.slabListener())));
-        IoLoop.checkCpus(config.polling().ioThreadCpus(), "RdmaConfig polling.ioThreadCpus");
         TcpTransport t = null;
         RdmaLoop[] l = new RdmaLoop[config.ioThreads()];
         try {

@@ -211,6 +211,18 @@ class RdmaConfigTest {
         }
     }
 
+    /** Checked before any device or pool is opened: the refusal leaves nothing behind (and needs no device). */
+    @Test
+    void aCpuTheCreatingThreadMayNotUseIsRefusedBeforeAnythingOpens() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(dev.rdmarpc.rpc.transport.loop.CpuAffinity.isSupported(), "Linux only");
+        int outside = dev.rdmarpc.rpc.transport.loop.CpuAffinity.MAX_CPUS - 1;
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                !dev.rdmarpc.rpc.transport.loop.CpuAffinity.currentThreadCpus().contains(outside));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> RdmaTransport.create(new RdmaConfig().polling(p -> p.ioThreadCpus(outside))));
+        assertTrue(e.getMessage().startsWith("RdmaConfig polling.ioThreadCpus names CPU " + outside), e.getMessage());
+    }
+
     @Test
     void badSettingsAreNamed() {
         bad(c -> c.device(" "), "device");
