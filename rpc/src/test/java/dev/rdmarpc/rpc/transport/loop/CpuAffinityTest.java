@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
-import java.nio.file.Files;
+import dev.rdmarpc.rpc.transport.tcp.IoThreadCpusTest;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -42,16 +42,6 @@ class CpuAffinityTest {
         }
     }
 
-    /** The kernel's list of the thread's CPUs, from /proc: not our own reading of the mask. */
-    private static String procCpusAllowed() throws Exception {
-        for (String line : Files.readAllLines(Path.of("/proc/thread-self/status"))) {
-            if (line.startsWith("Cpus_allowed_list:")) {
-                return line.substring("Cpus_allowed_list:".length()).trim();
-            }
-        }
-        throw new AssertionError("no Cpus_allowed_list in /proc/thread-self/status");
-    }
-
     @Test
     void aThreadPinnedToEachAllowedCpuRunsThereAlone() throws Exception {
         assumeTrue(CpuAffinity.isSupported(), "Linux only");
@@ -61,7 +51,7 @@ class CpuAffinityTest {
             String seen = onFreshThread(() -> {
                 CpuAffinity.pinCurrentThread(cpu);
                 assertEquals(List.of(cpu), CpuAffinity.currentThreadCpus());
-                return procCpusAllowed();
+                return IoThreadCpusTest.cpusAllowed(Path.of("/proc/thread-self/status"));
             });
             assertEquals(Integer.toString(cpu), seen, "the kernel's view after pinning to " + cpu);
         }

@@ -18,6 +18,16 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(30)
 public class IoThreadCpusTest {
 
+    /** The {@code Cpus_allowed_list} of a /proc {@code status} file: the kernel's own view of a task's CPUs. */
+    public static String cpusAllowed(Path status) throws Exception {
+        for (String line : Files.readAllLines(status)) {
+            if (line.startsWith("Cpus_allowed_list:")) {
+                return line.substring("Cpus_allowed_list:".length()).trim();
+            }
+        }
+        throw new AssertionError("no Cpus_allowed_list in " + status);
+    }
+
     /** The kernel's CPU list of the thread named {@code name} in this process (from /proc), or null. */
     public static String cpusOfThreadNamed(String name) throws Exception {
         try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
@@ -29,11 +39,7 @@ public class IoThreadCpusTest {
                     continue; // a thread that ended meanwhile
                 }
                 if (comm.equals(name)) {
-                    for (String line : Files.readAllLines(task.resolve("status"))) {
-                        if (line.startsWith("Cpus_allowed_list:")) {
-                            return line.substring("Cpus_allowed_list:".length()).trim();
-                        }
-                    }
+                    return cpusAllowed(task.resolve("status"));
                 }
             }
         }
@@ -75,9 +81,7 @@ public class IoThreadCpusTest {
         try (TcpTransport t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).threadNamePrefix("free-tcp"))) {
             Thread.sleep(50);
             String seen = cpusOfThreadNamed("free-tcp-0");
-            assertEquals(Files.readAllLines(Path.of("/proc/self/status")).stream()
-                    .filter(l -> l.startsWith("Cpus_allowed_list:")).findFirst().orElseThrow()
-                    .substring("Cpus_allowed_list:".length()).trim(), seen, "left to the scheduler");
+            assertEquals(cpusAllowed(Path.of("/proc/self/status")), seen, "left to the scheduler");
         }
     }
 
