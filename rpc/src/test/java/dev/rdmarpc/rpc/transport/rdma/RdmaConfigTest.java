@@ -5,10 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.buffer.Slab;
 import dev.rdmarpc.rpc.buffer.SlabListener;
+import dev.rdmarpc.rpc.transport.loop.CpuAffinity;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -214,10 +216,9 @@ class RdmaConfigTest {
     /** Checked before any device or pool is opened: the refusal leaves nothing behind (and needs no device). */
     @Test
     void aCpuTheCreatingThreadMayNotUseIsRefusedBeforeAnythingOpens() {
-        org.junit.jupiter.api.Assumptions.assumeTrue(dev.rdmarpc.rpc.transport.loop.CpuAffinity.isSupported(), "Linux only");
-        int outside = dev.rdmarpc.rpc.transport.loop.CpuAffinity.MAX_CPUS - 1;
-        org.junit.jupiter.api.Assumptions.assumeTrue(
-                !dev.rdmarpc.rpc.transport.loop.CpuAffinity.currentThreadCpus().contains(outside));
+        assumeTrue(CpuAffinity.isSupported(), "Linux only");
+        int outside = CpuAffinity.MAX_CPUS - 1;
+        assumeTrue(!CpuAffinity.currentThreadCpus().contains(outside));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> RdmaTransport.create(new RdmaConfig().polling(p -> p.ioThreadCpus(outside))));
         assertTrue(e.getMessage().startsWith("RdmaConfig polling.ioThreadCpus names CPU " + outside), e.getMessage());
