@@ -80,6 +80,23 @@ final class ReceiveTimers {
         return pingDue;
     }
 
+    /**
+     * Whether a client's silence while its calls wait reaches a deadline within {@code horizonNanos}
+     * of {@code now}: the ping falls due, or, a ping being out, the ping timeout. Until then ticks at
+     * the loop's idle interval are soon enough (a ping then goes out at most one idle tick late), so a
+     * silent connection whose calls travel elsewhere (the TCP connection beside an RDMA one) does not
+     * keep its thread waking at the full tick rate.
+     *
+     * @return false when this side never pings
+     */
+    boolean pingDeadlineWithin(long now, long horizonNanos) {
+        if (pingNanos == 0) {
+            return false;
+        }
+        long due = pingSent ? pingSentAt + pingTimeoutNanos : lastHeard + pingNanos;
+        return due - now <= horizonNanos;
+    }
+
     /** A whole frame arrived: the next one is timed from the tick that finds it half received. */
     void frameDone() {
         timing = false;

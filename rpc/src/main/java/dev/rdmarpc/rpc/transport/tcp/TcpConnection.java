@@ -57,6 +57,8 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     /** Non-null while closing with a last word: reading has stopped for good. */
     private LastWord lastWord;
     private final Liveness liveness;
+    /** The loop's idle tick interval: how far ahead a ping deadline asks for the full tick rate. */
+    private final long idleTickNanos;
     /** {@link TcpSendRing#unsentBytes} at the last tick, to see whether writes progress. */
     private long unsentAtTick;
     /** An accepted connection's place in its transport's connection counts, given back on close; else null. */
@@ -83,6 +85,7 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
         this.ring = new TcpSendRing(this, loop, pool);
         this.liveness = new Liveness(ring);
         TcpTransport.Config settings = loop.transport().settings();
+        this.idleTickNanos = settings.idleTickInterval().toNanos();
         this.timers = new ReceiveTimers(settings.frameReadTimeout().toNanos(),
                 serverSide ? settings.idleTimeout().toNanos() : 0,
                 serverSide ? 0 : settings.pingInterval().toNanos(), settings.pingTimeout().toNanos(), System.nanoTime());
@@ -368,19 +371,23 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
 
     /**
      * Whether this connection needs ticks at the full rate: not open or closing, a handler that times
-     * something, a client's calls waiting (they may need a ping), a frame half received or waiting
-     * for its share, bytes not yet written. A server's calls in flight need none: their responses
-     * come as traffic, and a busy connection is not idle at any tick rate.
+     * something, a client's calls waiting with a ping (or the ping's timeout) due within an idle tick
+     * interval, a frame half received or waiting for its share, bytes not yet written. A server's calls
+     * in flight need none: their responses come as traffic, and a busy connection is not idle at any
+     * tick rate. A client's calls waiting further from a ping need none either: the idle ticks still
+     * check the ping in time (the TCP connection beside an RDMA one, silent since the hello while its
+     * calls travel over RDMA, would otherwise wake its thread 100 times a second for a ping due every
+     * 2 s).
      */
     boolean hasTimedWork() {
         if (!open || closing || lastWord != null || handler == null || receiver.waitingForShare()
                 || tls != null && !tls.ready()) {
             return true;
         }
-        if (handler.hasTimedWork() || (!serverSide && handler.callsInFlight() > 0) || ring.unsentBytes() > 0) {
+        if (handler.hasTimedWork() || ring.unsentBytes() > 0 || receiver.hasPartialFrame()) {
             return true;
         }
-        return receiver.hasPartialFrame();
+        return !serverSide && handler.callsInFlight() > 0 && timers.pingDeadlineWithin(System.nanoTime(), idleTickNanos);
     }
 
     void tick(long now) {
