@@ -899,7 +899,9 @@ public final class RdmaConfig {
          *                 thread: with 10 ms ticks throughout an idle connection cost 6.1-6.5 % of a
          *                 core per side in the Soft-RoCE VM, with idle ticks 0.4-0.6 %
          *                 (RdmaIdleCostTest). The first traffic brings the full rate back at once. The
-         *                 connection's TCP liveness channel ticks at the same two intervals. At most
+         *                 connection's TCP liveness channel ticks at the same two intervals, at the idle
+         *                 one while calls wait too, except within an idle tick of its ping or of the
+         *                 ping's timeout ({@code TcpTransport.Config.pingInterval}). At most
          *                 {@link #tickInterval} turns idle ticks off.
          * @return this
          */

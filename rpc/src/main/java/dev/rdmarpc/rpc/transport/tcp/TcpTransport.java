@@ -470,8 +470,9 @@ public final class TcpTransport implements Transport {
 
         /**
          * @param interval period of the ticks of an I/O thread that has had no traffic for this long
-         *                 and has nothing to time (no call waiting, no frame half received, no write
-         *                 backed up, no close under way), in [1 ms, 60 s]; default 250 ms. Each tick
+         *                 and has nothing to time (no call waiting with a deadline, no ping or ping
+         *                 timeout due within this interval, no frame half received, no write backed
+         *                 up, no close under way), in [1 ms, 60 s]; default 250 ms. Each tick
          *                 wakes an idle thread; the first traffic brings {@link #tickInterval} back at
          *                 once. Idle timeouts then fire within this interval of their due time. At most
          *                 {@link #tickInterval} turns idle ticks off.
