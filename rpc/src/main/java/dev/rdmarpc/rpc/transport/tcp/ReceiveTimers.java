@@ -83,9 +83,10 @@ final class ReceiveTimers {
     /**
      * Whether a client's silence while its calls wait reaches a deadline within {@code horizonNanos}
      * of {@code now}: the ping falls due, or, a ping being out, the ping timeout. Until then ticks at
-     * the loop's idle interval are soon enough (a ping then goes out at most one idle tick late), so a
-     * silent connection whose calls travel elsewhere (the TCP connection beside an RDMA one) does not
-     * keep its thread waking at the full tick rate.
+     * the loop's idle interval are soon enough (the last idle tick before the deadline brings the full
+     * rate back, so the ping and the timeout keep their precision of one full-rate tick), and a silent
+     * connection whose calls travel elsewhere (the TCP connection beside an RDMA one) does not keep
+     * its thread waking at the full tick rate.
      *
      * @return false when this side never pings
      */
