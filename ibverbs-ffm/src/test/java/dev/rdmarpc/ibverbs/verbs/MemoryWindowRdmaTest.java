@@ -25,7 +25,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * as {@link VerbsRdmaTest} connects them. Side A registers a buffer for binding only
  * ({@code LOCAL_WRITE | MW_BIND}, no remote access: the region's own key reaches nothing), binds a window
  * to {@code [OFF, OFF + LEN)} of it with {@code REMOTE_READ} (a signaled BIND_MW on A's queue pair,
- * waited for), and hands side B the address and the new key; B reads with RDMA READ.
+ * waited for), and hands side B the address and the new key; B reads with RDMA READ. The last tests
+ * (h) do the same with a region registered on the range alone, which rdmarpc's rendezvous uses instead
+ * of a window on Soft-RoCE.
  *
  * <p>A remote access error moves both queue pairs to the error state (B's on the error completion, A's
  * as the responder of a class C error), so every refusal is the last operation of its test method, and
@@ -387,5 +389,37 @@ class MemoryWindowRdmaTest {
         assertEquals(22, e.errno(), e.getMessage()); // EINVAL
         assertTrue(bindable.isOpen());
         assertEquals(regions, VerbsResources.live(ResourceKind.MEMORY_REGION));
+    }
+
+    /**
+     * h. What the transport uses on Soft-RoCE instead of a window (rpc's {@code Rendezvous}): a region
+     * registered on the frame's bytes alone, remote read only. It reads exactly its range; the byte
+     * before it is refused, on rxe as by the spec (a region's bounds are exact where a window's are not).
+     */
+    @Test
+    void aRegionOfItsOwnReadsItsRangeAndRefusesTheByteBefore() {
+        try (MemoryRegion own = a.pd.register(exposed.asSlice(OFF, LEN), Access.REMOTE_READ.bit())) {
+            assertEquals(bindable.address() + OFF, own.address());
+            assertRead(read(0, OFF, LEN, own.rkey(), 2), 0, OFF, LEN);
+            assertRefused(read(0, OFF - 1, 1, own.rkey(), 3), 0, OFF - 1, 1);
+        }
+    }
+
+    /** h. A read that starts inside a region of its own and runs one byte past it is refused. */
+    @Test
+    void aReadRunningOneBytePastARegionOfItsOwnIsRefused() {
+        try (MemoryRegion own = a.pd.register(exposed.asSlice(OFF, LEN), Access.REMOTE_READ.bit())) {
+            assertRefused(read(0, OFF, LEN + 1, own.rkey(), 2), 0, OFF, LEN + 1);
+        }
+    }
+
+    /** h. Deregistration revokes the key: a read under it afterwards is refused. */
+    @Test
+    void aDeregisteredRegionsKeyReachesNothing() {
+        MemoryRegion own = a.pd.register(exposed.asSlice(OFF, LEN), Access.REMOTE_READ.bit());
+        int rkey = own.rkey();
+        assertRead(read(0, OFF, 64, rkey, 2), 0, OFF, 64);
+        own.close();
+        assertRefused(read(0, OFF, 64, rkey, 3), 0, OFF, 64);
     }
 }

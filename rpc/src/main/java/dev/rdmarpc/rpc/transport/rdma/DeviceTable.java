@@ -72,8 +72,10 @@ final class DeviceTable implements SlabListener, AutoCloseable {
          * executed there already. The second bind of a window fails (the first changed its key), with
          * no error completion: the queue pair goes to the error state and every work request completes
          * flushed (rxe_req.c, req_retry and req_next_wqe; rxe_mw.c, rxe_bind_mw; kernel 6.12.95). So
-         * on such a device a window is bound only when every earlier work request has completed
-         * ({@link RdmaSender}): none is left ahead of the bind to be sent again.
+         * on such a device rendezvous frames use no windows: each part is registered on its own for its
+         * transfer ({@link Rendezvous}), which puts nothing on the send queue. (Binding only while no
+         * earlier work request was outstanding, the first answer, serialized a busy connection's frames
+         * behind everything else it had in flight.)
          */
         final boolean bindsRepeatedByRetransmission;
         /** The device's async events: port and device failures, queue pair faults, shared receive queue limits. */

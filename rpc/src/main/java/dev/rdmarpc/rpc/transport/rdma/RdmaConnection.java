@@ -68,7 +68,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     private final ReceiveBuffers buffers;
     private final RdmaSender sender;
     private final RdmaReceiver receiver;
-    /** This side's rendezvous windows when it enables rendezvous ({@link RdmaConfig.Send#rendezvousThreshold}), else null. */
+    /** This side's rendezvous keys when it enables rendezvous ({@link RdmaConfig.Send#rendezvousThreshold}), else null. */
     private Rendezvous rendezvous;
 
     private volatile State state = State.SETUP;
@@ -116,11 +116,12 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
             b.configure(init);
             q = device.pd.createQueuePair(init);
             s = new SendWorkRequests(sendWrs, 2);
-            // with rendezvous the peer reads this side's frames, through windows bound per frame
+            // with rendezvous the peer reads this side's frames, through windows bound (or regions
+            // registered) per frame
             q.toInit(new ConnectionAttributes().port(device.port)
                     .accessFlags(rendezvousEnabled ? Access.REMOTE_READ.bit() : 0));
             if (rendezvousEnabled) {
-                r = new Rendezvous(device.pd);
+                r = new Rendezvous(device.pd, device.bindsRepeatedByRetransmission);
             }
         } catch (RuntimeException e) {
             if (r != null) {
@@ -138,8 +139,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         this.buffers = b;
         this.rendezvous = r;
         b.bind(q, wrIdBits, this);
-        this.sender = new RdmaSender(this, loop, q, s, wrIdBits, device.index, device.windowBoundsByRegion,
-                device.bindsRepeatedByRetransmission);
+        this.sender = new RdmaSender(this, loop, q, s, wrIdBits, device.index, device.windowBoundsByRegion);
         this.receiver = new RdmaReceiver(this, loop, b, sender, maxFrameLength, serverSide, rendezvousEnabled);
     }
 
@@ -480,8 +480,8 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         if (rendezvous != null) {
             // windows first: a bound type-2 window holds its queue pair (Soft-RoCE waits for it in
             // destroy, then fails) and its region (deregistration fails while it is bound); the queue
-            // pair is in ERR, so nothing reads through them any more
-            rendezvous.closeWindows();
+            // pair is in ERR, so nothing reads through them (or through the frames' own regions) any more
+            rendezvous.closeKeys();
         }
         try {
             qp.close();

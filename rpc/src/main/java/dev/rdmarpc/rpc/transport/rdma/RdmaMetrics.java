@@ -31,7 +31,7 @@ public final class RdmaMetrics {
     final LongAdder rendezvousBytesLanded = new LongAdder();
     final LongAdder attachmentSinksRefused = new LongAdder();
     final LongAdder reassemblyCopiedBytes = new LongAdder();
-    final LongAdder rendezvousBindWaits = new LongAdder();
+    final LongAdder rendezvousRegistrations = new LongAdder();
 
     RdmaMetrics() {
     }
@@ -171,12 +171,13 @@ public final class RdmaMetrics {
     }
 
     /**
-     * @return times a rendezvous frame could not be sent at a flush because work requests were still
-     *         outstanding: on a device that executes memory window binds again after a retransmission
-     *         (Soft-RoCE) a frame's windows are bound only when none is. Always 0 on other devices.
+     * @return parts of rendezvous frames sent that were registered on their own for their transfer
+     *         (each deregistered when the peer reported the frame done) instead of being exposed through
+     *         a memory window: on a device that executes window binds again after a retransmission
+     *         (Soft-RoCE) every part is; on other devices none is, and this stays 0
      */
-    public long rendezvousBindWaits() {
-        return rendezvousBindWaits.sum();
+    public long rendezvousRegistrations() {
+        return rendezvousRegistrations.sum();
     }
 
     /** @return times an I/O thread woke from sleep (event mode) */
@@ -194,6 +195,6 @@ public final class RdmaMetrics {
                 + wakeups() + ", zeroCopyBytes=" + zeroCopyBytes() + ", rendezvousSent=" + rendezvousSent() + ", rendezvousRead="
                 + rendezvousRead() + ", rendezvousBytesRead=" + rendezvousBytesRead() + ", rendezvousBytesLanded="
                 + rendezvousBytesLanded() + ", attachmentSinksRefused=" + attachmentSinksRefused() + ", reassemblyCopiedBytes="
-                + reassemblyCopiedBytes() + ", rendezvousBindWaits=" + rendezvousBindWaits() + "]";
+                + reassemblyCopiedBytes() + ", rendezvousRegistrations=" + rendezvousRegistrations() + "]";
     }
 }

@@ -28,7 +28,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Rendezvous ({@link Rendezvous}), when both sides enabled it: a frame of at least the threshold
  * leaves as binds of its memory windows and a descriptor in its window slot; the peer's "done" reports
  * (in the immediate data of its data messages) start the windows' invalidations, whose completions
- * release the frame. This side's own done reports ride on its data messages, or on an empty data
+ * release the frame. Where parts are registered per frame instead ({@link Rendezvous#registerPerFrame()},
+ * Soft-RoCE), the registrations take the binds' place, and a done report deregisters them and releases
+ * the frame at once. This side's own done reports ride on its data messages, or on an empty data
  * message when nothing else leaves. The reads of the peer's rendezvous frames are posted here too
  * ({@link #postReads}), so that every send work request is counted in one place.
  *
@@ -52,11 +54,6 @@ final class RdmaSender {
     private final int inlineCap;
     /** The device checks window keys against their regions' bounds only ({@link DeviceTable.Device#windowBoundsByRegion}). */
     private final boolean windowBoundsByRegion;
-    /**
-     * The device executes binds again after a retransmission ({@link DeviceTable.Device#bindsRepeatedByRetransmission}):
-     * a rendezvous frame's windows are bound only when no posted work request is outstanding.
-     */
-    private final boolean bindOnlyWhenIdle;
     /** First work request of the rendezvous binds; then the invalidations, then the reads. */
     private final int bindBase;
     private final int invalidateBase;
@@ -91,7 +88,7 @@ final class RdmaSender {
     private int repostedSinceFlush;
 
     RdmaSender(RdmaConnection conn, RdmaLoop loop, QueuePair qp, SendWorkRequests wrs, long wrIdBits, int devIndex,
-               boolean windowBoundsByRegion, boolean bindOnlyWhenIdle) {
+               boolean windowBoundsByRegion) {
         this.conn = conn;
         this.loop = loop;
         this.metrics = loop.metrics;
@@ -102,7 +99,6 @@ final class RdmaSender {
         this.window = loop.config.send().window();
         this.inlineCap = Math.min(loop.config.send().inlineThreshold(), qp.capabilities().maxInlineData());
         this.windowBoundsByRegion = windowBoundsByRegion;
-        this.bindOnlyWhenIdle = bindOnlyWhenIdle;
         this.bindBase = window + CREDIT_SLOTS;
         this.invalidateBase = bindBase + Rendezvous.SLOTS * Rendezvous.MAX_PARTS;
         this.readBase = invalidateBase + Rendezvous.SLOTS * Rendezvous.MAX_PARTS;
@@ -247,8 +243,7 @@ final class RdmaSender {
         // handling requests (its write high-water mark) holds this side's messages, and only this side's
         // done reports let its queued rendezvous responses go, and it drain
         int keep = rendezvous != null ? 1 : 0;
-        while (sq.canTake() && (!sq.headIsRendezvous() || (rendezvous.canSend() && mayBind(count)))
-                && credits.tryConsume(keep)) {
+        while (sq.canTake() && (!sq.headIsRendezvous() || rendezvous.canSend()) && credits.tryConsume(keep)) {
             if (sq.headIsRendezvous()) {
                 if (count > 0 && !postRun(first, count, false)) {
                     return;
@@ -282,19 +277,6 @@ final class RdmaSender {
         trackStall();
     }
 
-    /**
-     * Whether a rendezvous frame's windows may be bound now, with {@code count} messages of this flush
-     * not posted yet: always, unless the device executes binds again after a retransmission; then
-     * only when nothing is outstanding (the frame waits; a send completion flushes again).
-     */
-    private boolean mayBind(int count) {
-        if (!bindOnlyWhenIdle || (count == 0 && postedSends == 0)) {
-            return true;
-        }
-        metrics.rendezvousBindWaits.increment();
-        return false;
-    }
-
     private void fill(int slot) {
         PooledBuffer b = sq.takenBuffer();
         int len = sq.takenLength();
@@ -320,10 +302,10 @@ final class RdmaSender {
 
     /**
      * The rendezvous frame just taken into window slot {@code slot}: binds a window to each of its
-     * parts (posted at once, before the descriptor's run) and fills the slot's work request with the
-     * descriptor, written after the frame in the frame's own buffer.
+     * parts (posted at once, before the descriptor's run), or registers each on its own, and fills the
+     * slot's work request with the descriptor, written after the frame in the frame's own buffer.
      *
-     * @return false when posting failed (the connection is closing)
+     * @return false when posting or registering failed (the connection is closing)
      */
     private boolean bindAndDescribe(int slot) {
         PooledBuffer b = sq.takenBuffer();
@@ -332,49 +314,72 @@ final class RdmaSender {
         int parts = tailLength > 0 ? 2 : 1;
         int s = rendezvous.begin(b, parts, sq.takenTailRegion());
         rendezvousHeld = rendezvous.inUse();
+        boolean register = rendezvous.registerPerFrame();
         MemorySegment desc = b.segment();
         long descOffset = headLength;
-        if (windowBoundsByRegion) {
+        if (windowBoundsByRegion && !register) {
             // a reused buffer may hold an earlier frame's bytes past this one, readable through this
             // window on a device that checks only the region's bounds
             desc.asSlice(descOffset + Rendezvous.MAX_DESCRIPTOR).fill((byte) 0);
         }
         Rendezvous.writeHeader(desc, descOffset, sq.takenLength(), parts, desc);
-        int access = Access.REMOTE_READ.bit();
         long headAddress = b.segment().address();
-        int key = rendezvous.nextKey(s, 0);
-        wrs.get(bindBase + s * Rendezvous.MAX_PARTS).clear()
-                .wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.BIND, s * Rendezvous.MAX_PARTS))
-                .bindMemoryWindow(rendezvous.window(s, 0).segment(), key, DeviceTable.region(b, devIndex).segment(),
-                        headAddress, headLength, access)
-                .flags(SendWorkRequest.SIGNALED);
-        Rendezvous.writePart(desc, descOffset, 0, headAddress, key, headLength);
+        long tailAddress = parts == 2 ? sq.takenTailAddress() : 0;
+        MemoryRegion tailRegion = null;
         if (parts == 2) {
-            long tailAddress = sq.takenTailAddress();
             // the frame holds a use of its registration: it stays registered until the frame is released
-            MemoryRegion tailRegion = sq.takenTailRegion().regions[devIndex];
+            tailRegion = sq.takenTailRegion().regions[devIndex];
             if (tailRegion == null) {
                 failSend("the device of a rendezvous frame's attachment registration was closed before it was sent");
                 return false;
             }
-            int tailKey = rendezvous.nextKey(s, 1);
-            wrs.get(bindBase + s * Rendezvous.MAX_PARTS + 1).clear()
-                    .wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.BIND, s * Rendezvous.MAX_PARTS + 1))
-                    .bindMemoryWindow(rendezvous.window(s, 1).segment(), tailKey, tailRegion.segment(), tailAddress,
-                            tailLength, access)
+        }
+        if (register) {
+            try {
+                Rendezvous.writePart(desc, descOffset, 0, headAddress, rendezvous.register(s, 0, headAddress, headLength),
+                        headLength);
+                if (parts == 2) {
+                    Rendezvous.writePart(desc, descOffset, 1, tailAddress,
+                            rendezvous.register(s, 1, tailAddress, tailLength), tailLength);
+                }
+            } catch (RuntimeException e) {
+                // the slot holds the frame and any region registered: close() gives them back
+                failSend("ibv_reg_mr of a rendezvous frame's " + (parts == 2 ? "parts" : "bytes") + " failed: "
+                        + e.getMessage() + " (the locked-memory limit, ulimit -l, counts each registration)");
+                return false;
+            }
+            metrics.rendezvousRegistrations.add(parts);
+        } else {
+            int access = Access.REMOTE_READ.bit();
+            int key = rendezvous.nextKey(s, 0);
+            wrs.get(bindBase + s * Rendezvous.MAX_PARTS).clear()
+                    .wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.BIND, s * Rendezvous.MAX_PARTS))
+                    .bindMemoryWindow(rendezvous.window(s, 0).segment(), key, DeviceTable.region(b, devIndex).segment(),
+                            headAddress, headLength, access)
                     .flags(SendWorkRequest.SIGNALED);
-            Rendezvous.writePart(desc, descOffset, 1, tailAddress, tailKey, tailLength);
+            Rendezvous.writePart(desc, descOffset, 0, headAddress, key, headLength);
+            if (parts == 2) {
+                int tailKey = rendezvous.nextKey(s, 1);
+                wrs.get(bindBase + s * Rendezvous.MAX_PARTS + 1).clear()
+                        .wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.BIND, s * Rendezvous.MAX_PARTS + 1))
+                        .bindMemoryWindow(rendezvous.window(s, 1).segment(), tailKey, tailRegion.segment(), tailAddress,
+                                tailLength, access)
+                        .flags(SendWorkRequest.SIGNALED);
+                Rendezvous.writePart(desc, descOffset, 1, tailAddress, tailKey, tailLength);
+            }
+            int rc = qp.postSend(wrs, bindBase + s * Rendezvous.MAX_PARTS, parts);
+            if (rc != 0) {
+                failSend("ibv_post_send (memory window bind) failed (errno " + rc + ") on " + qp);
+                return false;
+            }
+            postedSends += parts;
+            // the provider took each window's current key with the bind; the next bind is matched against this one
+            for (int j = 0; j < parts; j++) {
+                rendezvous.window(s, j).bound(rendezvous.key(s, j));
+            }
+        }
+        if (parts == 2) {
             metrics.zeroCopyBytes.add(tailLength); // read by the peer straight from the application's memory
-        }
-        int rc = qp.postSend(wrs, bindBase + s * Rendezvous.MAX_PARTS, parts);
-        if (rc != 0) {
-            failSend("ibv_post_send (memory window bind) failed (errno " + rc + ") on " + qp);
-            return false;
-        }
-        postedSends += parts;
-        // the provider took each window's current key with the bind; the next bind is matched against this one
-        for (int j = 0; j < parts; j++) {
-            rendezvous.window(s, j).bound(rendezvous.key(s, j));
         }
         int len = Rendezvous.descriptorLength(parts);
         int flags = SendWorkRequest.SIGNALED;
@@ -495,8 +500,25 @@ final class RdmaSender {
         }
     }
 
-    /** Posts the invalidations of {@code n} rendezvous slots from {@code first}, the peer being done with them. */
+    /**
+     * Posts the invalidations of {@code n} rendezvous slots from {@code first}, the peer being done with
+     * them; or, where parts are registered per frame, deregisters them and releases the frames at once.
+     */
     private void invalidate(int first, int n) {
+        if (rendezvous.registerPerFrame()) {
+            for (int k = 0; k < n; k++) {
+                PooledBuffer b;
+                try {
+                    b = rendezvous.deregister((first + k) % Rendezvous.SLOTS);
+                } catch (RuntimeException e) {
+                    failSend("ibv_dereg_mr of a rendezvous frame's region failed: " + e.getMessage());
+                    return;
+                }
+                rendezvousHeld = rendezvous.inUse();
+                b.release();
+            }
+            return;
+        }
         for (int k = 0; k < n; k++) {
             int s = (first + k) % Rendezvous.SLOTS;
             int parts = rendezvous.parts(s);
@@ -709,7 +731,6 @@ final class RdmaSender {
         try {
             // reads and invalidations complete on the send queue too: the frame to hand over, the frame to release
             return closing ? postedSends > 0 : (sq.hasQueued() && sq.windowFull()) || readsInFlight > 0
-                    || (bindOnlyWhenIdle && sq.headIsRendezvous() && postedSends > 0)
                     || (rendezvous != null && rendezvous.invalidating() > 0);
         } finally {
             sendLock.unlock();

@@ -1,5 +1,7 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
+import dev.rdmarpc.ibverbs.verbs.Access;
+import dev.rdmarpc.ibverbs.verbs.MemoryRegion;
 import dev.rdmarpc.ibverbs.verbs.MemoryWindow;
 import dev.rdmarpc.ibverbs.verbs.ProtectionDomain;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
@@ -23,6 +25,16 @@ import java.nio.ByteOrder;
  * <li>The sender invalidates the windows (LOCAL_INV) and releases the memory once the invalidation
  *     has completed: no key outlives its transfer, and none covers anything but its frame.</li>
  * </ol>
+ *
+ * <p><b>Keys by registration instead of windows.</b> On a device that executes binds again after a
+ * retransmission ({@link DeviceTable.Device#bindsRepeatedByRetransmission}, Soft-RoCE) a window could be
+ * bound only while nothing else of the connection is outstanding, which serializes a busy connection's
+ * frames. There each part is instead registered on its own ({@code ibv_reg_mr} on exactly the part's
+ * bytes, remote read only): the key is the region's, it covers the part alone (a region's bounds are
+ * exact on every device, rxe's too, where a window's are its region's), and the region is deregistered
+ * when the peer reports the frame done, which revokes the key before the frame is released. The same
+ * guarantee, no work request on the send queue, at the cost of a registration and a deregistration per
+ * part (system calls; {@code RegistrationCostTest} times them).
  *
  * <p>Frames are handed to the handler in order: while a read is in flight, later messages of the
  * connection wait, as they do behind a frame being reassembled. A sender has at most {@link #SLOTS}
@@ -62,7 +74,13 @@ final class Rendezvous {
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    private final MemoryWindow[] windows = new MemoryWindow[SLOTS * MAX_PARTS];
+    private final ProtectionDomain pd;
+    /** Each part has a region of its own instead of a window ({@link #registerPerFrame()}). */
+    private final boolean registerPerFrame;
+    /** The windows, or null when parts are registered per frame. */
+    private final MemoryWindow[] windows;
+    /** The parts' own regions while a frame holds them, when parts are registered per frame. */
+    private final MemoryRegion[] regions = new MemoryRegion[SLOTS * MAX_PARTS];
     private final int[] keys = new int[SLOTS * MAX_PARTS];
     private final PooledBuffer[] frames = new PooledBuffer[SLOTS];
     /** The registration a slot's frame's second part lies in (a use held until the frame is released), or null. */
@@ -78,18 +96,25 @@ final class Rendezvous {
     private boolean closed;
 
     /**
-     * Allocates the connection's windows.
+     * Allocates the connection's windows, unless parts are registered per frame.
      *
+     * @param registerPerFrame give each part a region of its own instead of binding a window to it
      * @throws RuntimeException as the device refuses a window (those allocated are closed)
      */
-    Rendezvous(ProtectionDomain pd) {
+    Rendezvous(ProtectionDomain pd, boolean registerPerFrame) {
+        this.pd = pd;
+        this.registerPerFrame = registerPerFrame;
+        this.windows = registerPerFrame ? null : new MemoryWindow[SLOTS * MAX_PARTS];
+        if (registerPerFrame) {
+            return;
+        }
         try {
             for (int i = 0; i < windows.length; i++) {
                 windows[i] = pd.allocateMemoryWindow();
                 keys[i] = windows[i].rkey();
             }
         } catch (RuntimeException e) {
-            closeWindows();
+            closeKeys();
             throw e;
         }
     }
@@ -197,6 +222,60 @@ final class Rendezvous {
         return s;
     }
 
+    /** @return true when each part gets a region of its own, not a window */
+    boolean registerPerFrame() {
+        return registerPerFrame;
+    }
+
+    /**
+     * Registers part {@code j} of slot {@code s}, {@code [address, address + length)}, on its own with
+     * remote read access only (when parts are registered per frame).
+     *
+     * @return the region's remote key
+     * @throws dev.rdmarpc.ibverbs.VerbsException as the device refuses (ENOMEM: the locked-memory limit)
+     */
+    int register(int s, int j, long address, int length) {
+        int i = s * MAX_PARTS + j;
+        MemoryRegion r = pd.registerAddress(address, length, Access.REMOTE_READ.bit());
+        regions[i] = r;
+        keys[i] = r.rkey();
+        return keys[i];
+    }
+
+    /**
+     * Deregisters the parts' regions of slot {@code s}, the oldest being invalidated, and counts each
+     * part invalidated (when parts are registered per frame): its key reaches nothing any more.
+     *
+     * @return the frame's buffer to release
+     * @throws RuntimeException as a deregistration fails (the slot's other parts are deregistered all the same)
+     */
+    PooledBuffer deregister(int s) {
+        RuntimeException failed = null;
+        for (int j = 0; j < parts[s]; j++) {
+            try {
+                closeRegion(s * MAX_PARTS + j);
+            } catch (RuntimeException e) {
+                failed = e;
+            }
+        }
+        if (failed != null) {
+            throw failed;
+        }
+        PooledBuffer b = null;
+        for (int j = 0; j < parts[s]; j++) {
+            b = invalidated(s);
+        }
+        return b;
+    }
+
+    private void closeRegion(int i) {
+        MemoryRegion r = regions[i];
+        if (r != null) {
+            regions[i] = null;
+            r.close();
+        }
+    }
+
     /** @return the window of part {@code j} of slot {@code s} */
     MemoryWindow window(int s, int j) {
         return windows[s * MAX_PARTS + j];
@@ -274,7 +353,7 @@ final class Rendezvous {
 
     /**
      * After the queue pair is destroyed (nothing can read the frames any more): releases every frame
-     * still held and deallocates the windows. Idempotent.
+     * still held and deallocates the windows or deregisters the regions. Idempotent.
      */
     void close() {
         if (closed) {
@@ -291,7 +370,7 @@ final class Rendezvous {
         }
         invalidating = 0;
         awaitingDone = 0;
-        closeWindows();
+        closeKeys();
     }
 
     private void unuse(int s) {
@@ -302,8 +381,22 @@ final class Rendezvous {
         }
     }
 
-    /** Deallocates the windows (bound or not), once; the frames stay until {@link #close()}. */
-    void closeWindows() {
+    /**
+     * Deallocates the windows (bound or not) or deregisters the parts' regions, once; the frames stay
+     * until {@link #close()}.
+     */
+    void closeKeys() {
+        for (int i = 0; i < regions.length; i++) {
+            try {
+                closeRegion(i);
+            } catch (RuntimeException e) {
+                System.getLogger(Rendezvous.class.getName()).log(System.Logger.Level.WARNING,
+                        "could not deregister a rendezvous frame's region", e);
+            }
+        }
+        if (windows == null) {
+            return;
+        }
         for (int i = 0; i < windows.length; i++) {
             MemoryWindow w = windows[i];
             if (w != null) {
@@ -315,6 +408,6 @@ final class Rendezvous {
 
     @Override
     public String toString() {
-        return "Rendezvous[oldest=" + oldest + ", invalidating=" + invalidating + ", awaitingDone=" + awaitingDone + "]";
+        return "Rendezvous[" + (registerPerFrame ? "regions, " : "windows, ") + "oldest=" + oldest + ", invalidating=" + invalidating + ", awaitingDone=" + awaitingDone + "]";
     }
 }

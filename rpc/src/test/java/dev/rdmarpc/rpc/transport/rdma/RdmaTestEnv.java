@@ -16,6 +16,11 @@ final class RdmaTestEnv {
     private RdmaTestEnv() {
     }
 
+    /** @return true inside the Soft-RoCE VM (whose devices are rxe) */
+    static boolean inVm() {
+        return ENV.inVm();
+    }
+
     /** The client side's address (rxe0's network interface in the VM). */
     static String clientAddress() {
         return ENV.address0();

@@ -31,10 +31,11 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Rendezvous frames over the Soft-RoCE link, for real: frames of at least
- * {@link RdmaConfig.Send#rendezvousThreshold} are read by their receiver with RDMA READ through a memory
- * window bound to them alone, and nothing is copied to reassemble them; smaller ones still go as SENDs.
+ * {@link RdmaConfig.Send#rendezvousThreshold} are read by their receiver with RDMA READ under a key that
+ * covers them alone (on Soft-RoCE a region registered per frame, elsewhere a memory window bound per
+ * frame), and nothing is copied to reassemble them; smaller ones still go as SENDs.
  * What can fail here: the bytes (every echo is compared), the exact counts of frames read by rendezvous
- * on each side, the bytes copied by reassembly, and the verbs resources after close.
+ * on each side, the bytes copied by reassembly, the keys made, and the verbs resources after close.
  */
 @RdmaTest
 @Timeout(600)
@@ -191,21 +192,36 @@ class RendezvousRdmaTest {
     }
 
     @Test
-    void everyWindowAndBufferIsGivenBackAfterClose() throws Exception {
+    void everyKeyAndBufferIsGivenBackAfterClose() throws Exception {
         Map<ResourceKind, Long> before = VerbsResources.snapshot();
         long windows0 = VerbsResources.created(ResourceKind.MEMORY_WINDOW);
+        long regions0 = VerbsResources.created(ResourceKind.MEMORY_REGION);
+        int calls = 20;
+        boolean registerPerFrame;
         try (RdmaTransport serverT = RdmaTransport.create(config(THRESHOLD));
              RdmaTransport clientT = RdmaTransport.create(config(THRESHOLD));
              RpcServer server = echoServer().transport(serverT).start();
              Arena arena = Arena.ofShared()) {
             try (RpcClient client = client(server, clientT)) {
-                for (int i = 0; i < 20; i++) {
+                registerPerFrame = clientT.devices().opened().getFirst().bindsRepeatedByRetransmission;
+                assertTrue(registerPerFrame || !RdmaTestEnv.inVm(), "the VM's devices are Soft-RoCE");
+                for (int i = 0; i < calls; i++) {
                     assertEcho(client, pattern(arena, (1 << 20) + i, i));
                 }
             }
-            assertTrue(VerbsResources.created(ResourceKind.MEMORY_WINDOW) - windows0
-                    >= 2L * Rendezvous.SLOTS * Rendezvous.MAX_PARTS, "both ends allocated their windows");
-            assertEquals(40, clientT.metrics().rendezvousRead() + serverT.metrics().rendezvousRead());
+            assertEquals(2 * calls, clientT.metrics().rendezvousRead() + serverT.metrics().rendezvousRead());
+            long registrations = clientT.metrics().rendezvousRegistrations() + serverT.metrics().rendezvousRegistrations();
+            long windows = VerbsResources.created(ResourceKind.MEMORY_WINDOW) - windows0;
+            long regions = VerbsResources.created(ResourceKind.MEMORY_REGION) - regions0;
+            if (registerPerFrame) {
+                // Soft-RoCE: one region per frame (each frame one part), made for it and no window at all
+                assertEquals(2 * calls, registrations, "a region per frame sent");
+                assertEquals(0, windows, "no window allocated");
+                assertTrue(regions >= 2 * calls, regions + " regions registered for " + 2 * calls + " frames");
+            } else {
+                assertEquals(0, registrations);
+                assertTrue(windows >= 2L * Rendezvous.SLOTS * Rendezvous.MAX_PARTS, "both ends allocated their windows");
+            }
         }
         assertEquals(before, VerbsResources.snapshot(), "live verbs resources after close");
     }
