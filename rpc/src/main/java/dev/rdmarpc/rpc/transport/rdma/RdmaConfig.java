@@ -766,10 +766,11 @@ public final class RdmaConfig {
 
         /**
          * @param bytes frames of at least this many bytes are not sent but read by the peer: the sender
-         *              binds a memory window to the frame's memory alone and sends its address and key,
-         *              the peer pulls the frame with RDMA READ straight into the buffer its handler gets
-         *              (no reassembly copy), tells the sender it is done, and the sender invalidates the
-         *              key before the memory is used again (docs/rdma.md, "Rendezvous"). Used only when
+         *              makes a key for the frame's memory alone (binds a memory window to it; on
+         *              Soft-RoCE registers it on its own) and sends its address and key, the peer pulls
+         *              the frame with RDMA READ straight into the buffer its handler gets (no
+         *              reassembly copy), tells the sender it is done, and the sender revokes the key
+         *              before the memory is used again (docs/rdma.md, "Rendezvous"). Used only when
          *              both sides enable it; 0 disables it on this side. At least 4 KiB when not 0
          *              ({@link RdmaConfig#SUGGESTED_RENDEZVOUS_THRESHOLD}, 512 KiB, is what its tests use);
          *              default 0, off: it has run in the Soft-RoCE VM only, where it is not faster than

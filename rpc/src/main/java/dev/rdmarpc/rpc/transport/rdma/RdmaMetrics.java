@@ -127,7 +127,10 @@ public final class RdmaMetrics {
         return zeroCopyBytes.sum();
     }
 
-    /** @return frames sent by rendezvous: the peer read them from a memory window bound to them alone */
+    /**
+     * @return frames sent by rendezvous: the peer read them under a key for them alone (a memory window
+     *         bound to them, or on Soft-RoCE a region registered on them)
+     */
     public long rendezvousSent() {
         return rendezvousSent.sum();
     }

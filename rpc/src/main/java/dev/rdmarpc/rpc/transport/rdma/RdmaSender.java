@@ -29,9 +29,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * leaves as binds of its memory windows and a descriptor in its window slot; the peer's "done" reports
  * (in the immediate data of its data messages) start the windows' invalidations, whose completions
  * release the frame. Where parts are registered per frame instead ({@link Rendezvous#registerPerFrame()},
- * Soft-RoCE), the registrations take the binds' place, and a done report deregisters them and releases
- * the frame at once. This side's own done reports ride on its data messages, or on an empty data
- * message when nothing else leaves. The reads of the peer's rendezvous frames are posted here too
+ * Soft-RoCE), the registrations take the binds' place, and after a done report the next flush
+ * deregisters them and releases the frame. This side's own done reports ride on its data messages, or
+ * on an empty data message when nothing else leaves. The reads of the peer's rendezvous frames are posted here too
  * ({@link #postReads}), so that every send work request is counted in one place.
  *
  * <p>The claim methods return with the send lock held when they succeed; {@link #commit} or
@@ -83,6 +83,12 @@ final class RdmaSender {
     private int doneOwed;
     /** RDMA READs of a peer's rendezvous frame posted and not completed. */
     private int readsInFlight;
+    /**
+     * Rendezvous frames the peer reported done whose regions are still to deregister (parts registered
+     * per frame): at the next flush, after the received messages' reads are posted, so that the system
+     * calls do not delay them.
+     */
+    private int deregistrationsDue;
 
     // ---- I/O thread: receives posted again since the last flush, each a credit to return
     private int repostedSinceFlush;
@@ -215,6 +221,9 @@ final class RdmaSender {
                 credits.reposted();
             }
             if (closing) {
+                return;
+            }
+            if (deregistrationsDue > 0 && !deregisterDone()) {
                 return;
             }
             post();
@@ -502,21 +511,11 @@ final class RdmaSender {
 
     /**
      * Posts the invalidations of {@code n} rendezvous slots from {@code first}, the peer being done with
-     * them; or, where parts are registered per frame, deregisters them and releases the frames at once.
+     * them; or, where parts are registered per frame, leaves their deregistration to the next flush.
      */
     private void invalidate(int first, int n) {
         if (rendezvous.registerPerFrame()) {
-            for (int k = 0; k < n; k++) {
-                PooledBuffer b;
-                try {
-                    b = rendezvous.deregister((first + k) % Rendezvous.SLOTS);
-                } catch (RuntimeException e) {
-                    failSend("ibv_dereg_mr of a rendezvous frame's region failed: " + e.getMessage());
-                    return;
-                }
-                rendezvousHeld = rendezvous.inUse();
-                b.release();
-            }
+            deregistrationsDue += n;
             return;
         }
         for (int k = 0; k < n; k++) {
@@ -534,6 +533,27 @@ final class RdmaSender {
             }
             postedSends += parts;
         }
+    }
+
+    /**
+     * Deregisters the regions of the frames the peer reported done, oldest first, and releases the frames.
+     *
+     * @return false when a deregistration failed (the connection is closing)
+     */
+    private boolean deregisterDone() {
+        for (; deregistrationsDue > 0; deregistrationsDue--) {
+            PooledBuffer b;
+            try {
+                b = rendezvous.deregister(rendezvous.oldest());
+            } catch (RuntimeException e) {
+                deregistrationsDue = 0;
+                failSend("ibv_dereg_mr of a rendezvous frame's region failed: " + e.getMessage());
+                return false;
+            }
+            rendezvousHeld = rendezvous.inUse();
+            b.release();
+        }
+        return true;
     }
 
     private boolean postRun(int first, int count, boolean lastRun) {
@@ -666,7 +686,8 @@ final class RdmaSender {
                 }
                 invalidate(rendezvous.done(done), done);
             }
-            return sq.hasQueued() || doneOwed > 0; // credits may be what a done report waited for
+            // credits may be what a done report waited for; done frames' regions are deregistered at the flush
+            return sq.hasQueued() || doneOwed > 0 || deregistrationsDue > 0;
         } finally {
             sendLock.unlock();
         }

@@ -6,7 +6,8 @@ import java.lang.foreign.MemorySegment;
  * Memory of the application registered with every device of an {@link RdmaTransport}
  * ({@link RdmaTransport#register}), so that attachments inside it move without a copy: sent, the
  * work request's scatter-gather entry points at this memory (or, for a rendezvous frame, the peer
- * reads it through a memory window bound to the attachment alone), and only the frame's header and
+ * reads it under a key for the attachment alone: a memory window bound to it, or on Soft-RoCE a
+ * region registered on it for the transfer), and only the frame's header and
  * payload are written into the transport's own buffers; received, a response attachment read by
  * rendezvous is written by the NIC straight into the caller's target here.
  * {@snippet :

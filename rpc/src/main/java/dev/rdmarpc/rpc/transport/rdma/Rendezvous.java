@@ -32,7 +32,8 @@ import java.nio.ByteOrder;
  * frames. There each part is instead registered on its own ({@code ibv_reg_mr} on exactly the part's
  * bytes, remote read only): the key is the region's, it covers the part alone (a region's bounds are
  * exact on every device, rxe's too, where a window's are its region's), and the region is deregistered
- * when the peer reports the frame done, which revokes the key before the frame is released. The same
+ * once the peer reports the frame done (at the sender's next flush), which revokes the key before the
+ * frame is released. The same
  * guarantee, no work request on the send queue, at the cost of a registration and a deregistration per
  * part (system calls; {@code RegistrationCostTest} times them).
  *
@@ -339,6 +340,11 @@ final class Rendezvous {
         oldest = (oldest + 1) % SLOTS;
         invalidating--;
         return b;
+    }
+
+    /** @return the oldest slot in use: the next to be released */
+    int oldest() {
+        return oldest;
     }
 
     /** @return frames whose windows are being invalidated */
