@@ -33,9 +33,8 @@ import java.nio.ByteOrder;
  * bytes, remote read only): the key is the region's, it covers the part alone (a region's bounds are
  * exact on every device, rxe's too, where a window's are its region's), and the region is deregistered
  * once the peer reports the frame done (at the sender's next flush), which revokes the key before the
- * frame is released. The same
- * guarantee, no work request on the send queue, at the cost of a registration and a deregistration per
- * part (system calls; {@code RegistrationCostTest} times them).
+ * frame is released. The same guarantee, no work request on the send queue, at the cost of a
+ * registration and a deregistration per part (system calls; {@code RegistrationCostTest} times them).
  *
  * <p>Frames are handed to the handler in order: while a read is in flight, later messages of the
  * connection wait, as they do behind a frame being reassembled. A sender has at most {@link #SLOTS}
