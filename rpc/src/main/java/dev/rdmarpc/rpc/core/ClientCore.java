@@ -178,6 +178,9 @@ public final class ClientCore implements FrameHandler {
     public void attach(Connection c) {
         this.writer = new FrameWriter(c);
         this.connection = c;
+        // idle from now, not from before the connect: an RDMA connect under emulation outlasts a short
+        // pool idle timeout, and the pool would close the connection before its first call
+        lastActivityNanos = System.nanoTime();
         metrics.connectionsOpened.increment();
         Events.opened(transportName, "client", c.localAddress(), c.remoteAddress());
         LOG.log(System.Logger.Level.DEBUG, "connected {0} -> {1}", c.localAddress(), c.remoteAddress());
