@@ -46,6 +46,14 @@ class ClientPoolTest {
         return Duration.ofMillis(50);
     }
 
+    /**
+     * @return the idle timeout of the idle-close test: longer than a fresh connection's first call takes
+     *         to register (the pool's reaper closes a connection with no call outstanding once it is up)
+     */
+    Duration idleTimeout() {
+        return Duration.ofMillis(100);
+    }
+
     /** @return how long a test waits for a connection to open or close */
     Duration patience() {
         return Duration.ofSeconds(5);
@@ -129,7 +137,7 @@ class ClientPoolTest {
     void closesIdleConnections() {
         CountDownLatch gate = new CountDownLatch(0);
         try (RpcServer server = server(bindAddress(), gate);
-             RpcClientPool pool = poolBuilder().idleTimeout(Duration.ofMillis(100)).build()) {
+             RpcClientPool pool = poolBuilder().idleTimeout(idleTimeout()).build()) {
             pool.channel(server.address()).call(PEER, "x");
             assertEquals(1, pool.connections(server.address()));
             TestSupport.await("idle close", patience(), () -> pool.connections(server.address()) == 0);
