@@ -17,11 +17,20 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
     /** A thread that owns no confined arena: memory it may access, every thread may. Never started. */
     private static final Thread NOT_THE_OWNER = new Thread(() -> { }, "rdmarpc-accessibility-probe");
 
-    /** @return the connection the next call goes to */
+    /**
+     * @return the connection the next call goes to; the caller hands it to {@link #started} once the
+     *         call holds its slot there or failed to start (whichever connection it ended on)
+     */
     abstract ClientCore pick();
 
+    /** The call {@link #pick} (or {@link #retry}) gave {@code c} to has started there, or failed to start. */
+    void started(ClientCore c) {
+    }
+
     /**
-     * The connection {@code failed} refused the call at once with {@code error}.
+     * The connection {@code failed} refused the call at once with {@code error}. When this returns
+     * another connection, {@code failed} is done with and the caller holds the one returned; when it
+     * throws, the caller still holds {@code failed}.
      *
      * @param attempt how many attempts failed so far, from 1
      * @return the connection to try next
@@ -82,13 +91,17 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
     private boolean send(Method<?, ?> method, MemorySegment payload, Metadata metadata, MemorySegment attachment,
                          long timeoutNanos, ResponseListener listener, long tag, boolean inPlace) {
         ClientCore c = pick();
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return inPlace ? c.sendInPlace(method, payload, timeoutNanos, listener, tag)
-                        : c.send(method, payload, metadata, attachment, timeoutNanos, listener, tag);
-            } catch (RpcException e) {
-                c = retry(c, e, attempt);
+        try {
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    return inPlace ? c.sendInPlace(method, payload, timeoutNanos, listener, tag)
+                            : c.send(method, payload, metadata, attachment, timeoutNanos, listener, tag);
+                } catch (RpcException e) {
+                    c = retry(c, e, attempt);
+                }
             }
+        } finally {
+            started(c);
         }
     }
 
@@ -109,6 +122,7 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
                     metadata = Objects.requireNonNull(i.beforeCall(method, metadata), "a client interceptor returned null metadata");
                 }
             } catch (RuntimeException e) {
+                started(c);
                 RpcException failure = e instanceof RpcException re ? re
                         : new RpcException(Status.HANDLER_FAILED, "client interceptor failed: " + e, e);
                 afterCall(interceptors, method, failure.status(), failure.metadata(), t0);
@@ -134,6 +148,8 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
                 onEnd.accept(e, e.metadata()); // it never opened
             }
             throw e;
+        } finally {
+            started(c);
         }
     }
 
@@ -146,15 +162,20 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         return start(c, method, request, options, options.metadata(), kind);
     }
 
+    /** Starts the call on {@code c}, picked for it, or on the connection {@link #retry} gives; then {@link #started}. */
     private <Q, R> ClientCore.PendingCall start(ClientCore c, Method<Q, R> method, Q request, CallOptions options,
                                                 Metadata metadata, CallKind kind) {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return c.start(method, request, options.attachment(), options.responseAttachment(), options.timeoutNanos(),
-                        kind, metadata);
-            } catch (RpcException e) {
-                c = retry(c, e, attempt);
+        try {
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    return c.start(method, request, options.attachment(), options.responseAttachment(), options.timeoutNanos(),
+                            kind, metadata);
+                } catch (RpcException e) {
+                    c = retry(c, e, attempt);
+                }
             }
+        } finally {
+            started(c);
         }
     }
 
@@ -168,8 +189,13 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         Metadata metadata = options.metadata();
         ClientCore.PendingCall call;
         try {
-            for (ClientInterceptor i : interceptors) {
-                metadata = Objects.requireNonNull(i.beforeCall(method, metadata), "a client interceptor returned null metadata");
+            try {
+                for (ClientInterceptor i : interceptors) {
+                    metadata = Objects.requireNonNull(i.beforeCall(method, metadata), "a client interceptor returned null metadata");
+                }
+            } catch (RuntimeException e) {
+                started(c); // start(c, ...) gives it back otherwise
+                throw e;
             }
             call = start(c, method, request, options, metadata, kind);
         } catch (RuntimeException e) {

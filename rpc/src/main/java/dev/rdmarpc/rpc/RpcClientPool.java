@@ -32,7 +32,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link Builder#reconnectBackoff} from the moment the last attempt failed; a call inside that window fails
  * with {@link Status#UNAVAILABLE}); a call that a connection refuses because it just closed is tried
  * once more on another. Connections idle for {@link Builder#idleTimeout} (no outstanding call, none
- * started) are closed.
+ * started or completed, none handed to a call that is still starting) are closed.
  *
  * <p>Exhaustion: when every connection of the endpoint is open and full
  * ({@code maxConnectionsPerEndpoint x maxOutstanding} calls outstanding), the channel's
@@ -99,13 +99,13 @@ public final class RpcClientPool implements AutoCloseable {
             int maxOutstanding = connector.maxOutstanding();
             ClientCore best = leastLoaded();
             if (best != null && (best.outstandingHint() < maxOutstanding / 2 || connections.get().length >= maxConnections)) {
-                return best;
+                return claimed(best);
             }
             lock.lock();
             try {
                 best = leastLoaded();
                 if (best != null && (best.outstandingHint() < maxOutstanding / 2 || connections.get().length >= maxConnections)) {
-                    return best;
+                    return claimed(best);
                 }
                 if (closed) {
                     throw poolClosed();
@@ -113,7 +113,7 @@ public final class RpcClientPool implements AutoCloseable {
                 long now = System.nanoTime();
                 if (failedOnce && now - lastFailureNanos < backoffNanos) {
                     if (best != null) {
-                        return best;
+                        return claimed(best);
                     }
                     throw new RpcException(Status.UNAVAILABLE, "cannot connect to " + address + " (retrying after "
                             + TimeUnit.NANOSECONDS.toMillis(backoffNanos) + " ms): " + lastFailure);
@@ -128,11 +128,12 @@ public final class RpcClientPool implements AutoCloseable {
                     lastFailureNanos = System.nanoTime();
                     lastFailure = e.getMessage();
                     if (best != null) {
-                        return best;
+                        return claimed(best);
                     }
                     throw e;
                 }
                 failedOnce = false;
+                core.claim(); // before the reaper can see it
                 core.onClosed(() -> remove(core));
                 ClientCore[] old;
                 ClientCore[] next;
@@ -150,6 +151,20 @@ public final class RpcClientPool implements AutoCloseable {
             }
         }
 
+        /**
+         * Claims {@code c} for the call about to start: the reaper leaves it open until the call holds
+         * its slot ({@link #started}).
+         */
+        private static ClientCore claimed(ClientCore c) {
+            c.claim();
+            return c;
+        }
+
+        @Override
+        void started(ClientCore c) {
+            c.unclaim();
+        }
+
         /** A connection that closed under the call is dropped, and the call tried once more on another. */
         @Override
         ClientCore retry(ClientCore failed, RpcException error, int attempt) {
@@ -157,7 +172,9 @@ public final class RpcClientPool implements AutoCloseable {
                 throw error;
             }
             remove(failed);
-            return pick();
+            ClientCore next = pick();
+            failed.unclaim(); // only now: when pick throws, the caller still holds failed and gives it back
+            return next;
         }
 
         private ClientCore leastLoaded() {
@@ -191,10 +208,10 @@ public final class RpcClientPool implements AutoCloseable {
 
         void closeIdle(long now) {
             for (ClientCore c : connections.get()) {
-                if (c.outstandingHint() == 0 && now - c.lastActivityNanos() > idleTimeoutNanos) {
+                if (c.outstandingHint() == 0 && now - c.lastActivityNanos() > idleTimeoutNanos
+                        && c.closeIfIdleSince(now - idleTimeoutNanos)) {
                     remove(c);
                     LOG.log(System.Logger.Level.DEBUG, "closing idle connection to {0}", address);
-                    c.close();
                 }
             }
         }

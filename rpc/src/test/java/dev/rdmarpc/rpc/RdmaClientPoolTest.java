@@ -43,15 +43,6 @@ class RdmaClientPoolTest extends ClientPoolTest {
         return Duration.ofSeconds(3);
     }
 
-    /**
-     * Under the VM's single-threaded TCG the first call on a fresh connection can take over 100 ms to
-     * register (seen twice on 2026-11-27: the reaper closed the connection, and the retry's too).
-     */
-    @Override
-    Duration idleTimeout() {
-        return Duration.ofSeconds(2);
-    }
-
     @Override
     Duration patience() {
         return Duration.ofSeconds(60);

@@ -26,6 +26,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -90,6 +91,11 @@ public final class ClientCore implements FrameHandler {
      */
     private Status closedStatus = Status.CONNECTION_CLOSED;
     private volatile long lastActivityNanos = System.nanoTime();
+    /**
+     * Calls a pool has handed this connection that have not yet taken a slot (or failed to start):
+     * the connection is not idle while there are any ({@link #closeIfIdleSince}).
+     */
+    private final AtomicInteger claims = new AtomicInteger();
 
     // I/O-thread scratch
     private final ResponseViewImpl view = new ResponseViewImpl();
@@ -248,6 +254,40 @@ public final class ClientCore implements FrameHandler {
     /** @return {@link System#nanoTime()} of the last call started or completed */
     public long lastActivityNanos() {
         return lastActivityNanos;
+    }
+
+    /** A pool handed this connection to a call about to start here: it is not idle until {@link #unclaim}. */
+    public void claim() {
+        claims.incrementAndGet();
+    }
+
+    /** The call {@link #claim} was for has started here (it holds a slot) or failed to. */
+    public void unclaim() {
+        claims.decrementAndGet();
+    }
+
+    /**
+     * Closes the connection when it is idle: no call outstanding or claimed, and none started or
+     * completed since {@code idleSince} (a {@link System#nanoTime()}). The check and the close are one
+     * step under the slot lock, so a call either took its slot first and keeps the connection open, or
+     * finds it closed before it is sent ({@link Status#CONNECTION_CLOSED}, which a pool retries
+     * elsewhere); a call never fails after it started because the connection was idle.
+     *
+     * @return true when it closed the connection
+     */
+    public boolean closeIfIdleSince(long idleSince) {
+        lock.lock();
+        try {
+            if (closed || freeTop != capacity || claims.get() != 0 || lastActivityNanos - idleSince > 0) {
+                return false;
+            }
+            closed = true;
+            closedReason = "connection closed after being idle";
+        } finally {
+            lock.unlock();
+        }
+        close();
+        return true;
     }
 
     // ================================================================== calls
