@@ -72,9 +72,10 @@ final class DeviceTable implements SlabListener, AutoCloseable {
          * executed there already. The second bind of a window fails (the first changed its key), with
          * no error completion: the queue pair goes to the error state and every work request completes
          * flushed (rxe_req.c, req_retry and req_next_wqe; rxe_mw.c, rxe_bind_mw; kernel 6.12.95). So
-         * on such a device rendezvous frames use no windows: each part is registered on its own for its
-         * transfer ({@link Rendezvous}), which puts nothing on the send queue. (Binding only while no
-         * earlier work request was outstanding, the first answer, serialized a busy connection's frames
+         * on such a device a rendezvous frame's windows are bound only while nothing else of the
+         * connection is outstanding; a frame that finds the send queue busy has each part registered on
+         * its own for its transfer instead ({@link Rendezvous}), which puts nothing on the send queue.
+         * (Waiting for the queue to go idle, the first answer, serialized a busy connection's frames
          * behind everything else it had in flight.)
          */
         final boolean bindsRepeatedByRetransmission;

@@ -28,9 +28,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Rendezvous ({@link Rendezvous}), when both sides enabled it: a frame of at least the threshold
  * leaves as binds of its memory windows and a descriptor in its window slot; the peer's "done" reports
  * (in the immediate data of its data messages) start the windows' invalidations, whose completions
- * release the frame. Where parts are registered per frame instead ({@link Rendezvous#registerPerFrame()},
- * Soft-RoCE), the registrations take the binds' place, and after a done report the next flush
- * deregisters them and releases the frame. This side's own done reports ride on its data messages, or
+ * release the frame. Where windows may be bound only while the send queue is idle
+ * ({@link Rendezvous#registerWhenBusy()}, Soft-RoCE), a frame that finds it busy has its parts
+ * registered instead, and after its done report the next flush deregisters them; frames are released
+ * in the order they were sent either way. This side's own done reports ride on its data messages, or
  * on an empty data message when nothing else leaves. The reads of the peer's rendezvous frames are posted here too
  * ({@link #postReads}), so that every send work request is counted in one place.
  *
@@ -84,9 +85,8 @@ final class RdmaSender {
     /** RDMA READs of a peer's rendezvous frame posted and not completed. */
     private int readsInFlight;
     /**
-     * Rendezvous frames the peer reported done whose regions are still to deregister (parts registered
-     * per frame): at the next flush, after the received messages' reads are posted, so that the system
-     * calls do not delay them.
+     * Rendezvous frames the peer reported done whose parts' own regions are still to deregister: at the
+     * next flush, after the received messages' reads are posted, so that the system calls do not delay them.
      */
     private int deregistrationsDue;
 
@@ -321,9 +321,12 @@ final class RdmaSender {
         int headLength = sq.takenHeadLength();
         int tailLength = sq.takenLength() - headLength;
         int parts = tailLength > 0 ? 2 : 1;
-        int s = rendezvous.begin(b, parts, sq.takenTailRegion());
+        // On a device that repeats binds, a window only while nothing is outstanding (nothing can be
+        // retransmitted ahead of its bind), and never over the application's memory: a window's key
+        // reaches its whole registration there, a region of the part's own only the part.
+        boolean register = rendezvous.registerWhenBusy() && (postedSends > 0 || parts == 2);
+        int s = rendezvous.begin(b, parts, sq.takenTailRegion(), register);
         rendezvousHeld = rendezvous.inUse();
-        boolean register = rendezvous.registerPerFrame();
         MemorySegment desc = b.segment();
         long descOffset = headLength;
         if (windowBoundsByRegion && !register) {
@@ -510,16 +513,16 @@ final class RdmaSender {
     }
 
     /**
-     * Posts the invalidations of {@code n} rendezvous slots from {@code first}, the peer being done with
-     * them; or, where parts are registered per frame, leaves their deregistration to the next flush.
+     * Posts the invalidations of the windows of {@code n} rendezvous slots from {@code first}, the peer
+     * being done with them; the deregistration of those whose parts were registered is left to the next flush.
      */
     private void invalidate(int first, int n) {
-        if (rendezvous.registerPerFrame()) {
-            deregistrationsDue += n;
-            return;
-        }
         for (int k = 0; k < n; k++) {
             int s = (first + k) % Rendezvous.SLOTS;
+            if (rendezvous.registered(s)) {
+                deregistrationsDue++;
+                continue;
+            }
             int parts = rendezvous.parts(s);
             for (int j = 0; j < parts; j++) {
                 int i = s * Rendezvous.MAX_PARTS + j;
@@ -536,24 +539,33 @@ final class RdmaSender {
     }
 
     /**
-     * Deregisters the regions of the frames the peer reported done, oldest first, and releases the frames.
+     * Deregisters the regions of the frames the peer reported done, oldest first, and releases the
+     * frames whose turn it is.
      *
      * @return false when a deregistration failed (the connection is closing)
      */
     private boolean deregisterDone() {
         for (; deregistrationsDue > 0; deregistrationsDue--) {
-            PooledBuffer b;
             try {
-                b = rendezvous.deregister(rendezvous.oldest());
+                if (!rendezvous.deregisterNext()) {
+                    throw new IllegalStateException(deregistrationsDue + " deregistrations due, none found in " + rendezvous);
+                }
             } catch (RuntimeException e) {
                 deregistrationsDue = 0;
                 failSend("ibv_dereg_mr of a rendezvous frame's region failed: " + e.getMessage());
                 return false;
             }
-            rendezvousHeld = rendezvous.inUse();
+        }
+        releaseDone();
+        return true;
+    }
+
+    /** Releases the frames whose keys are all revoked, oldest first, up to the first that is not. */
+    private void releaseDone() {
+        for (PooledBuffer b; (b = rendezvous.released()) != null; ) {
             b.release();
         }
-        return true;
+        rendezvousHeld = rendezvous.inUse();
     }
 
     private boolean postRun(int first, int count, boolean lastRun) {
@@ -638,11 +650,9 @@ final class RdmaSender {
                 }
                 case WorkRequestId.INVALIDATE -> {
                     // a failed (or flushed) invalidation leaves the frame to release(), after the queue pair is gone
-                    PooledBuffer b = success && rendezvous != null ? rendezvous.invalidated(slot / Rendezvous.MAX_PARTS)
-                            : null;
-                    rendezvousHeld = rendezvous == null ? 0 : rendezvous.inUse();
-                    if (b != null) {
-                        b.release();
+                    if (success && rendezvous != null) {
+                        rendezvous.invalidated(slot / Rendezvous.MAX_PARTS);
+                        releaseDone();
                     }
                 }
                 case WorkRequestId.READ -> readsInFlight--; // the frame is the receiver's

@@ -27,14 +27,17 @@ import java.nio.ByteOrder;
  * </ol>
  *
  * <p><b>Keys by registration instead of windows.</b> On a device that executes binds again after a
- * retransmission ({@link DeviceTable.Device#bindsRepeatedByRetransmission}, Soft-RoCE) a window could be
- * bound only while nothing else of the connection is outstanding, which serializes a busy connection's
- * frames. There each part is instead registered on its own ({@code ibv_reg_mr} on exactly the part's
- * bytes, remote read only): the key is the region's, it covers the part alone (a region's bounds are
- * exact on every device, rxe's too, where a window's are its region's), and the region is deregistered
- * once the peer reports the frame done (at the sender's next flush), which revokes the key before the
- * frame is released. The same guarantee, no work request on the send queue, at the cost of a
- * registration and a deregistration per part (system calls; {@code RegistrationCostTest} times them).
+ * retransmission ({@link DeviceTable.Device#bindsRepeatedByRetransmission}, Soft-RoCE) a window may be
+ * bound only while nothing else of the connection is outstanding: then there is nothing to retransmit
+ * ahead of the bind. A frame that finds the send queue idle there gets windows; one that finds it busy
+ * (and any frame with a part in the application's memory, whose registration a window's key would
+ * reach whole on rxe) has each part registered on its own instead ({@code ibv_reg_mr} on exactly the
+ * part's bytes, remote read only): the key is the region's, it covers the part alone (a region's
+ * bounds are exact on every device, rxe's too, where a window's are its region's), and the region is
+ * deregistered once the peer reports the frame done (at the sender's next flush), which revokes the
+ * key before the frame is released. The same guarantee, no work request on the send queue, at the
+ * cost of a registration and a deregistration per part (system calls; {@code RegistrationCostTest}
+ * times them). Frames are released in the order they were sent, whichever way their keys go.
  *
  * <p>Frames are handed to the handler in order: while a read is in flight, later messages of the
  * connection wait, as they do behind a frame being reassembled. A sender has at most {@link #SLOTS}
@@ -75,39 +78,39 @@ final class Rendezvous {
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final ProtectionDomain pd;
-    /** Each part has a region of its own instead of a window ({@link #registerPerFrame()}). */
-    private final boolean registerPerFrame;
-    /** The windows, or null when parts are registered per frame. */
-    private final MemoryWindow[] windows;
-    /** The parts' own regions while a frame holds them, when parts are registered per frame. */
+    /** Windows are bound only while the send queue is idle; other frames' parts get regions ({@link #registerWhenBusy()}). */
+    private final boolean registerWhenBusy;
+    private final MemoryWindow[] windows = new MemoryWindow[SLOTS * MAX_PARTS];
+    /** The parts' own regions while a frame registered part by part holds them. */
     private final MemoryRegion[] regions = new MemoryRegion[SLOTS * MAX_PARTS];
+    /** Whether a slot's parts were registered on their own (else bound to windows). */
+    private final boolean[] registered = new boolean[SLOTS];
+    /** Each window's key, as last bound (the next binding's key follows from it). */
     private final int[] keys = new int[SLOTS * MAX_PARTS];
     private final PooledBuffer[] frames = new PooledBuffer[SLOTS];
     /** The registration a slot's frame's second part lies in (a use held until the frame is released), or null. */
     private final DeviceTable.UserRegion[] tailRegions = new DeviceTable.UserRegion[SLOTS];
     private final int[] parts = new int[SLOTS];
+    /** Parts of a done slot whose key is not revoked yet (window invalidated, or region deregistered). */
     private final int[] invalidationsLeft = new int[SLOTS];
     /** The oldest slot in use (invalidating, or waiting to be done). */
     private int oldest;
-    /** Slots whose windows are being invalidated, from {@link #oldest}. */
+    /** Slots done whose keys are being revoked, or were and wait for an older one, from {@link #oldest}. */
     private int invalidating;
     /** Slots sent and not yet done, after those. */
     private int awaitingDone;
     private boolean closed;
 
     /**
-     * Allocates the connection's windows, unless parts are registered per frame.
+     * Allocates the connection's windows.
      *
-     * @param registerPerFrame give each part a region of its own instead of binding a window to it
+     * @param registerWhenBusy bind windows only while the send queue is idle, and give the parts of
+     *                         other frames regions of their own (a device that repeats binds)
      * @throws RuntimeException as the device refuses a window (those allocated are closed)
      */
-    Rendezvous(ProtectionDomain pd, boolean registerPerFrame) {
+    Rendezvous(ProtectionDomain pd, boolean registerWhenBusy) {
         this.pd = pd;
-        this.registerPerFrame = registerPerFrame;
-        this.windows = registerPerFrame ? null : new MemoryWindow[SLOTS * MAX_PARTS];
-        if (registerPerFrame) {
-            return;
-        }
+        this.registerWhenBusy = registerWhenBusy;
         try {
             for (int i = 0; i < windows.length; i++) {
                 windows[i] = pd.allocateMemoryWindow();
@@ -205,12 +208,14 @@ final class Rendezvous {
     }
 
     /**
-     * Takes the next slot for {@code frame}, of {@code parts} parts; the caller binds its windows.
+     * Takes the next slot for {@code frame}, of {@code parts} parts; the caller binds its windows, or
+     * registers its parts.
      *
      * @param tailRegion the registration of the second part, whose use the slot now holds, or null
+     * @param register   whether the parts get regions of their own ({@link #register}), not windows
      * @return the slot
      */
-    int begin(PooledBuffer frame, int parts, DeviceTable.UserRegion tailRegion) {
+    int begin(PooledBuffer frame, int parts, DeviceTable.UserRegion tailRegion, boolean register) {
         if (!canSend()) {
             throw new IllegalStateException("no rendezvous slot free");
         }
@@ -218,18 +223,27 @@ final class Rendezvous {
         frames[s] = frame;
         tailRegions[s] = tailRegion;
         this.parts[s] = parts;
+        registered[s] = register;
         awaitingDone++;
         return s;
     }
 
-    /** @return true when each part gets a region of its own, not a window */
-    boolean registerPerFrame() {
-        return registerPerFrame;
+    /**
+     * @return true when windows may be bound only while nothing else of the connection is outstanding
+     *         (the device repeats binds after a retransmission); other frames' parts are registered
+     */
+    boolean registerWhenBusy() {
+        return registerWhenBusy;
+    }
+
+    /** @return whether slot {@code s}'s parts were registered on their own, not bound to windows */
+    boolean registered(int s) {
+        return registered[s];
     }
 
     /**
      * Registers part {@code j} of slot {@code s}, {@code [address, address + length)}, on its own with
-     * remote read access only (when parts are registered per frame).
+     * remote read access only (a slot {@link #begin begun} to be registered).
      *
      * @return the region's remote key
      * @throws dev.rdmarpc.ibverbs.VerbsException as the device refuses (ENOMEM: the locked-memory limit)
@@ -238,34 +252,36 @@ final class Rendezvous {
         int i = s * MAX_PARTS + j;
         MemoryRegion r = pd.registerAddress(address, length, Access.REMOTE_READ.bit());
         regions[i] = r;
-        keys[i] = r.rkey();
-        return keys[i];
+        return r.rkey(); // not in keys: those are the windows', each the last it was bound with
     }
 
     /**
-     * Deregisters the parts' regions of slot {@code s}, the oldest being invalidated, and counts each
-     * part invalidated (when parts are registered per frame): its key reaches nothing any more.
+     * Deregisters the parts' regions of the oldest done slot that still holds any, and counts each part
+     * revoked: its key reaches nothing any more. The frame is released in its turn ({@link #released}).
      *
-     * @return the frame's buffer to release
+     * @return false when no done slot holds regions
      * @throws RuntimeException as a deregistration fails (the slot's other parts are deregistered all the same)
      */
-    PooledBuffer deregister(int s) {
-        RuntimeException failed = null;
-        for (int j = 0; j < parts[s]; j++) {
-            try {
-                closeRegion(s * MAX_PARTS + j);
-            } catch (RuntimeException e) {
-                failed = e;
+    boolean deregisterNext() {
+        for (int k = 0; k < invalidating; k++) {
+            int s = (oldest + k) % SLOTS;
+            if (registered[s] && regions[s * MAX_PARTS] != null) {
+                RuntimeException failed = null;
+                for (int j = 0; j < parts[s]; j++) {
+                    try {
+                        closeRegion(s * MAX_PARTS + j);
+                    } catch (RuntimeException e) {
+                        failed = e;
+                    }
+                }
+                if (failed != null) {
+                    throw failed;
+                }
+                invalidationsLeft[s] -= parts[s];
+                return true;
             }
         }
-        if (failed != null) {
-            throw failed;
-        }
-        PooledBuffer b = null;
-        for (int j = 0; j < parts[s]; j++) {
-            b = invalidated(s);
-        }
-        return b;
+        return false;
     }
 
     private void closeRegion(int i) {
@@ -319,20 +335,26 @@ final class Rendezvous {
         return first;
     }
 
-    /**
-     * An invalidation of slot {@code s} completed. After the slot's last, the use of its second part's
-     * registration is given back here.
-     *
-     * @return the frame's buffer to release when it was the slot's last, else null
-     */
-    PooledBuffer invalidated(int s) {
-        if (invalidating == 0 || s != oldest || invalidationsLeft[s] <= 0) {
+    /** An invalidation of one of slot {@code s}'s windows completed; the frame is released in its turn ({@link #released}). */
+    void invalidated(int s) {
+        if ((s - oldest + SLOTS) % SLOTS >= invalidating || registered[s] || invalidationsLeft[s] <= 0) {
             throw new IllegalStateException("invalidation of rendezvous slot " + s + ", oldest " + oldest + ", "
                     + invalidating + " invalidating");
         }
-        if (--invalidationsLeft[s] > 0) {
+        invalidationsLeft[s]--;
+    }
+
+    /**
+     * Releases the oldest slot when every key of its frame is revoked, giving back the use of its second
+     * part's registration.
+     *
+     * @return its frame's buffer to release, or null when the oldest slot is not done with (or none is)
+     */
+    PooledBuffer released() {
+        if (invalidating == 0 || invalidationsLeft[oldest] > 0) {
             return null;
         }
+        int s = oldest;
         PooledBuffer b = frames[s];
         frames[s] = null;
         unuse(s);
@@ -341,12 +363,7 @@ final class Rendezvous {
         return b;
     }
 
-    /** @return the oldest slot in use: the next to be released */
-    int oldest() {
-        return oldest;
-    }
-
-    /** @return frames whose windows are being invalidated */
+    /** @return frames done whose keys are being revoked, or that wait for an older frame to be released */
     int invalidating() {
         return invalidating;
     }
@@ -358,7 +375,7 @@ final class Rendezvous {
 
     /**
      * After the queue pair is destroyed (nothing can read the frames any more): releases every frame
-     * still held and deallocates the windows or deregisters the regions. Idempotent.
+     * still held, deallocates the windows and deregisters the regions. Idempotent.
      */
     void close() {
         if (closed) {
@@ -387,7 +404,7 @@ final class Rendezvous {
     }
 
     /**
-     * Deallocates the windows (bound or not) or deregisters the parts' regions, once; the frames stay
+     * Deallocates the windows (bound or not) and deregisters the parts' regions, once; the frames stay
      * until {@link #close()}.
      */
     void closeKeys() {
@@ -398,9 +415,6 @@ final class Rendezvous {
                 System.getLogger(Rendezvous.class.getName()).log(System.Logger.Level.WARNING,
                         "could not deregister a rendezvous frame's region", e);
             }
-        }
-        if (windows == null) {
-            return;
         }
         for (int i = 0; i < windows.length; i++) {
             MemoryWindow w = windows[i];
@@ -413,6 +427,6 @@ final class Rendezvous {
 
     @Override
     public String toString() {
-        return "Rendezvous[" + (registerPerFrame ? "regions, " : "windows, ") + "oldest=" + oldest + ", invalidating=" + invalidating + ", awaitingDone=" + awaitingDone + "]";
+        return "Rendezvous[" + (registerWhenBusy ? "regions when busy, " : "windows, ") + "oldest=" + oldest + ", invalidating=" + invalidating + ", awaitingDone=" + awaitingDone + "]";
     }
 }
