@@ -322,9 +322,11 @@ final class RdmaSender {
         int tailLength = sq.takenLength() - headLength;
         int parts = tailLength > 0 ? 2 : 1;
         // On a device that repeats binds, a window only while nothing is outstanding (nothing can be
-        // retransmitted ahead of its bind), and never over the application's memory: a window's key
-        // reaches its whole registration there, a region of the part's own only the part.
-        boolean register = rendezvous.registerWhenBusy() && (postedSends > 0 || parts == 2);
+        // retransmitted ahead of its bind) and no other rendezvous frame is held (its invalidation,
+        // which rxe fences behind everything posted before it, would hold this frame's release and the
+        // frames after it), and never over the application's memory: a window's key reaches its whole
+        // registration there, a region of the part's own only the part.
+        boolean register = rendezvous.registerWhenBusy() && (postedSends > 0 || rendezvous.inUse() > 0 || parts == 2);
         int s = rendezvous.begin(b, parts, sq.takenTailRegion(), register);
         rendezvousHeld = rendezvous.inUse();
         MemorySegment desc = b.segment();
