@@ -73,8 +73,8 @@ final class DeviceTable implements SlabListener, AutoCloseable {
          * no error completion: the queue pair goes to the error state and every work request completes
          * flushed (rxe_req.c, req_retry and req_next_wqe; rxe_mw.c, rxe_bind_mw; kernel 6.12.95). So
          * on such a device a rendezvous frame's windows are bound only while nothing else of the
-         * connection is outstanding; a frame that finds the send queue busy has each part registered on
-         * its own for its transfer instead ({@link Rendezvous}), which puts nothing on the send queue.
+         * connection is outstanding (nor another rendezvous frame held); a frame that finds the
+         * connection busy has each part registered on its own for its transfer instead ({@link Rendezvous}), which puts nothing on the send queue.
          * (Waiting for the queue to go idle, the first answer, serialized a busy connection's frames
          * behind everything else it had in flight.)
          */

@@ -177,8 +177,9 @@ public final class RdmaMetrics {
      * @return parts of rendezvous frames sent that were registered on their own for their transfer
      *         (each deregistered when the peer reported the frame done) instead of being exposed through
      *         a memory window: on a device that executes window binds again after a retransmission
-     *         (Soft-RoCE) the parts of a frame that found the connection's send queue busy, and those in
-     *         the application's registered memory; on other devices none is, and this stays 0
+     *         (Soft-RoCE) the parts of a frame that found the connection busy (work requests outstanding,
+     *         or another rendezvous frame held), and those in the application's registered memory; on
+     *         other devices none is, and this stays 0
      */
     public long rendezvousRegistrations() {
         return rendezvousRegistrations.sum();

@@ -28,7 +28,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Rendezvous ({@link Rendezvous}), when both sides enabled it: a frame of at least the threshold
  * leaves as binds of its memory windows and a descriptor in its window slot; the peer's "done" reports
  * (in the immediate data of its data messages) start the windows' invalidations, whose completions
- * release the frame. Where windows may be bound only while the send queue is idle
+ * release the frame. Where windows may be bound only while the connection is idle
  * ({@link Rendezvous#registerWhenBusy()}, Soft-RoCE), a frame that finds it busy has its parts
  * registered instead, and after its done report the next flush deregisters them; frames are released
  * in the order they were sent either way. This side's own done reports ride on its data messages, or

@@ -29,9 +29,10 @@ import java.nio.ByteOrder;
  * <p><b>Keys by registration instead of windows.</b> On a device that executes binds again after a
  * retransmission ({@link DeviceTable.Device#bindsRepeatedByRetransmission}, Soft-RoCE) a window may be
  * bound only while nothing else of the connection is outstanding: then there is nothing to retransmit
- * ahead of the bind. A frame that finds the send queue idle there gets windows; one that finds it busy
- * (and any frame with a part in the application's memory, whose registration a window's key would
- * reach whole on rxe) has each part registered on its own instead ({@code ibv_reg_mr} on exactly the
+ * ahead of the bind. A frame that finds the connection idle there (no work request outstanding, no
+ * other rendezvous frame held: rxe fences an invalidation behind everything before it) gets windows;
+ * one that finds it busy (and any frame with a part in the application's memory, whose registration a
+ * window's key would reach whole on rxe) has each part registered on its own instead ({@code ibv_reg_mr} on exactly the
  * part's bytes, remote read only): the key is the region's, it covers the part alone (a region's
  * bounds are exact on every device, rxe's too, where a window's are its region's), and the region is
  * deregistered once the peer reports the frame done (at the sender's next flush), which revokes the
@@ -78,7 +79,7 @@ final class Rendezvous {
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final ProtectionDomain pd;
-    /** Windows are bound only while the send queue is idle; other frames' parts get regions ({@link #registerWhenBusy()}). */
+    /** Windows are bound only while the connection is idle; other frames' parts get regions ({@link #registerWhenBusy()}). */
     private final boolean registerWhenBusy;
     private final MemoryWindow[] windows = new MemoryWindow[SLOTS * MAX_PARTS];
     /** The parts' own regions while a frame registered part by part holds them. */
@@ -104,7 +105,7 @@ final class Rendezvous {
     /**
      * Allocates the connection's windows.
      *
-     * @param registerWhenBusy bind windows only while the send queue is idle, and give the parts of
+     * @param registerWhenBusy bind windows only while the connection is idle, and give the parts of
      *                         other frames regions of their own (a device that repeats binds)
      * @throws RuntimeException as the device refuses a window (those allocated are closed)
      */

@@ -192,9 +192,10 @@ class RendezvousRdmaTest {
     }
 
     /**
-     * Calls one at a time, then eight at once, on one connection: on Soft-RoCE the first find the send
-     * queue idle and go through windows, the others find it busy and get regions of their own (both
-     * kinds released in the order sent); every window and region is given back at close.
+     * Calls one at a time, then eight at once, on one connection: on Soft-RoCE frames that find the
+     * connection idle go through windows (with calls one at a time it goes idle between them), the others get
+     * regions of their own (both kinds released in the order sent); every window and region is given
+     * back at close.
      */
     @Test
     void everyKeyAndBufferIsGivenBackAfterClose() throws Exception {
@@ -236,7 +237,7 @@ class RendezvousRdmaTest {
             assertTrue(windows >= 2L * Rendezvous.SLOTS * Rendezvous.MAX_PARTS, "both ends allocated their windows");
             String metrics = "client " + clientT.metrics() + ", server " + serverT.metrics();
             if (registerWhenBusy) {
-                // Soft-RoCE: frames that found the send queue busy got regions of their own (each frame
+                // Soft-RoCE: frames that found the connection busy got regions of their own (each frame
                 // one part), and those that found it idle windows
                 assertTrue(registrations > 0, "no frame got a region of its own: " + metrics);
                 assertTrue(registrations < frames, "no frame went through a window: " + metrics);
