@@ -225,6 +225,11 @@ final class RdmaLoop implements IoLoop.Poller {
         io.execute(task);
     }
 
+    /** Queues {@code task} for the loop even when called on it (it runs after the current event). */
+    void executeLater(Runnable task) {
+        io.executeLater(task);
+    }
+
     /** Wakes the loop if it sleeps. */
     void wakeup() {
         io.wakeup();

@@ -16,6 +16,11 @@ import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.RpcServer;
 import dev.rdmarpc.rpc.codec.Codecs;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
+import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.testsupport.RdmaTest;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -231,6 +236,8 @@ class RendezvousRdmaTest {
             }
             long frames = 2L * (sequential + rounds * concurrent);
             assertEquals(frames, clientT.metrics().rendezvousRead() + serverT.metrics().rendezvousRead());
+            // 8 calls at once: the server finds the next request's descriptor while it reads one
+            assertTrue(serverT.metrics().rendezvousReadsAhead() > 0, "no request was read ahead: " + serverT.metrics());
             assertEquals(frames, clientT.metrics().rendezvousSent() + serverT.metrics().rendezvousSent());
             long registrations = clientT.metrics().rendezvousRegistrations() + serverT.metrics().rendezvousRegistrations();
             long windows = VerbsResources.created(ResourceKind.MEMORY_WINDOW) - windows0;
@@ -246,5 +253,89 @@ class RendezvousRdmaTest {
             }
         }
         assertEquals(before, VerbsResources.snapshot(), "live verbs resources after close");
+    }
+    /**
+     * Frames read ahead keep their order and wait while reading is disabled: the client sends large
+     * frames (rendezvous) with small ones (SENDs) among them at once; the server disables reading at the
+     * first. For a second nothing more reaches the handler, though the next frame was read meanwhile
+     * (read ahead while the first was in flight); once reading is enabled again every frame arrives, in
+     * the order sent, intact.
+     */
+    @Test
+    void framesReadAheadKeepTheirOrderAndWaitWhileReadingIsDisabled() throws Exception {
+        int large = THRESHOLD + 12_345;
+        int[] sizes = {large, large + 1, 100, large + 2, large + 3, large + 4, 200, large + 5};
+        List<long[]> got = java.util.Collections.synchronizedList(new ArrayList<>()); // request id, length, hash
+        CompletableFuture<Connection> first = new CompletableFuture<>();
+        try (RdmaTransport serverT = RdmaTransport.create(config(THRESHOLD));
+             RdmaTransport clientT = RdmaTransport.create(config(THRESHOLD))) {
+            ServerEndpoint endpoint = serverT.listen(RdmaTestEnv.serverBind(), 4 << 20, c -> new FrameHandler() {
+                @Override
+                public void onFrame(Connection conn, MemorySegment buf, long off, int len) {
+                    int plen = FrameHeader.payloadLength(buf, off);
+                    got.add(new long[]{FrameHeader.requestId(buf, off), plen,
+                            hash(buf.asSlice(off + FrameDescriptor.HEADER_LENGTH, plen))});
+                    if (got.size() == 1) {
+                        conn.setReadEnabled(false);
+                        first.complete(conn);
+                    }
+                }
+
+                @Override
+                public void onTick(Connection conn, long now) {
+                }
+
+                @Override
+                public void onClose(Connection conn, Throwable cause) {
+                }
+            });
+            Connection client = clientT.connect(endpoint.address(), 4 << 20, new FrameHandler() {
+                @Override
+                public void onFrame(Connection conn, MemorySegment buf, long off, int len) {
+                }
+
+                @Override
+                public void onTick(Connection conn, long now) {
+                }
+
+                @Override
+                public void onClose(Connection conn, Throwable cause) {
+                }
+            }, Duration.ofSeconds(60));
+            long[] hashes = new long[sizes.length];
+            try (Arena arena = Arena.ofConfined()) {
+                for (int i = 0; i < sizes.length; i++) {
+                    MemorySegment p = pattern(arena, sizes[i], i);
+                    hashes[i] = hash(p);
+                    long at = client.claim(FrameDescriptor.HEADER_LENGTH + sizes[i]);
+                    assertTrue(at >= 0, "claim of frame " + i + ": " + at);
+                    MemorySegment buf = client.claimBuffer();
+                    new FrameHeaderEncoder().wrap(buf, at).type(FrameDescriptor.TYPE_REQUEST).requestId(i).methodId(7)
+                            .payloadLength(sizes[i]).attachmentLength(0);
+                    MemorySegment.copy(p, 0, buf, at + FrameDescriptor.HEADER_LENGTH, sizes[i]);
+                    client.commit();
+                }
+            }
+            Connection server = first.get(60, TimeUnit.SECONDS);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (serverT.metrics().rendezvousReadsAhead() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertTrue(serverT.metrics().rendezvousReadsAhead() > 0, "the second frame was not read ahead: " + serverT.metrics());
+            Thread.sleep(1000); // its read completes meanwhile: it is held, not handed over
+            assertEquals(1, got.size(), "frames handed over while reading was disabled");
+            server.setReadEnabled(true);
+            while (got.size() < sizes.length && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertEquals(sizes.length, got.size(), "frames after reading was enabled again: " + serverT.metrics());
+            for (int i = 0; i < sizes.length; i++) {
+                assertEquals(i, got.get(i)[0], "frame " + i + " out of order");
+                assertEquals(sizes[i], got.get(i)[1], "length of frame " + i);
+                assertEquals(hashes[i], got.get(i)[2], "bytes of frame " + i);
+            }
+            assertEquals(6, serverT.metrics().rendezvousRead(), serverT.metrics().toString());
+            assertEquals(0, serverT.metrics().completionErrors(), serverT.metrics().toString());
+        }
     }
 }
