@@ -254,6 +254,7 @@ class RendezvousRdmaTest {
         }
         assertEquals(before, VerbsResources.snapshot(), "live verbs resources after close");
     }
+
     /**
      * Frames read ahead keep their order and wait while reading is disabled: the client sends large
      * frames (rendezvous) with small ones (SENDs) among them at once; the server disables reading at the
@@ -264,12 +265,13 @@ class RendezvousRdmaTest {
     @Test
     void framesReadAheadKeepTheirOrderAndWaitWhileReadingIsDisabled() throws Exception {
         int large = THRESHOLD + 12_345;
-        int[] sizes = {large, large + 1, 100, large + 2, large + 3, large + 4, 200, large + 5};
+        // the first frame is the longest, so that the next descriptor comes while it is read
+        int[] sizes = {3 << 20, large + 1, 100, large + 2, large + 3, large + 4, 200, large + 5};
         List<long[]> got = java.util.Collections.synchronizedList(new ArrayList<>()); // request id, length, hash
         CompletableFuture<Connection> first = new CompletableFuture<>();
         try (RdmaTransport serverT = RdmaTransport.create(config(THRESHOLD));
              RdmaTransport clientT = RdmaTransport.create(config(THRESHOLD))) {
-            ServerEndpoint endpoint = serverT.listen(RdmaTestEnv.serverBind(), 4 << 20, c -> new FrameHandler() {
+            ServerEndpoint endpoint = serverT.listen(RdmaTestEnv.serverBind(), 8 << 20, c -> new FrameHandler() {
                 @Override
                 public void onFrame(Connection conn, MemorySegment buf, long off, int len) {
                     int plen = FrameHeader.payloadLength(buf, off);
@@ -289,7 +291,7 @@ class RendezvousRdmaTest {
                 public void onClose(Connection conn, Throwable cause) {
                 }
             });
-            Connection client = clientT.connect(endpoint.address(), 4 << 20, new FrameHandler() {
+            Connection client = clientT.connect(endpoint.address(), 8 << 20, new FrameHandler() {
                 @Override
                 public void onFrame(Connection conn, MemorySegment buf, long off, int len) {
                 }
@@ -304,9 +306,13 @@ class RendezvousRdmaTest {
             }, Duration.ofSeconds(60));
             long[] hashes = new long[sizes.length];
             try (Arena arena = Arena.ofConfined()) {
+                MemorySegment[] payloads = new MemorySegment[sizes.length];
                 for (int i = 0; i < sizes.length; i++) {
-                    MemorySegment p = pattern(arena, sizes[i], i);
-                    hashes[i] = hash(p);
+                    payloads[i] = pattern(arena, sizes[i], i); // all made first: the frames then go out at once
+                    hashes[i] = hash(payloads[i]);
+                }
+                for (int i = 0; i < sizes.length; i++) {
+                    MemorySegment p = payloads[i];
                     long at = client.claim(FrameDescriptor.HEADER_LENGTH + sizes[i]);
                     assertTrue(at >= 0, "claim of frame " + i + ": " + at);
                     MemorySegment buf = client.claimBuffer();
