@@ -27,7 +27,6 @@ public final class RdmaMetrics {
     final LongAdder zeroCopyBytes = new LongAdder();
     final LongAdder rendezvousSent = new LongAdder();
     final LongAdder rendezvousRead = new LongAdder();
-    final LongAdder rendezvousReadsAhead = new LongAdder();
     final LongAdder rendezvousBytesRead = new LongAdder();
     final LongAdder rendezvousBytesLanded = new LongAdder();
     final LongAdder attachmentSinksRefused = new LongAdder();
@@ -141,15 +140,6 @@ public final class RdmaMetrics {
         return rendezvousRead.sum();
     }
 
-    /**
-     * @return rendezvous frames whose reads began while an earlier frame of the same connection was still
-     *         being read (up to {@value RdmaReceiver#READ_AHEAD} frames are read at once, so the link does
-     *         not idle between frames)
-     */
-    public long rendezvousReadsAhead() {
-        return rendezvousReadsAhead.sum();
-    }
-
     /** @return bytes of the frames counted by {@link #rendezvousRead()} */
     public long rendezvousBytesRead() {
         return rendezvousBytesRead.sum();
@@ -208,7 +198,7 @@ public final class RdmaMetrics {
                 + receiveGrowths() + ", growthsRefused=" + receiveGrowthsRefused() + ", frameShareWaits=" + frameShareWaits()
                 + ", srqGrowths=" + sharedReceiveGrowths() + ", srqLimits=" + sharedReceiveLimitEvents() + ", refused=" + connectionsRefused() + ", tcp=" + tcpConnections() + ", wakeups="
                 + wakeups() + ", zeroCopyBytes=" + zeroCopyBytes() + ", rendezvousSent=" + rendezvousSent() + ", rendezvousRead="
-                + rendezvousRead() + ", rendezvousReadsAhead=" + rendezvousReadsAhead() + ", rendezvousBytesRead=" + rendezvousBytesRead() + ", rendezvousBytesLanded="
+                + rendezvousRead() + ", rendezvousBytesRead=" + rendezvousBytesRead() + ", rendezvousBytesLanded="
                 + rendezvousBytesLanded() + ", attachmentSinksRefused=" + attachmentSinksRefused() + ", reassemblyCopiedBytes="
                 + reassemblyCopiedBytes() + ", rendezvousRegistrations=" + rendezvousRegistrations() + "]";
     }

@@ -19,14 +19,9 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>A rendezvous descriptor ({@link Rendezvous}) is handled in its turn like a frame: a buffer of the
  * frame's length is taken (on a server, after its address's share allows it, as for a large frame), the
- * frame is read into it with RDMA READ, and the descriptor's receive is posted again at once. While its
- * reads are in flight, the next message may start too when it is a descriptor as well and the reads of
- * both fit the queue pair's initiator depth ({@link Rendezvous#READS}): up to {@value #READ_AHEAD}
- * frames are read at once, so the link does not idle between one frame's last byte and the next
- * frame's first. Any other message waits until the frames before it have gone to the handler. Frames go
- * to the handler in order, once read and while reading is allowed (a frame read while reading was
- * disabled or paused is held until it resumes); the sender is then told it is done
- * ({@link RdmaSender#rendezvousRead}).
+ * frame is read into it with RDMA READ, and the descriptor's receive is posted again at once. Until the
+ * reads complete, later messages wait; then the frame goes to the handler, and the sender is told it is
+ * done ({@link RdmaSender#rendezvousRead}).
  */
 final class RdmaReceiver {
     private final RdmaConnection conn;
@@ -58,24 +53,17 @@ final class RdmaReceiver {
     private long frameShare;
     /** Bytes of receive-queue growth claimed from the peer address's share (server side). */
     private long grownClaim;
-    /** Rendezvous frames read at once, at most. */
-    static final int READ_AHEAD = 2;
-    // rendezvous frames being read, or read and not handed to the handler yet, oldest first: a ring
-    // of READ_AHEAD entries from readFirst
-    private final PooledBuffer[] readTarget = new PooledBuffer[READ_AHEAD];
-    private final int[] readFrameLength = new int[READ_AHEAD];
-    /** Reads of the frame not completed yet: 0 once it is read. */
-    private final int[] readsLeft = new int[READ_AHEAD];
-    /** What the frame claimed of its address's share, 0 for none. */
-    private final long[] readShare = new long[READ_AHEAD];
-    /** Where the frame's attachment lands (the handler's memory), or null. */
-    private final MemorySegment[] readSink = new MemorySegment[READ_AHEAD];
-    /** The registration its sink lies in, whose use the read holds, or null. */
-    private final DeviceTable.UserRegion[] readSinkRegion = new DeviceTable.UserRegion[READ_AHEAD];
-    private int readFirst;
-    private int readCount;
-    /** RDMA READs posted and not completed, of all frames in the ring. */
-    private int readsPosted;
+    /** A rendezvous frame is being read: later messages wait. */
+    private boolean reading;
+    private PooledBuffer readTarget;
+    private int readFrameLength;
+    private int readsLeft;
+    /** What the frame being read claimed of its address's share, 0 for none. */
+    private long readShare;
+    /** Where the attachment of the frame being read lands (the handler's memory), or null. */
+    private MemorySegment readSink;
+    /** The registration {@link #readSink} lies in, whose use the read holds, or null. */
+    private DeviceTable.UserRegion readSinkRegion;
 
     RdmaReceiver(RdmaConnection conn, RdmaLoop loop, ReceiveBuffers buffers, RdmaSender sender, int maxFrameLength,
                  boolean serverSide, boolean rendezvousEnabled) {
@@ -145,7 +133,7 @@ final class RdmaReceiver {
             }
             return;
         }
-        if (!readEnabled || readPaused || waitingForShare || waitingCount > 0 || !mayStart(slot, length, imm)) {
+        if (!readEnabled || readPaused || waitingForShare || reading || waitingCount > 0) {
             waitingSlot[waitingCount] = slot;
             waitingLength[waitingCount] = length;
             waitingImm[waitingCount] = imm;
@@ -204,11 +192,9 @@ final class RdmaReceiver {
         if (readPaused && sender.unsentBytes() <= writeHighWaterMark / 2 && sender.queuedEntries() <= SendQueue.ENTRIES / 4) {
             readPaused = false;
         }
-        handReadFrames();
         // each message leaves the waiting list before it is handled: a handler that closes the
         // connection then finds only the messages still waiting (dropWaiting gives those back)
-        while (waitingCount > 0 && readEnabled && !readPaused && !waitingForShare && conn.isOpen()
-                && mayStart(waitingSlot[0], waitingLength[0], waitingImm[0])) {
+        while (waitingCount > 0 && readEnabled && !readPaused && !waitingForShare && !reading && conn.isOpen()) {
             int slot = waitingSlot[0];
             int length = waitingLength[0];
             int imm = waitingImm[0];
@@ -230,22 +216,6 @@ final class RdmaReceiver {
             }
             checkReadPause();
         }
-    }
-
-    /**
-     * Whether a message may be handled now as far as rendezvous frames go: a descriptor while fewer
-     * than {@value #READ_AHEAD} frames are held and its reads fit beside those in flight; any other
-     * message once every frame before it has gone to the handler.
-     */
-    private boolean mayStart(int slot, int length, int imm) {
-        if (readCount == 0) {
-            return true;
-        }
-        if ((imm & Credits.RENDEZVOUS) == 0 || readCount >= READ_AHEAD || length < Rendezvous.descriptorLength(1)) {
-            return false; // (a malformed descriptor waits its turn too: startRead says what is wrong with it)
-        }
-        int parts = Rendezvous.parts(buffers.segment(slot), 0);
-        return parts >= 1 && readsPosted + parts <= Rendezvous.READS;
     }
 
     /** On the tick: a large frame waiting for its address's share tries again. */
@@ -460,114 +430,86 @@ final class RdmaReceiver {
             conn.closeNow(new IOException("buffer pool exhausted: no buffer for a frame of " + frameLength + " bytes"));
             return true;
         }
-        int r = (readFirst + readCount) % READ_AHEAD;
-        int parts = Rendezvous.parts(seg, 0);
-        if (readsPosted > 0) {
-            metrics.rendezvousReadsAhead.increment();
-        }
-        readTarget[r] = target;
-        readShare[r] = share;
-        readFrameLength[r] = frameLength;
-        readSink[r] = sink;
-        readSinkRegion[r] = sinkRegion;
-        readsLeft[r] = parts;
-        readCount++;
-        readsPosted += parts;
+        readTarget = target;
+        readShare = share;
+        readFrameLength = frameLength;
+        readSink = sink;
+        readSinkRegion = sinkRegion;
+        readsLeft = Rendezvous.parts(seg, 0);
+        reading = true;
         sender.postReads(target, seg, 0, bufferLength, sink, sinkRegion);
         // when posting failed the connection is closing: releaseRead gives all back after the queue pair
         return true;
     }
 
-    /**
-     * A read of a rendezvous frame completed successfully. Reads complete in the order they were
-     * posted (one send queue), so it is the oldest frame's with reads left; once read, frames go to
-     * the handler in order ({@link #handReadFrames}) and the messages behind them may go on.
-     */
+    /** A read of the rendezvous frame completed successfully: after the last, the frame goes to the handler. */
     void onReadCompleted() {
-        if (readsPosted == 0) {
+        if (!reading || --readsLeft > 0) {
             return;
         }
-        readsPosted--;
-        for (int k = 0; k < readCount; k++) {
-            int r = (readFirst + k) % READ_AHEAD;
-            if (readsLeft[r] > 0) {
-                readsLeft[r]--;
-                break;
+        PooledBuffer b = readTarget;
+        int frameLength = readFrameLength;
+        MemorySegment landed = readSink;
+        readTarget = null;
+        reading = false;
+        releaseReadShare();
+        releaseSink(); // the NIC is done with it
+        metrics.rendezvousRead.increment();
+        metrics.rendezvousBytesRead.add(frameLength);
+        try {
+            long len = FrameDescriptor.check(b.segment(), 0, frameLength, maxFrameLength);
+            if (len != frameLength) {
+                conn.protocolError(len < 0 ? "a rendezvous frame: " + FrameDescriptor.describe(len)
+                        : "a rendezvous frame of " + frameLength + " bytes whose header says " + len);
+                return;
             }
+            if (landed == null) {
+                conn.handler().onFrame(conn, b.segment(), 0, frameLength);
+            } else if (FrameHeader.attachmentLength(b.segment(), 0) != landed.byteSize()) {
+                conn.protocolError("a rendezvous frame whose header says an attachment of "
+                        + FrameHeader.attachmentLength(b.segment(), 0) + " bytes, its descriptor " + landed.byteSize());
+                return;
+            } else {
+                metrics.rendezvousBytesLanded.add(landed.byteSize());
+                conn.handler().onFrame(conn, b.segment(), 0, frameLength, landed);
+            }
+        } finally {
+            b.release();
         }
-        if (readsLeft[readFirst] == 0 || waitingCount > 0) {
+        sender.rendezvousRead();
+        loop.scheduleFlush(conn);
+        if (conn.isOpen()) {
+            checkReadPause();
             resumeWaiting();
         }
     }
 
-    /** Hands the frames read, oldest first, to the handler, while reading is allowed. */
-    private void handReadFrames() {
-        while (readCount > 0 && readsLeft[readFirst] == 0 && readEnabled && !readPaused && conn.isOpen()) {
-            int r = readFirst;
-            PooledBuffer b = readTarget[r];
-            int frameLength = readFrameLength[r];
-            MemorySegment landed = readSink[r];
-            readTarget[r] = null;
-            readFirst = (r + 1) % READ_AHEAD;
-            readCount--;
-            releaseRead(r); // the NIC is done with the sink
-            metrics.rendezvousRead.increment();
-            metrics.rendezvousBytesRead.add(frameLength);
-            try {
-                long len = FrameDescriptor.check(b.segment(), 0, frameLength, maxFrameLength);
-                if (len != frameLength) {
-                    conn.protocolError(len < 0 ? "a rendezvous frame: " + FrameDescriptor.describe(len)
-                            : "a rendezvous frame of " + frameLength + " bytes whose header says " + len);
-                    return;
-                }
-                if (landed == null) {
-                    conn.handler().onFrame(conn, b.segment(), 0, frameLength);
-                } else if (FrameHeader.attachmentLength(b.segment(), 0) != landed.byteSize()) {
-                    conn.protocolError("a rendezvous frame whose header says an attachment of "
-                            + FrameHeader.attachmentLength(b.segment(), 0) + " bytes, its descriptor " + landed.byteSize());
-                    return;
-                } else {
-                    metrics.rendezvousBytesLanded.add(landed.byteSize());
-                    conn.handler().onFrame(conn, b.segment(), 0, frameLength, landed);
-                }
-            } finally {
-                b.release();
-            }
-            sender.rendezvousRead();
-            loop.scheduleFlush(conn);
-            if (conn.isOpen()) {
-                checkReadPause();
-            }
+    private void releaseSink() {
+        DeviceTable.UserRegion r = readSinkRegion;
+        readSink = null;
+        if (r != null) {
+            readSinkRegion = null;
+            r.unuse();
         }
     }
 
-    /** Gives back the share and the sink's use that ring entry {@code r} holds (not its buffer). */
-    private void releaseRead(int r) {
-        if (readShare[r] > 0) {
-            conn.tcp.releaseFrameShare(readShare[r]);
-            readShare[r] = 0;
-        }
-        readSink[r] = null;
-        DeviceTable.UserRegion region = readSinkRegion[r];
-        if (region != null) {
-            readSinkRegion[r] = null;
-            region.unuse();
+    private void releaseReadShare() {
+        if (readShare > 0) {
+            conn.tcp.releaseFrameShare(readShare);
+            readShare = 0;
         }
     }
 
-    /** After the queue pair is destroyed: the buffers of frames never handed to the handler go back. */
+    /** After the queue pair is destroyed: the buffer of a read that never finished goes back. */
     void releaseRead() {
-        for (; readCount > 0; readCount--) {
-            int r = readFirst;
-            releaseRead(r);
-            PooledBuffer b = readTarget[r];
-            if (b != null) {
-                readTarget[r] = null;
-                b.release();
-            }
-            readFirst = (r + 1) % READ_AHEAD;
+        reading = false;
+        releaseReadShare();
+        releaseSink();
+        PooledBuffer b = readTarget;
+        if (b != null) {
+            readTarget = null;
+            b.release();
         }
-        readsPosted = 0;
     }
 
     private void releaseShare() {
@@ -600,8 +542,7 @@ final class RdmaReceiver {
     /** A line of the receive path's state, for diagnostics. */
     String diagnostics() {
         return "recvOutstanding " + buffers.outstanding() + ", waiting " + waitingCount + ", paused " + readPaused
-                + ", reassembling " + reassembler + (readCount > 0 ? ", rendezvous frames held " + readCount
-                + " (oldest " + readFrameLength[readFirst] + " bytes, " + readsLeft[readFirst] + " reads left), reads posted "
-                + readsPosted : "");
+                + ", reassembling " + reassembler + (reading ? ", reading a rendezvous frame of " + readFrameLength
+                + " bytes, " + readsLeft + " reads left" : "");
     }
 }

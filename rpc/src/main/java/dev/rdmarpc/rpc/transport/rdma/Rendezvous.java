@@ -40,9 +40,8 @@ import java.nio.ByteOrder;
  * cost of a registration and a deregistration per part (system calls; {@code RegistrationCostTest}
  * times them). Frames are released in the order they were sent, whichever way their keys go.
  *
- * <p>Frames are handed to the handler in order: while a frame is read, later messages of the
- * connection wait, as they do behind a frame being reassembled, except the next descriptor when its
- * reads fit beside those in flight ({@link RdmaReceiver#READ_AHEAD} frames at once). A sender has at most {@link #SLOTS}
+ * <p>Frames are handed to the handler in order: while a read is in flight, later messages of the
+ * connection wait, as they do behind a frame being reassembled. A sender has at most {@link #SLOTS}
  * rendezvous frames not yet done; a descriptor beyond that is a protocol error.
  *
  * <p>The descriptor (little-endian, like the frame header):
@@ -73,7 +72,7 @@ final class Rendezvous {
     private static final int PARTS_OFFSET = HEADER_OFFSET + FrameDescriptor.HEADER_LENGTH;
     /** Send work requests a connection needs for rendezvous: binds and invalidations, and its reads. */
     static final int WORK_REQUESTS = 2 * SLOTS * MAX_PARTS + MAX_PARTS;
-    /** RDMA READs a connection has in flight at once (the queue pair's initiator depth, the peer's responder depth). */
+    /** Reads of one frame in flight at once (the queue pair's initiator depth). */
     static final int READS = MAX_PARTS;
 
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);

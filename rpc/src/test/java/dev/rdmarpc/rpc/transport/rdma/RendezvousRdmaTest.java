@@ -236,8 +236,6 @@ class RendezvousRdmaTest {
             }
             long frames = 2L * (sequential + rounds * concurrent);
             assertEquals(frames, clientT.metrics().rendezvousRead() + serverT.metrics().rendezvousRead());
-            // 8 calls at once: the server finds the next request's descriptor while it reads one
-            assertTrue(serverT.metrics().rendezvousReadsAhead() > 0, "no request was read ahead: " + serverT.metrics());
             assertEquals(frames, clientT.metrics().rendezvousSent() + serverT.metrics().rendezvousSent());
             long registrations = clientT.metrics().rendezvousRegistrations() + serverT.metrics().rendezvousRegistrations();
             long windows = VerbsResources.created(ResourceKind.MEMORY_WINDOW) - windows0;
@@ -256,16 +254,14 @@ class RendezvousRdmaTest {
     }
 
     /**
-     * Frames read ahead keep their order and wait while reading is disabled: the client sends large
+     * Rendezvous frames keep their order and wait while reading is disabled: the client sends large
      * frames (rendezvous) with small ones (SENDs) among them at once; the server disables reading at the
-     * first. For a second nothing more reaches the handler, though the next frame was read meanwhile
-     * (read ahead while the first was in flight); once reading is enabled again every frame arrives, in
-     * the order sent, intact.
+     * first. For a second nothing more reaches the handler; once reading is enabled again (from another
+     * thread) every frame arrives, in the order sent, intact.
      */
     @Test
-    void framesReadAheadKeepTheirOrderAndWaitWhileReadingIsDisabled() throws Exception {
+    void framesKeepTheirOrderAndWaitWhileReadingIsDisabled() throws Exception {
         int large = THRESHOLD + 12_345;
-        // the first frame is the longest, so that the next descriptor comes while it is read
         int[] sizes = {3 << 20, large + 1, 100, large + 2, large + 3, large + 4, 200, large + 5};
         List<long[]> got = java.util.Collections.synchronizedList(new ArrayList<>()); // request id, length, hash
         CompletableFuture<Connection> first = new CompletableFuture<>();
@@ -308,7 +304,7 @@ class RendezvousRdmaTest {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment[] payloads = new MemorySegment[sizes.length];
                 for (int i = 0; i < sizes.length; i++) {
-                    payloads[i] = pattern(arena, sizes[i], i); // all made first: the frames then go out at once
+                    payloads[i] = pattern(arena, sizes[i], i); // all made first: the frames go out at once
                     hashes[i] = hash(payloads[i]);
                 }
                 for (int i = 0; i < sizes.length; i++) {
@@ -324,11 +320,7 @@ class RendezvousRdmaTest {
             }
             Connection server = first.get(60, TimeUnit.SECONDS);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (serverT.metrics().rendezvousReadsAhead() == 0 && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
-            assertTrue(serverT.metrics().rendezvousReadsAhead() > 0, "the second frame was not read ahead: " + serverT.metrics());
-            Thread.sleep(1000); // its read completes meanwhile: it is held, not handed over
+            Thread.sleep(1000); // the other frames arrive meanwhile, and wait
             assertEquals(1, got.size(), "frames handed over while reading was disabled");
             server.setReadEnabled(true);
             while (got.size() < sizes.length && System.nanoTime() < deadline) {
