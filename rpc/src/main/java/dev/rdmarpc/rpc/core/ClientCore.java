@@ -184,8 +184,9 @@ public final class ClientCore implements FrameHandler {
     public void attach(Connection c) {
         this.writer = new FrameWriter(c);
         this.connection = c;
-        // idle from now, not from before the connect: an RDMA connect under emulation outlasts a short
-        // pool idle timeout, and the pool would close the connection before its first call
+        // idle from now, not from before the connect: the connect itself (seconds for RDMA under
+        // emulation) is not idle time. (A connection the pool picked for a call is kept open by the
+        // pick's claim until the call holds its slot, see claim().)
         lastActivityNanos = System.nanoTime();
         metrics.connectionsOpened.increment();
         Events.opened(transportName, "client", c.localAddress(), c.remoteAddress());
