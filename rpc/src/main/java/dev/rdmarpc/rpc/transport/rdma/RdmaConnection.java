@@ -560,13 +560,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
 
     @Override
     public void setReadEnabled(boolean enabled) {
-        // stopping takes effect at once, even inside a handler; resuming hands over what waits after the
-        // current event, never inside a handler's call (the frames after it in its message come first)
-        if (enabled) {
-            loop.executeLater(() -> receiver.setReadEnabled(true));
-        } else {
-            loop.execute(() -> receiver.setReadEnabled(false));
-        }
+        loop.execute(() -> receiver.setReadEnabled(enabled));
     }
 
     @Override

@@ -176,7 +176,9 @@ final class RdmaReceiver {
         }
         readEnabled = enabled;
         if (enabled) {
-            resumeWaiting();
+            // the flag now, the messages waiting after the current event (as on TCP): never inside a
+            // handler's call, since the frames after it in its message come first
+            loop.executeLater(this::resumeWaiting);
         }
     }
 
