@@ -232,7 +232,10 @@ public interface Connection {
     }
 
     /**
-     * Stops or resumes reading from the peer (backpressure on a server whose handlers lag).
+     * Stops or resumes reading from the peer (backpressure on a server whose handlers lag). Called on
+     * the I/O thread (from a handler, say) the state changes at once; from another thread, when the I/O
+     * thread runs the task. On resuming, what waited is handed to the handler after the current event,
+     * never inside the call that resumed.
      *
      * @param enabled false to stop reading
      */
