@@ -30,7 +30,7 @@ class LocalRunTest {
                 "--warmup", "200ms", "--duration", "500ms", "--initial-warmup", "200ms");
         assertEquals(0, r.code(), r.err());
         List<String> rows = r.out().lines().filter(l -> !l.startsWith("#")).toList();
-        assertEquals(2, rows.size(), r.out());
+        assertEquals(3, rows.size(), r.out()); // the header, the cell, the note on the balance
         assertTrue(rows.get(0).startsWith("request  concurrency  throughput(Gb/s)"), rows.get(0));
         String[] cells = rows.get(1).trim().split("\\s+");
         assertEquals("4K", cells[0]);
@@ -38,6 +38,9 @@ class LocalRunTest {
         double qps = Double.parseDouble(cells[7]);
         assertTrue(qps > 10, "QPS " + qps);
         assertTrue(Double.parseDouble(cells[2]) > 0, "throughput");
+        double balance = Double.parseDouble(cells[8]);
+        assertTrue(balance > 0 && balance <= 1, "balance " + balance);
+        assertTrue(rows.get(2).startsWith("balance: "), rows.get(2));
         assertTrue(r.out().contains("# rdmarpc-tcp: "), r.out());
     }
 
@@ -187,16 +190,21 @@ class LocalRunTest {
         // Header, then ours, theirs and the speed-up, then the note on the speed-up.
         List<List<String>> rows = r.out().lines().filter(l -> !l.startsWith("#"))
                 .map(l -> List.of(l.trim().split("\\s+"))).toList();
-        assertEquals(5, rows.size(), r.out());
+        assertEquals(6, rows.size(), r.out());
         assertEquals(List.of("128B", "4", "rdmarpc-tcp"), rows.get(1).subList(0, 3), r.out());
         assertEquals("netty-nio", rows.get(2).get(0), r.out());
         assertEquals("speedup", rows.get(3).get(0), r.out());
-        // Six figures each: throughput, four percentiles, QPS (the speed-up row: their ratios).
-        assertEquals(List.of(9, 7, 7), rows.subList(1, 4).stream().map(List::size).toList(), r.out());
-        for (List<String> row : rows.subList(1, 4)) {
-            assertTrue(Double.parseDouble(row.get(row.size() - 1).replace("x", "")) > 0, "QPS or its ratio: " + row);
+        // Seven figures each: throughput, four percentiles, QPS, the balance (the speed-up row: the ratios
+        // of the first six).
+        assertEquals(List.of(10, 8, 7), rows.subList(1, 4).stream().map(List::size).toList(), r.out());
+        for (List<String> row : rows.subList(1, 3)) {
+            assertTrue(Double.parseDouble(row.get(row.size() - 2)) > 0, "QPS: " + row);
+            double balance = Double.parseDouble(row.get(row.size() - 1));
+            assertTrue(balance > 0 && balance <= 1, "balance: " + row);
         }
-        assertEquals("speedup:", rows.get(4).get(0), r.out());
+        assertTrue(Double.parseDouble(rows.get(3).get(6).replace("x", "")) > 0, "QPS ratio: " + rows.get(3));
+        assertEquals("balance:", rows.get(4).get(0), r.out());
+        assertEquals("speedup:", rows.get(5).get(0), r.out());
         assertTrue(r.out().contains("speedup: ours over netty-nio per column; above 1 favours rdmarpc-tcp"), r.out());
     }
 
@@ -299,8 +307,9 @@ class LocalRunTest {
                 "--format", "csv");
         assertEquals(0, tls.code(), tls.err());
         List<String> lines = tls.out().lines().toList();
-        assertTrue(lines.get(0).endsWith(",late_calls,tls"), lines.get(0));
-        assertTrue(lines.get(1).startsWith("rdmarpc-tcp,1024,1024,2,2,") && lines.get(1).endsWith(",0,TLSv1.3"), lines.get(1));
+        assertTrue(lines.get(0).endsWith(",late_calls,caller_balance,tls"), lines.get(0));
+        assertTrue(lines.get(1).startsWith("rdmarpc-tcp,1024,1024,2,2,") && lines.get(1).matches(".*,0,(1|0\\.\\d+),TLSv1\\.3"),
+                lines.get(1));
         BenchCliTest.Run plain = BenchCliTest.run("client", "--connect", connect, "--sizes", "128", "--concurrency", "1",
                 "--warmup", "0s", "--duration", "200ms", "--initial-warmup", "0s");
         assertEquals(1, plain.code(), plain.out());

@@ -31,20 +31,34 @@ import java.util.function.ToDoubleFunction;
  * @param targetQps     open loop: the rate asked for, calls per second; 0 for a closed loop
  * @param lateCalls     open loop: measured calls sent after their due time because every caller was busy
  *                      (or never sent, see {@link OpenLoop}), all runs together; 0 for a closed loop
+ * @param callerBalance closed loop: calls answered in the measured interval to the caller answered least,
+ *                      over those to the caller answered most (median over runs). 1 means every caller
+ *                      was served alike; near 0, some caller (and so its connection) was starved while
+ *                      others went on. {@code NaN} for an open loop, a stream cell, or a cell where no
+ *                      call was answered
  */
 public record CellResult(String stack, int requestBytes, int responseBytes, int concurrency, int inFlight,
         int connections, int runs, long calls, long errors, double seconds, double qps, double p50Us, double p90Us,
-        double p99Us, double p999Us, double maxUs, String firstError, long targetQps, long lateCalls) {
+        double p99Us, double p999Us, double maxUs, String firstError, long targetQps, long lateCalls,
+        double callerBalance) {
 
     /** Below this fraction of the target rate an open-loop row is marked as not keeping up. */
     public static final double KEEPING_UP = 0.9;
 
-    /** A closed-loop result. */
+    /** A result without a caller balance: a closed loop whose balance was not taken. */
     public CellResult(String stack, int requestBytes, int responseBytes, int concurrency, int inFlight,
             int connections, int runs, long calls, long errors, double seconds, double qps, double p50Us, double p90Us,
             double p99Us, double p999Us, double maxUs, String firstError) {
         this(stack, requestBytes, responseBytes, concurrency, inFlight, connections, runs, calls, errors, seconds, qps,
                 p50Us, p90Us, p99Us, p999Us, maxUs, firstError, 0, 0);
+    }
+
+    /** A result without a caller balance: an open loop, or a stream cell. */
+    public CellResult(String stack, int requestBytes, int responseBytes, int concurrency, int inFlight,
+            int connections, int runs, long calls, long errors, double seconds, double qps, double p50Us, double p90Us,
+            double p99Us, double p999Us, double maxUs, String firstError, long targetQps, long lateCalls) {
+        this(stack, requestBytes, responseBytes, concurrency, inFlight, connections, runs, calls, errors, seconds, qps,
+                p50Us, p90Us, p99Us, p999Us, maxUs, firstError, targetQps, lateCalls, Double.NaN);
     }
 
     /** Whether this cell ran an open loop. */
@@ -63,9 +77,9 @@ public record CellResult(String stack, int requestBytes, int responseBytes, int 
     }
 
     /**
-     * Summarises runs of the same cell: QPS and each percentile are the median over the runs (the mean
-     * of the middle two for an even count), calls, errors and seconds are summed, the maximum is the
-     * largest.
+     * Summarises runs of the same cell: QPS, each percentile and the caller balance are the median over
+     * the runs (the mean of the middle two for an even count), calls, errors and seconds are summed, the
+     * maximum is the largest.
      */
     public static CellResult median(List<CellResult> runs) {
         if (runs.isEmpty()) {
@@ -100,7 +114,7 @@ public record CellResult(String stack, int requestBytes, int responseBytes, int 
         return new CellResult(first.stack, first.requestBytes, first.responseBytes, first.concurrency, first.inFlight,
                 first.connections, n, calls, errors, seconds, median(runs, CellResult::qps), median(runs, CellResult::p50Us),
                 median(runs, CellResult::p90Us), median(runs, CellResult::p99Us), median(runs, CellResult::p999Us),
-                max, error, first.targetQps, late);
+                max, error, first.targetQps, late, median(runs, CellResult::callerBalance));
     }
 
     private static double median(List<CellResult> runs, ToDoubleFunction<CellResult> figure) {

@@ -1,5 +1,7 @@
 package dev.rdmarpc.bench.load;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -21,6 +23,8 @@ import org.HdrHistogram.Recorder;
  *
  * <p>Latencies go into an HdrHistogram {@link Recorder} (3 significant digits, up to ten minutes) from the
  * threads that deliver responses; recording allocates nothing. The warm-up's histogram is discarded.
+ * Each caller also counts the calls answered to it, so the cell reports how evenly the callers were
+ * served in the measured interval ({@link CellResult#callerBalance}).
  */
 public final class ClosedLoop {
     /** Largest latency the histogram tracks; longer calls are recorded as this. */
@@ -64,10 +68,12 @@ public final class ClosedLoop {
             }
             waitPhase(ProgressListener.Phase.WARMUP, spec.warmup().toNanos(), shared, progress);
             shared.recorder.getIntervalHistogram(); // discard the warm-up
+            long[] answeredBefore = answered(groups);
             long t0 = clock.nanoTime();
             waitPhase(ProgressListener.Phase.MEASURE, spec.measure().toNanos(), shared, progress);
             Histogram h = shared.recorder.getIntervalHistogram();
             long t1 = clock.nanoTime();
+            double balance = balance(answeredBefore, answered(groups));
             shared.running = false;
             long deadline = t1 + DRAIN_TIMEOUT_NANOS;
             while (shared.outstandingGroups.get() > 0 && clock.nanoTime() - deadline < 0) {
@@ -79,7 +85,7 @@ public final class ClosedLoop {
                         + " s after the measurement ended");
             }
             drained = true;
-            return toResult(stack, spec, usedConnections, h, (t1 - t0) / 1e9, shared);
+            return toResult(stack, spec, usedConnections, h, (t1 - t0) / 1e9, shared, balance);
         } finally {
             shared.running = false;
             if (!fired || drained || shared.outstandingGroups.get() == 0) {
@@ -103,15 +109,38 @@ public final class ClosedLoop {
         progress.onTick(phase, Math.min(nanos, clock.nanoTime() - start), nanos, shared.completed.get());
     }
 
+    /** @return the calls answered so far to each caller */
+    private static long[] answered(List<Group> groups) {
+        long[] a = new long[groups.size()];
+        for (int i = 0; i < a.length; i++) {
+            for (Slot s : groups.get(i).slots) {
+                a[i] += s.answered();
+            }
+        }
+        return a;
+    }
+
+    /** @return calls answered to the caller answered least over those to the one answered most, NaN for none */
+    static double balance(long[] before, long[] after) {
+        long least = Long.MAX_VALUE;
+        long most = 0;
+        for (int i = 0; i < before.length; i++) {
+            long n = after[i] - before[i];
+            least = Math.min(least, n);
+            most = Math.max(most, n);
+        }
+        return most == 0 ? Double.NaN : (double) least / most;
+    }
+
     private static CellResult toResult(String stack, CellSpec spec, int connections, Histogram h, double seconds,
-            Shared shared) {
+            Shared shared, double balance) {
         long n = h.getTotalCount();
         Throwable first = shared.firstError.get();
         return new CellResult(stack, spec.requestBytes(), spec.responseBytes(), spec.concurrency(), spec.inFlight(),
                 connections, 1, n, shared.errors.get(), seconds, seconds > 0 ? n / seconds : 0,
                 micros(h, n, 50), micros(h, n, 90), micros(h, n, 99), micros(h, n, 99.9),
                 n == 0 ? Double.NaN : h.getMaxValue() / 1e3,
-                first == null ? null : describe(first));
+                first == null ? null : describe(first), 0, 0, balance);
     }
 
     private static double micros(Histogram h, long count, double percentile) {
@@ -195,11 +224,26 @@ public final class ClosedLoop {
         }
     }
 
-    /** One call slot: its caller, preallocated by the stack, and the send time of its call in flight. */
+    /**
+     * One call slot: its caller, preallocated by the stack, the send time of its call in flight, and the
+     * calls answered to it (written by whichever thread delivers its response, one call at a time; read by
+     * the driver).
+     */
     private static final class Slot implements CallListener {
+        private static final VarHandle ANSWERED;
+
+        static {
+            try {
+                ANSWERED = MethodHandles.lookup().findVarHandle(Slot.class, "answered", long.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
         final Group group;
         final EchoCaller caller;
         long startNanos;
+        private long answered;
 
         Slot(Group group, EchoCaller caller) {
             this.group = group;
@@ -218,7 +262,12 @@ public final class ClosedLoop {
         @Override
         public void onResponse() {
             group.shared.record(group.shared.clock.nanoTime() - startNanos);
+            ANSWERED.setRelease(this, answered + 1); // one writer at a time: no atomic increment needed
             group.slotDone();
+        }
+
+        long answered() {
+            return (long) ANSWERED.getAcquire(this);
         }
 
         @Override

@@ -8,8 +8,9 @@ import java.util.List;
  * CSV: a header line, then one line per cell and stack. With a baseline, lines whose stack is
  * {@code speedup} follow each pair and carry ratios (above 1 favours ours) in the figure columns.
  * {@code target_qps} is the open loop's target rate (empty for a closed loop), {@code late_calls} its
- * calls sent late (0 for a closed loop); {@code tls} the TLS protocol versions the run allowed (empty for
- * plain TCP).
+ * calls sent late (0 for a closed loop); {@code caller_balance} the closed loop's
+ * {@link CellResult#callerBalance} (empty for an open loop); {@code tls} the TLS protocol versions the
+ * run allowed (empty for plain TCP).
  *
  * <p>A server-streaming run ({@link Report#stream()}) has its own header, {@link #STREAM_HEADER}: message size,
  * streams, messages per second, Gb/s of payload, the gaps between consecutive messages of a stream
@@ -17,7 +18,7 @@ import java.util.List;
  */
 public final class CsvFormat {
     static final String HEADER = "stack,request_bytes,response_bytes,concurrency,in_flight,connections,runs,"
-            + "throughput_gbps,p50_us,p90_us,p99_us,p999_us,max_us,qps,calls,errors,seconds,target_qps,late_calls,tls";
+            + "throughput_gbps,p50_us,p90_us,p99_us,p999_us,max_us,qps,calls,errors,seconds,target_qps,late_calls,caller_balance,tls";
 
     static final String STREAM_HEADER = "stack,message_bytes,streams,connections,runs,msgs_per_s,throughput_gbps,"
             + "gap_p50_us,gap_p90_us,gap_p99_us,gap_p999_us,gap_max_us,messages,payload_bytes,errors,seconds,tls";
@@ -42,7 +43,8 @@ public final class CsvFormat {
                 out.println(String.join(",", "speedup", Integer.toString(s.requestBytes()), "",
                         Integer.toString(s.concurrency()), "", "", "", Formats.plain(s.throughput()),
                         Formats.plain(s.p50()), Formats.plain(s.p90()), Formats.plain(s.p99()),
-                        Formats.plain(s.p999()), "", Formats.plain(s.qps()), "", "", "", target(s.targetQps()), "", tls));
+                        Formats.plain(s.p999()), "", Formats.plain(s.qps()), "", "", "", target(s.targetQps()), "", "",
+                        tls));
             }
         }
         out.flush();
@@ -54,7 +56,8 @@ public final class CsvFormat {
                 Integer.toString(r.runs()),
                 Formats.plain(r.gbps()), Formats.plain(r.p50Us()), Formats.plain(r.p90Us()), Formats.plain(r.p99Us()),
                 Formats.plain(r.p999Us()), Formats.plain(r.maxUs()), Formats.plain(r.qps()), Long.toString(r.calls()),
-                Long.toString(r.errors()), Formats.plain(r.seconds()), target(r.targetQps()), Long.toString(r.lateCalls()), tls));
+                Long.toString(r.errors()), Formats.plain(r.seconds()), target(r.targetQps()), Long.toString(r.lateCalls()),
+                Formats.plain(r.callerBalance()), tls));
     }
 
     private static void writeStreams(Report report, PrintWriter out) {

@@ -28,6 +28,11 @@ final class Formats {
         return Double.isFinite(v) ? String.format(Locale.ROOT, "%.0f", v) : "-";
     }
 
+    /** A fraction such as a balance: two decimals. */
+    static String ratio(double v) {
+        return Double.isFinite(v) ? String.format(Locale.ROOT, "%.2f", v) : "-";
+    }
+
     /** A speed-up factor such as {@code 2.31x}. */
     static String factor(double v) {
         return Double.isFinite(v) ? String.format(Locale.ROOT, "%.2fx", v) : "-";

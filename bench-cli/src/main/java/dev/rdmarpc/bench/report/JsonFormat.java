@@ -136,7 +136,7 @@ public final class JsonFormat {
                     + ", \"p999_us\": " + num(r.p999Us()) + ", \"max_us\": " + num(r.maxUs())
                     + ", \"qps\": " + num(r.qps()) + ", \"calls\": " + r.calls() + ", \"errors\": " + r.errors()
                     + ", \"seconds\": " + num(r.seconds()) + ", \"target_qps\": " + target(r.targetQps())
-                    + ", \"late_calls\": " + r.lateCalls()
+                    + ", \"late_calls\": " + r.lateCalls() + ", \"caller_balance\": " + num(r.callerBalance())
                     + (r.firstError() != null ? ", \"first_error\": " + str(r.firstError()) : "") + "}");
             out.println(i + 1 < cells.size() ? "," : "");
         }

@@ -13,7 +13,8 @@ import java.util.Map;
  * throughput, P90, P99, QPS) plus P50 and P99.9, preceded by comment lines saying how it was measured.
  * With a baseline each cell has three lines: ours, the baseline's, and the speed-up. An open-loop run has
  * the target rate and the bound on calls in flight where the concurrency was, the achieved QPS marked
- * {@code <} where it fell well short of the target, and a column of late calls. A server-streaming run
+ * {@code <} where it fell well short of the target, and a column of late calls; a closed-loop run has a
+ * column of how evenly the callers were answered ({@link CellResult#callerBalance}). A server-streaming run
  * ({@link Report#stream()}) has its own columns: message size, streams, messages per second, Gb/s of
  * payload, and percentiles of the time between consecutive messages of a stream.
  */
@@ -39,9 +40,7 @@ public final class TableFormat {
             head.add("stack");
         }
         head.addAll(List.of("throughput(Gb/s)", "P50(us)", "P90(us)", "P99(us)", "P99.9(us)", "QPS"));
-        if (open) {
-            head.add("late");
-        }
+        head.add(open ? "late" : "balance");
         if (errors) {
             head.add("errors");
         }
@@ -78,9 +77,7 @@ public final class TableFormat {
                 sr.addAll(List.of("speedup", Formats.factor(s.throughput()),
                         Formats.factor(s.p50()), Formats.factor(s.p90()), Formats.factor(s.p99()),
                         Formats.factor(s.p999()), Formats.factor(s.qps())));
-                if (open) {
-                    sr.add("");
-                }
+                sr.add(""); // late calls, or the balance: no ratio
                 if (errors) {
                     sr.add("");
                 }
@@ -115,6 +112,9 @@ public final class TableFormat {
         if (open) {
             out.println("late: measured calls sent after their due time because max-in-flight calls were outstanding "
                     + "(or still unsent when the run gave up on them); their wait counts in their latency");
+        } else {
+            out.println("balance: calls answered to the caller answered least / to the one answered most, in the "
+                    + "measured time (1.00: every caller served alike; near 0: a caller starved)");
         }
         if (baseline) {
             out.println("speedup: ours over " + info.baseline()
@@ -280,9 +280,7 @@ public final class TableFormat {
         row.add(Formats.micros(r.p99Us()));
         row.add(Formats.micros(r.p999Us()));
         row.add(Formats.qps(r.qps()) + (r.belowTarget() ? "<" : ""));
-        if (open) {
-            row.add(Long.toString(r.lateCalls()));
-        }
+        row.add(open ? Long.toString(r.lateCalls()) : Formats.ratio(r.callerBalance()));
         if (errors) {
             row.add(Long.toString(r.errors()));
         }

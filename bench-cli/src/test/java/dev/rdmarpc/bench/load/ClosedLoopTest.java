@@ -43,6 +43,29 @@ class ClosedLoopTest {
         assertEquals(2, stack.closedConnections.get());
         assertEquals(8, stack.callers.get());
         assertEquals(8, stack.closedCallers.get(), "every caller closed after the cell");
+        // Both connections equally fast, four callers each answered in turn: served alike.
+        assertTrue(r.callerBalance() > 0.5 && r.callerBalance() <= 1, "balance " + r.callerBalance());
+    }
+
+    @Test
+    void balanceShowsACallerStarvedBySlowConnection() throws Exception {
+        ExecutorEchoStack stack = new ExecutorEchoStack();
+        stack.delayMicros = 100;
+        stack.firstConnectionDelayMicros = 1_000; // its caller is answered about a tenth as often
+        MatrixPlan plan = plan(List.of(128), List.of(2), 1, 2, 1 << 30);
+        StackOptions options = new StackOptions(1, 128, null, -1);
+        CellResult r = MatrixRunner.run(List.of(new MatrixRunner.Target(stack, NOWHERE, options)), plan,
+                MatrixRunner.CellListener.NONE).get(0).get(0);
+        assertEquals(0, r.errors());
+        assertTrue(r.callerBalance() > 0 && r.callerBalance() < 0.4, "balance " + r.callerBalance());
+    }
+
+    @Test
+    void balanceIsLeastOverMostOfTheCallsAnsweredInTheMeasuredTime() {
+        assertEquals(0.5, ClosedLoop.balance(new long[] {10, 0, 5}, new long[] {30, 40, 30}), 1e-9);
+        assertEquals(1.0, ClosedLoop.balance(new long[] {0, 0}, new long[] {7, 7}), 1e-9);
+        assertEquals(0.0, ClosedLoop.balance(new long[] {3, 3}, new long[] {3, 9}), 1e-9);
+        assertTrue(Double.isNaN(ClosedLoop.balance(new long[] {4, 4}, new long[] {4, 4})), "nothing answered: no figure");
     }
 
     @Test

@@ -10,7 +10,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A test stack without a network: each connection answers on its own single thread (standing in for an
  * I/O thread) after an optional delay, and can be told to fail every n-th call or to answer with the
- * wrong length. Counts what it was asked to do, so tests can check the driver.
+ * wrong length; its first connection can be made slower than the rest. Counts what it was asked to do, so
+ * tests can check the driver.
  */
 final class ExecutorEchoStack implements EchoStack {
     final AtomicLong calls = new AtomicLong();
@@ -21,6 +22,8 @@ final class ExecutorEchoStack implements EchoStack {
     final AtomicInteger callers = new AtomicInteger();
     final AtomicInteger closedCallers = new AtomicInteger();
     volatile long delayMicros;
+    /** When positive, the delay of the first connection made instead of {@link #delayMicros}. */
+    volatile long firstConnectionDelayMicros;
     volatile int failEvery;
     volatile boolean wrongLength;
 
@@ -41,7 +44,7 @@ final class ExecutorEchoStack implements EchoStack {
 
     @Override
     public EchoConnection connect(InetSocketAddress serverAddress, StackOptions options) {
-        connections.incrementAndGet();
+        boolean first = connections.incrementAndGet() == 1;
         ExecutorService io = Executors.newSingleThreadExecutor();
         return new EchoConnection() {
             @Override
@@ -54,7 +57,7 @@ final class ExecutorEchoStack implements EchoStack {
                         int now = outstanding.incrementAndGet();
                         maxOutstanding.accumulateAndGet(now, Math::max);
                         io.execute(() -> {
-                            long d = delayMicros;
+                            long d = first && firstConnectionDelayMicros > 0 ? firstConnectionDelayMicros : delayMicros;
                             if (d > 0) {
                                 long end = System.nanoTime() + d * 1000;
                                 while (System.nanoTime() < end) {

@@ -24,12 +24,14 @@ class FormatsTest {
         String out = render(TableFormat::write, report);
         List<String> rows = out.lines().filter(l -> !l.startsWith("#")).toList();
         assertEquals(List.of(
-                "request  concurrency  throughput(Gb/s)  P50(us)  P90(us)  P99(us)  P99.9(us)    QPS",
-                "128B               1             0.010     95.5      120      180        410  10000",
-                "128B              16             0.051      150      230     4200       4800  50000",
-                "8M                 1             13.42     4900     5100     6000       6500    200",
-                "8M              256*             33.55    31000    35000    41000      42000    500",
-                "* 8M: at most 16 calls in flight, to keep request plus response bytes in flight under 256M (--max-in-flight)"),
+                "request  concurrency  throughput(Gb/s)  P50(us)  P90(us)  P99(us)  P99.9(us)    QPS  balance",
+                "128B               1             0.010     95.5      120      180        410  10000     1.00",
+                "128B              16             0.051      150      230     4200       4800  50000     0.98",
+                "8M                 1             13.42     4900     5100     6000       6500    200     1.00",
+                "8M              256*             33.55    31000    35000    41000      42000    500     0.50",
+                "* 8M: at most 16 calls in flight, to keep request plus response bytes in flight under 256M (--max-in-flight)",
+                "balance: calls answered to the caller answered least / to the one answered most, in the measured time"
+                        + " (1.00: every caller served alike; near 0: a caller starved)"),
                 rows);
         assertTrue(out.startsWith("# rdmarpc-tcp: test stack\n"), out);
         assertTrue(out.contains("# echo calls, tcp loopback 127.0.0.1; closed loop"), out);
@@ -42,14 +44,16 @@ class FormatsTest {
         Report report = new Report(ReportFixtures.info(true), ReportFixtures.ours(), ReportFixtures.theirs());
         String out = render(TableFormat::write, report);
         List<String> rows = out.lines().filter(l -> !l.startsWith("#")).toList();
-        assertEquals("request  concurrency  stack        throughput(Gb/s)  P50(us)  P90(us)  P99(us)  P99.9(us)    QPS  errors",
-                rows.get(0));
-        assertEquals("128B               1  rdmarpc-tcp             0.010     95.5      120      180        410  10000       0",
-                rows.get(1));
-        assertEquals("                      grpc-java               0.005      191      241      360        820   5000       0",
-                rows.get(2));
+        assertEquals("request  concurrency  stack        throughput(Gb/s)  P50(us)  P90(us)  P99(us)  P99.9(us)    QPS"
+                + "  balance  errors", rows.get(0));
+        assertEquals("128B               1  rdmarpc-tcp             0.010     95.5      120      180        410  10000"
+                + "     1.00       0", rows.get(1));
+        assertEquals("                      grpc-java               0.005      191      241      360        820   5000"
+                + "     1.00       0", rows.get(2));
         assertEquals("                      speedup                 2.00x    2.00x    2.00x    2.00x      2.00x  2.00x",
                 rows.get(3));
+        assertTrue(rows.contains("                      grpc-java               16.78    62000    70000    82000      84000    250"
+                + "     0.25       3"), String.join("\n", rows));
         assertTrue(rows.contains(""), "a blank line between request sizes");
         assertTrue(out.contains("speedup: ours over grpc-java per column; above 1 favours rdmarpc-tcp"), out);
         assertTrue(out.contains("! grpc-java 8M x256: 3 failed call(s), first: DEADLINE_EXCEEDED"), out);
@@ -72,11 +76,12 @@ class FormatsTest {
         List<String> lines = render(CsvFormat::write, report).lines().toList();
         assertEquals(CsvFormat.HEADER, lines.get(0));
         assertEquals(1 + 4 * 3, lines.size());
-        assertEquals("rdmarpc-tcp,128,128,1,1,1,1,0.01024,95.5,120.25,180,410,900,10000,20000,0,2,,0,", lines.get(1));
-        assertEquals("grpc-java,128,128,1,1,1,1,0.00512,191,240.5,360,820,1500,5000,10000,0,2,,0,", lines.get(2));
-        assertEquals("speedup,128,,1,,,,2,2,2,2,2,,2,,,,,,", lines.get(3));
+        assertEquals("rdmarpc-tcp,128,128,1,1,1,1,0.01024,95.5,120.25,180,410,900,10000,20000,0,2,,0,1,", lines.get(1));
+        assertEquals("grpc-java,128,128,1,1,1,1,0.00512,191,240.5,360,820,1500,5000,10000,0,2,,0,1,", lines.get(2));
+        assertEquals("speedup,128,,1,,,,2,2,2,2,2,,2,,,,,,,", lines.get(3));
+        assertTrue(lines.get(lines.size() - 2).endsWith(",0,0.25,"), lines.get(lines.size() - 2));
         for (String l : lines) {
-            assertEquals(19, l.chars().filter(c -> c == ',').count(), l);
+            assertEquals(20, l.chars().filter(c -> c == ',').count(), l);
         }
         String plain = render(CsvFormat::write, new Report(ReportFixtures.info(false), ReportFixtures.ours(), List.of()));
         assertEquals(5, plain.lines().count());
@@ -221,8 +226,8 @@ class FormatsTest {
     void openLoopCsvAndJsonCarryTheTargetRate() {
         Report report = new Report(ReportFixtures.info(false), openLoop(), List.of());
         List<String> lines = render(CsvFormat::write, report).lines().toList();
-        assertTrue(lines.get(0).endsWith(",seconds,target_qps,late_calls,tls"), lines.get(0));
-        assertTrue(lines.get(2).endsWith(",30000,60000,0,2,50000,41234,"), lines.get(2));
+        assertTrue(lines.get(0).endsWith(",seconds,target_qps,late_calls,caller_balance,tls"), lines.get(0));
+        assertTrue(lines.get(2).endsWith(",30000,60000,0,2,50000,41234,,"), lines.get(2));
         String json = render(JsonFormat::write, report);
         @SuppressWarnings("unchecked")
         java.util.Map<String, Object> root = (java.util.Map<String, Object>) MiniJson.parse(json);
@@ -233,6 +238,8 @@ class FormatsTest {
         assertEquals(41234.0, second.get("late_calls"));
         String closed = render(JsonFormat::write, new Report(ReportFixtures.info(false), ReportFixtures.ours(), List.of()));
         assertTrue(closed.contains("\"target_qps\": null"), closed);
+        assertTrue(closed.contains("\"caller_balance\": 0.98"), closed);
+        assertTrue(json.contains("\"caller_balance\": null"), json);
     }
 
     @Test

@@ -27,18 +27,18 @@ final class ReportFixtures {
     /** 128B at 1 and 16, 8M at 1 and 256 (capped to 16 in flight). */
     static List<CellResult> ours() {
         return List.of(
-                new CellResult("rdmarpc-tcp", 128, 128, 1, 1, 1, 1, 20000, 0, 2.0, 10000, 95.5, 120.25, 180, 410, 900, null),
-                new CellResult("rdmarpc-tcp", 128, 128, 16, 16, 4, 1, 100000, 0, 2.0, 50000, 150, 230, 4200, 4800, 9000, null),
-                new CellResult("rdmarpc-tcp", 8 << 20, 8 << 20, 1, 1, 1, 1, 400, 0, 2.0, 200, 4900, 5100, 6000, 6500, 7000, null),
-                new CellResult("rdmarpc-tcp", 8 << 20, 8 << 20, 256, 16, 4, 1, 1000, 0, 2.0, 500, 31000, 35000, 41000, 42000, 43000, null));
+                new CellResult("rdmarpc-tcp", 128, 128, 1, 1, 1, 1, 20000, 0, 2.0, 10000, 95.5, 120.25, 180, 410, 900, null, 0, 0, 1.0),
+                new CellResult("rdmarpc-tcp", 128, 128, 16, 16, 4, 1, 100000, 0, 2.0, 50000, 150, 230, 4200, 4800, 9000, null, 0, 0, 0.98),
+                new CellResult("rdmarpc-tcp", 8 << 20, 8 << 20, 1, 1, 1, 1, 400, 0, 2.0, 200, 4900, 5100, 6000, 6500, 7000, null, 0, 0, 1.0),
+                new CellResult("rdmarpc-tcp", 8 << 20, 8 << 20, 256, 16, 4, 1, 1000, 0, 2.0, 500, 31000, 35000, 41000, 42000, 43000, null, 0, 0, 0.5));
     }
 
     static List<CellResult> theirs() {
         return List.of(
-                new CellResult("grpc-java", 128, 128, 1, 1, 1, 1, 10000, 0, 2.0, 5000, 191, 240.5, 360, 820, 1500, null),
-                new CellResult("grpc-java", 128, 128, 16, 16, 4, 1, 25000, 0, 2.0, 12500, 900, 1200, 5600, 9000, 12000, null),
-                new CellResult("grpc-java", 8 << 20, 8 << 20, 1, 1, 1, 1, 200, 0, 2.0, 100, 9800, 10200, 12000, 13000, 14000, null),
-                new CellResult("grpc-java", 8 << 20, 8 << 20, 256, 16, 4, 1, 500, 3, 2.0, 250, 62000, 70000, 82000, 84000, 86000, "DEADLINE_EXCEEDED"));
+                new CellResult("grpc-java", 128, 128, 1, 1, 1, 1, 10000, 0, 2.0, 5000, 191, 240.5, 360, 820, 1500, null, 0, 0, 1.0),
+                new CellResult("grpc-java", 128, 128, 16, 16, 4, 1, 25000, 0, 2.0, 12500, 900, 1200, 5600, 9000, 12000, null, 0, 0, 0.9),
+                new CellResult("grpc-java", 8 << 20, 8 << 20, 1, 1, 1, 1, 200, 0, 2.0, 100, 9800, 10200, 12000, 13000, 14000, null, 0, 0, 1.0),
+                new CellResult("grpc-java", 8 << 20, 8 << 20, 256, 16, 4, 1, 500, 3, 2.0, 250, 62000, 70000, 82000, 84000, 86000, "DEADLINE_EXCEEDED", 0, 0, 0.25));
     }
 
     /** The run info of a server-streaming run. */
