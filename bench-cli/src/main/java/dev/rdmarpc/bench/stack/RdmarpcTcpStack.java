@@ -37,9 +37,10 @@ import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import javax.net.ssl.SSLSession;
+import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -61,8 +62,12 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>All client connections of one stack share one {@link TcpTransport} with {@code ioThreads} event
  * loops, so both sides run the same number of I/O threads. A send refused by back-pressure
- * ({@code send} returning false) is retried from a helper thread, never spun on an I/O thread; the time
- * it waits counts in the call's latency.
+ * ({@code send} returning false) waits in its client's {@link SendQueue} and is sent, oldest first, when
+ * a response of that client arrives (on the I/O thread, before the next call of the caller just
+ * answered, which joins the end of the queue while anyone waits): callers are answered in turn, none
+ * starves behind callers re-sending straight from the I/O thread. A helper thread retries every
+ * millisecond while some caller waits, in case no response is left to trigger it. The time a caller
+ * waits counts in its call's latency.
  *
  * <p>With {@link StackOptions#tls()}, both sides run TLS {@value TlsSettings#PROTOCOL} with the JDK's
  * {@code SSLEngine} ({@link TlsConfig} on {@link TcpTransport.Config#tls}; over RDMA on
@@ -225,11 +230,11 @@ public final class RdmarpcTcpStack implements EchoStack {
                 .maxFrameLength(maxFrameLength(options))
                 .maxOutstanding(65536)
                 .connect();
-        Resender r = resender;
+        SendQueue queue = resender.register();
         return new EchoConnection() {
             @Override
             public EchoCaller newCaller(int requestBytes, int responseBytes) {
-                return new Caller(client, r, requestBytes, responseBytes);
+                return new Caller(client, queue, requestBytes, responseBytes);
             }
 
             @Override
@@ -340,15 +345,15 @@ public final class RdmarpcTcpStack implements EchoStack {
     /** One call at a time over one client; the caller is its own response listener. */
     private static final class Caller implements EchoCaller, ResponseListener {
         private final RpcClient client;
-        private final Resender resender;
+        private final SendQueue queue;
         private final Arena arena = Arena.ofShared();
         private final MemorySegment request;
         private final int expected;
         private CallListener listener;
 
-        Caller(RpcClient client, Resender resender, int requestBytes, int responseBytes) {
+        Caller(RpcClient client, SendQueue queue, int requestBytes, int responseBytes) {
             this.client = client;
-            this.resender = resender;
+            this.queue = queue;
             this.request = arena.allocate(requestBytes, 64);
             this.expected = responseBytes;
             EchoProtocol.fillRequest(request, responseBytes);
@@ -357,13 +362,11 @@ public final class RdmarpcTcpStack implements EchoStack {
         @Override
         public void call(CallListener listener) {
             this.listener = listener;
-            if (!client.sendInPlace(ECHO, request, this, 0L)) {
-                resender.retry(this);
-            }
+            queue.submit(this);
         }
 
-        /** Tries the send again; false when still back-pressured. */
-        boolean resend() {
+        /** Sends the call; false when back-pressured (nothing sent). A call that fails to start fails its listener. */
+        boolean trySend() {
             try {
                 return client.sendInPlace(ECHO, request, this, 0L);
             } catch (RpcException e) {
@@ -374,16 +377,19 @@ public final class RdmarpcTcpStack implements EchoStack {
 
         @Override
         public void onResponse(long tag, ResponseView response) {
-            if (response.payloadLength() == expected) {
+            int length = response.payloadLength();
+            queue.drain(); // the callers refused before this one's next call go first
+            if (length == expected) {
                 listener.onResponse();
             } else {
                 listener.onFailure(new IllegalStateException(
-                        "rdmarpc echo answered " + response.payloadLength() + " bytes, expected " + expected));
+                        "rdmarpc echo answered " + length + " bytes, expected " + expected));
             }
         }
 
         @Override
         public void onError(long tag, RpcException error) {
+            queue.drain();
             listener.onFailure(error);
         }
 
@@ -442,36 +448,97 @@ public final class RdmarpcTcpStack implements EchoStack {
     }
 
     /**
-     * Retries back-pressured sends off the I/O threads (which must stay free to drain the queue that
-     * caused the back-pressure). Only this rare path allocates (a queue node per retry). With nothing to
-     * retry the thread parks until {@link #retry} unparks it: it used to wake every millisecond, and on
-     * the VM's 2 vCPUs each wake-up took a vCPU from a busy-polling I/O thread or from rxe's work.
+     * The callers of one client whose sends were refused by back-pressure, sent in the order they were
+     * refused. A caller that finds others waiting joins the end rather than going ahead of them, so no
+     * caller starves while others re-send as soon as they are answered. Only this path allocates (a
+     * queue node per refused send).
+     */
+    private static final class SendQueue {
+        private final ConcurrentLinkedQueue<Caller> waiting = new ConcurrentLinkedQueue<>();
+        private final AtomicBoolean draining = new AtomicBoolean();
+        private final Resender resender;
+
+        SendQueue(Resender resender) {
+            this.resender = resender;
+        }
+
+        /** Sends {@code c}'s call now, or after the callers already waiting. */
+        void submit(Caller c) {
+            if (waiting.isEmpty() && c.trySend()) {
+                return;
+            }
+            waiting.add(c);
+            resender.wake();
+            drain(); // room may have come between the refusal and the add, with no response left to say so
+        }
+
+        /**
+         * Sends the waiting callers, oldest first, until one is refused. Only one thread drains at a time:
+         * a caller is peeked, sent, then removed, so no other thread may send it meanwhile.
+         *
+         * @return true when no caller waits (as far as this thread can tell)
+         */
+        boolean drain() {
+            if (waiting.isEmpty()) {
+                return true;
+            }
+            if (!draining.compareAndSet(false, true)) {
+                return false;
+            }
+            try {
+                Caller head;
+                while ((head = waiting.peek()) != null) {
+                    if (!head.trySend()) {
+                        return false;
+                    }
+                    waiting.poll(); // head, even if it was answered and queued again meanwhile (then at the end too)
+                }
+                return true;
+            } finally {
+                draining.set(false);
+            }
+        }
+    }
+
+    /**
+     * The safety net behind {@link SendQueue}: while any caller waits it drains every queue once a
+     * millisecond, for the case where no response is left to trigger a drain (over RDMA the send queue
+     * counts bytes until their completions are polled, which may come after the last response). With no
+     * caller waiting it parks until {@link #wake}: on the VM's 2 vCPUs each needless wake-up took a vCPU
+     * from a busy-polling I/O thread or from rxe's work.
      */
     private static final class Resender implements Runnable {
-        private final ConcurrentLinkedQueue<Caller> queue = new ConcurrentLinkedQueue<>();
+        private static final long RETRY_NANOS = 1_000_000;
+        private final List<SendQueue> queues = new CopyOnWriteArrayList<>();
         private final Thread thread;
-        private final AtomicLong retries = new AtomicLong();
         private volatile boolean running = true;
 
         Resender() {
             thread = Thread.ofPlatform().daemon().name("rdmarpc-bench-resend").start(this);
         }
 
-        void retry(Caller caller) {
-            retries.incrementAndGet();
-            queue.add(caller);
+        SendQueue register() {
+            SendQueue q = new SendQueue(this);
+            queues.add(q);
+            return q;
+        }
+
+        /** A caller was queued: drain soon. */
+        void wake() {
             LockSupport.unpark(thread);
         }
 
         @Override
         public void run() {
             while (running) {
-                Caller c = queue.poll();
-                if (c == null) {
-                    LockSupport.park(); // retry() and close() unpark after their write: no retry is missed
-                } else if (!c.resend()) {
-                    queue.add(c);
-                    LockSupport.parkNanos(20_000);
+                boolean anyWaiting = false;
+                for (SendQueue q : queues) {
+                    anyWaiting |= !q.drain();
+                }
+                if (anyWaiting) {
+                    LockSupport.parkNanos(RETRY_NANOS);
+                } else {
+                    LockSupport.park(); // wake() and close() unpark after their write: no caller is missed
                 }
             }
         }
