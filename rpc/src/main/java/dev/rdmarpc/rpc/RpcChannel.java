@@ -30,8 +30,10 @@ import java.util.concurrent.CompletableFuture;
  * calls outstanding and at most 8 MiB of requests waiting unsent (plus the one frame that crossed
  * the mark). When a bound is reached, {@link #call} and {@link #exchange} wait for room until their
  * deadline, then fail with {@link Status#OVERLOADED}; {@link #callAsync} and {@link #exchangeAsync}
- * fail at once with {@link Status#OVERLOADED}; {@link #send} returns false. Nothing queues without
- * bound. Responses are always read while callers wait, so a slow server slows callers down but
+ * fail at once with {@link Status#OVERLOADED}; {@link #send} returns false. Calls waiting for room in
+ * the send queue get it in the order they came (and a blocking call that finds others waiting queues
+ * behind them, with a stream's messages); an asynchronous call never waits, so it may take room that
+ * frees while blocking calls wait. Nothing queues without bound. Responses are always read while callers wait, so a slow server slows callers down but
  * never locks a connection.
  *
  * <p>A call without a timeout of its own gets the {@code defaultTimeout} of the builder that made

@@ -3,8 +3,13 @@ package dev.rdmarpc.rpc;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Arrays;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -99,6 +104,100 @@ class LargeCallsTcpTest extends LargeCallsContract {
             long queued = client.bufferPool().largeBytesInUse();
             assertTrue(queued <= ClientBuilder.SEND_HIGH_WATER_MARK + frame,
                     "queued " + queued + " bytes, over the limit plus one frame");
+        }
+    }
+
+    /**
+     * Blocking calls that find the send queue full get the room in the order they came, not in the
+     * order they happen to wake: a peer that reads nothing holds the queue full while eight threads
+     * start waiting one after the other; then it reads, and their requests arrive in that order. (Each
+     * used to be woken with all the others, and whichever claimed first went first, so with many
+     * threads of large calls some waited many times longer than the rest.)
+     */
+    @Test
+    void blockingCallsWaitingForRoomAreSentInTheOrderTheyCame() throws Exception {
+        try (ServerSocketChannel peer = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+             RpcClient client = RpcClient.connect((InetSocketAddress) peer.getLocalAddress());
+             SocketChannel accepted = peer.accept()) {
+            int size = 1 << 20;
+            Duration timeout = Duration.ofSeconds(30); // the client's pings close it after about 5 s anyway
+            List<Thread> threads = new ArrayList<>();
+            // Fill the kernel's buffers and the send queue until a call waits for room (marked 0x7f).
+            Thread filler = null;
+            for (int i = 0; i < 64 && (filler == null || !waitingForRoom(filler)); i++) {
+                filler = caller(client, size, (byte) 0x7f, timeout);
+                threads.add(filler);
+                awaitParked(filler);
+            }
+            assertTrue(waitingForRoom(filler), "no call waited for room");
+            int waiting = 8;
+            for (int k = 0; k < waiting; k++) {
+                Thread t = caller(client, size, (byte) k, timeout);
+                threads.add(t);
+                awaitParked(t);
+                assertTrue(waitingForRoom(t), "call " + k + " did not wait for room");
+            }
+            // Read everything sent, frame by frame, and note the marker of each request.
+            List<Integer> order = new ArrayList<>();
+            ByteBuffer header = ByteBuffer.allocate(FrameDescriptor.HEADER_LENGTH);
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (order.size() < waiting && System.nanoTime() < end) {
+                readFully(accepted, header.clear());
+                long len = FrameDescriptor.check(MemorySegment.ofBuffer(header.flip()), 0, header.remaining(), Integer.MAX_VALUE);
+                assertTrue(len >= FrameDescriptor.HEADER_LENGTH, () -> "not a frame: " + FrameDescriptor.describe(len));
+                ByteBuffer body = ByteBuffer.allocate((int) len - FrameDescriptor.HEADER_LENGTH);
+                readFully(accepted, body);
+                if (len - FrameDescriptor.HEADER_LENGTH >= size) {
+                    int marker = body.get(body.limit() - 1);
+                    if (marker != 0x7f) {
+                        order.add(marker);
+                    }
+                }
+            }
+            assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7), order);
+            client.close(); // the waiting calls end with the connection
+            for (Thread t : threads) {
+                t.join(10_000);
+            }
+        }
+    }
+
+    /** A thread making one blocking call of {@code size} bytes, each {@code marker}; the outcome is not checked. */
+    private static Thread caller(RpcClient client, int size, byte marker, Duration timeout) {
+        byte[] payload = new byte[size];
+        Arrays.fill(payload, marker);
+        return Thread.ofPlatform().start(() -> {
+            try {
+                client.call(ECHO_BYTES, payload, timeout);
+            } catch (RpcException e) {
+                // the peer never answers: the calls end when the client closes
+            }
+        });
+    }
+
+    /** Waits until {@code t} waits: for room in the send queue, or for its response. */
+    private static void awaitParked(Thread t) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (t.getState() != Thread.State.TIMED_WAITING && t.getState() != Thread.State.WAITING
+                && System.nanoTime() < end) {
+            Thread.sleep(1);
+        }
+        Thread.sleep(20); // let a thread that parked only for a moment (a lock) go on to where it waits
+        while (t.getState() != Thread.State.TIMED_WAITING && t.getState() != Thread.State.WAITING
+                && System.nanoTime() < end) {
+            Thread.sleep(1);
+        }
+    }
+
+    private static boolean waitingForRoom(Thread t) {
+        return Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getMethodName().equals("awaitSendRoom"));
+    }
+
+    private static void readFully(SocketChannel ch, ByteBuffer b) throws java.io.IOException {
+        while (b.hasRemaining()) {
+            if (ch.read(b) < 0) {
+                throw new java.io.EOFException("the client closed the connection");
+            }
         }
     }
 }

@@ -19,6 +19,7 @@ import dev.rdmarpc.rpc.transport.ProtocolException;
 import java.io.EOFException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -61,8 +62,14 @@ public final class ClientCore implements FrameHandler {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition slotFreed = lock.newCondition();
     private int waiters;
-    /** Signalled when unsent bytes fall below the send high-water mark while {@link #sendRoomWaiters} > 0. */
-    private final Condition sendRoom = lock.newCondition();
+    /**
+     * Blocking callers and stream writers waiting for room in the send queue, in the order they came,
+     * each by a condition of its own: only the first is woken when the transport makes progress, only
+     * it claims, and a blocking call that finds anyone waiting joins the end instead of taking the room
+     * first. Guarded by {@link #lock}.
+     */
+    private final ArrayDeque<Condition> sendRoomQueue = new ArrayDeque<>();
+    /** The size of {@link #sendRoomQueue}, read without the lock. */
     private volatile int sendRoomWaiters;
     /** Longest a blocking call waits for room before it checks the queue again (a guard, not the mechanism). */
     private static final long SEND_ROOM_RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
@@ -426,39 +433,47 @@ public final class ClientCore implements FrameHandler {
         boolean tail = alen > 0;
         long id;
         boolean refused = false;
-        while (true) {
-            if ((refused || c.pendingBytes() >= sendHighWaterMark) && (!wait || !awaitSendRoom(c, waitDeadline, refused))) {
-                metrics.rejected.increment();
-                metrics.errors.increment();
-                call.completeExceptionally(sendQueueFull(c, wait ? timeout : 0));
-                return call;
-            }
-            id = reserve(call, 0, method, timeout, (int) frame, wait, waitDeadline, false);
-            call.id = id;
-            if (id < 0) {
-                metrics.rejected.increment();
-                metrics.errors.increment();
-                call.completeExceptionally(overloaded());
-                return call;
-            }
-            long off = tail ? w.claimAttachmentInPlace((int) frame, attachment, sendHighWaterMark)
-                    : w.claim((int) frame, sendHighWaterMark);
-            if (off >= 0) {
-                break;
-            }
-            if (off == Connection.BACK_PRESSURED && wait) {
-                // Another caller filled the queue between the check and the claim: wait for room again.
-                if (!release(id)) {
-                    return call; // the connection closed meanwhile and failed the call
+        Condition turn = null; // this call's place among the callers waiting for send room, once it waits
+        try {
+            while (true) {
+                if (refused || c.pendingBytes() >= sendHighWaterMark || (wait && turn == null && sendRoomWaiters > 0)) {
+                    if (!wait || (turn = awaitSendRoom(c, waitDeadline, refused, turn)) == null) {
+                        metrics.rejected.increment();
+                        metrics.errors.increment();
+                        call.completeExceptionally(sendQueueFull(c, wait ? timeout : 0));
+                        return call;
+                    }
                 }
-                refused = true;
-                continue;
+                id = reserve(call, 0, method, timeout, (int) frame, wait, waitDeadline, false);
+                call.id = id;
+                if (id < 0) {
+                    metrics.rejected.increment();
+                    metrics.errors.increment();
+                    call.completeExceptionally(overloaded());
+                    return call;
+                }
+                long off = tail ? w.claimAttachmentInPlace((int) frame, attachment, sendHighWaterMark)
+                        : w.claim((int) frame, sendHighWaterMark);
+                if (off >= 0) {
+                    break;
+                }
+                if (off == Connection.BACK_PRESSURED && wait) {
+                    // Another caller (an asynchronous one) filled the queue between the check and the
+                    // claim: wait for room again, keeping this call's place.
+                    if (!release(id)) {
+                        return call; // the connection closed meanwhile and failed the call
+                    }
+                    refused = true;
+                    continue;
+                }
+                if (!claimFailed(c, id, off)) {
+                    metrics.errors.increment();
+                    call.completeExceptionally(sendQueueFull(c, 0));
+                }
+                return call;
             }
-            if (!claimFailed(c, id, off)) {
-                metrics.errors.increment();
-                call.completeExceptionally(sendQueueFull(c, 0));
-            }
-            return call;
+        } finally {
+            leaveSendRoomQueue(turn); // claimed or gave up: the next waiting caller's turn
         }
         try {
             w.request(id, method.id(), waitDeadline - System.nanoTime()).metadata(metadata).payload(codec, request, plen)
@@ -490,42 +505,82 @@ public final class ClientCore implements FrameHandler {
     }
 
     /**
-     * Waits until fewer than the send high-water mark's bytes are queued unsent, or the deadline.
-     * The transport signals progress ({@link #onSendProgress}); the wait also re-checks every
-     * {@link #SEND_ROOM_RECHECK_NANOS} so that no signal can be missed for long.
+     * Waits in turn for room in the send queue: until the caller is the first of those waiting
+     * ({@link #sendRoomQueue}) and fewer than the send high-water mark's bytes are queued unsent, or
+     * the deadline. The first caller keeps its place until it has claimed ({@link #leaveSendRoomQueue}),
+     * so the room goes to the callers in the order they came. The transport signals progress
+     * ({@link #onSendProgress}); the wait also re-checks every {@link #SEND_ROOM_RECHECK_NANOS} so that no
+     * signal can be missed for long.
      *
      * @param atLeastOnce wait for one signal (or re-check) even if there seems to be room: the
-     *                    transport refused a claim for a reason of its own (every send slot queued)
-     * @return true when there is room, false when the deadline passed first
-     * @throws RpcException CONNECTION_CLOSED when the connection closed meanwhile, CANCELLED when interrupted
+     *                    transport refused a claim (another caller's claim came first, or every send
+     *                    slot is queued)
+     * @param turn        the caller's place from its earlier wait, or null to join at the end
+     * @return the caller's place, now first (it claims, then leaves the queue), or null when the
+     *         deadline passed first (it has left the queue)
+     * @throws RpcException CONNECTION_CLOSED when the connection closed meanwhile, CANCELLED when
+     *                      interrupted (it has left the queue)
      */
-    private boolean awaitSendRoom(Connection c, long deadline, boolean atLeastOnce) {
+    private Condition awaitSendRoom(Connection c, long deadline, boolean atLeastOnce, Condition turn) {
         lock.lock();
         try {
-            sendRoomWaiters++;
+            if (turn == null) {
+                turn = lock.newCondition();
+                sendRoomQueue.addLast(turn);
+                sendRoomWaiters = sendRoomQueue.size();
+            }
             boolean mustWait = atLeastOnce;
-            while (mustWait || c.pendingBytes() >= sendHighWaterMark) {
+            while (mustWait || sendRoomQueue.peekFirst() != turn || c.pendingBytes() >= sendHighWaterMark) {
                 mustWait = false;
                 if (closed) {
+                    leave(turn);
                     metrics.errors.increment();
                     throw closedError();
                 }
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0) {
-                    return false;
+                    leave(turn);
+                    return null;
                 }
                 try {
-                    sendRoom.awaitNanos(Math.min(remaining, SEND_ROOM_RECHECK_NANOS));
+                    turn.awaitNanos(Math.min(remaining, SEND_ROOM_RECHECK_NANOS));
                 } catch (InterruptedException e) {
+                    leave(turn);
                     Thread.currentThread().interrupt();
                     throw new RpcException(Status.CANCELLED, "interrupted while waiting for room in the send queue");
                 }
             }
-            return true;
+            return turn;
         } finally {
-            sendRoomWaiters--;
             lock.unlock();
         }
+    }
+
+    /** A caller done with its turn (it claimed, or gave up); null, or a turn already out, is a no-op. */
+    private void leaveSendRoomQueue(Condition turn) {
+        if (turn == null) {
+            return;
+        }
+        lock.lock();
+        try {
+            leave(turn);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Takes {@code turn} out of the queue (lock held): when it was first, the next caller's turn comes. */
+    private void leave(Condition turn) {
+        if (sendRoomQueue.peekFirst() == turn) {
+            sendRoomQueue.pollFirst();
+            Condition next = sendRoomQueue.peekFirst();
+            if (next != null) {
+                next.signal();
+            }
+        } else {
+            sendRoomQueue.remove(turn);
+        }
+        sendRoomWaiters = sendRoomQueue.size();
     }
 
     @Override
@@ -533,7 +588,10 @@ public final class ClientCore implements FrameHandler {
         if (sendRoomWaiters > 0) {
             lock.lock();
             try {
-                sendRoom.signalAll();
+                Condition first = sendRoomQueue.peekFirst(); // the others wait for their turn, not for room
+                if (first != null) {
+                    first.signal();
+                }
             } finally {
                 lock.unlock();
             }
@@ -755,23 +813,31 @@ public final class ClientCore implements FrameHandler {
         }
         s.id = id;
         boolean refused = false;
-        while (true) {
-            if ((refused || c.pendingBytes() >= sendHighWaterMark) && !awaitSendRoom(c, slotWait, refused)) {
-                release(id);
-                metrics.errors.increment();
-                throw sendQueueFull(c, timeout);
-            }
-            long off = w.claim(frame, sendHighWaterMark);
-            if (off >= 0) {
-                break;
-            }
-            if (off != Connection.BACK_PRESSURED) {
-                if (!claimFailed(c, id, off)) {
-                    throw sendQueueFull(c, 0);
+        Condition turn = null;
+        try {
+            while (true) {
+                if (refused || c.pendingBytes() >= sendHighWaterMark || (turn == null && sendRoomWaiters > 0)) {
+                    turn = awaitSendRoom(c, slotWait, refused, turn);
+                    if (turn == null) {
+                        release(id);
+                        metrics.errors.increment();
+                        throw sendQueueFull(c, timeout);
+                    }
                 }
-                throw errorOnceClosed(c);
+                long off = w.claim(frame, sendHighWaterMark);
+                if (off >= 0) {
+                    break;
+                }
+                if (off != Connection.BACK_PRESSURED) {
+                    if (!claimFailed(c, id, off)) {
+                        throw sendQueueFull(c, 0);
+                    }
+                    throw errorOnceClosed(c);
+                }
+                refused = true;
             }
-            refused = true;
+        } finally {
+            leaveSendRoomQueue(turn);
         }
         w.request(id, method.id(), timeout).metadata(metadata).flag(FrameDescriptor.FLAG_STREAM)
                 .payload(MemorySegment.NULL, 0, 0);
@@ -824,24 +890,32 @@ public final class ClientCore implements FrameHandler {
         FrameWriter w = writer;
         Connection c = w.connection();
         boolean refused = false;
-        while (true) {
-            if ((refused || c.pendingBytes() >= sendHighWaterMark) && !awaitSendRoom(c, deadline, refused)) {
-                metrics.errors.increment();
-                throw new RpcException(Status.TIMEOUT, "the send queue stayed full until the stream's deadline");
+        Condition turn = null;
+        try {
+            while (true) {
+                if (refused || c.pendingBytes() >= sendHighWaterMark || (turn == null && sendRoomWaiters > 0)) {
+                    turn = awaitSendRoom(c, deadline, refused, turn);
+                    if (turn == null) {
+                        metrics.errors.increment();
+                        throw new RpcException(Status.TIMEOUT, "the send queue stayed full until the stream's deadline");
+                    }
+                }
+                long off = w.claim(frame, sendHighWaterMark);
+                if (off >= 0) {
+                    return;
+                }
+                if (off == Connection.CLOSED) {
+                    metrics.errors.increment();
+                    throw errorOnceClosed(c);
+                }
+                if (off == Connection.NO_BUFFER) {
+                    metrics.errors.increment();
+                    throw new RpcException(Status.RESOURCE_EXHAUSTED, "buffer pool exhausted: no send buffer");
+                }
+                refused = true;
             }
-            long off = w.claim(frame, sendHighWaterMark);
-            if (off >= 0) {
-                return;
-            }
-            if (off == Connection.CLOSED) {
-                metrics.errors.increment();
-                throw errorOnceClosed(c);
-            }
-            if (off == Connection.NO_BUFFER) {
-                metrics.errors.increment();
-                throw new RpcException(Status.RESOURCE_EXHAUSTED, "buffer pool exhausted: no send buffer");
-            }
-            refused = true;
+        } finally {
+            leaveSendRoomQueue(turn);
         }
     }
 
@@ -1155,7 +1229,9 @@ public final class ClientCore implements FrameHandler {
                 }
             }
             slotFreed.signalAll();
-            sendRoom.signalAll();
+            for (Condition turn : sendRoomQueue) {
+                turn.signal(); // each sees the close and leaves
+            }
         } finally {
             lock.unlock();
         }
