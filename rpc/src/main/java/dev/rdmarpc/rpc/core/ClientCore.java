@@ -436,7 +436,8 @@ public final class ClientCore implements FrameHandler {
         Condition turn = null; // this call's place among the callers waiting for send room, once it waits
         try {
             while (true) {
-                if (refused || c.pendingBytes() >= sendHighWaterMark || (wait && turn == null && sendRoomWaiters > 0)) {
+                // an asynchronous call never waits: it goes when there is room, whoever waits
+                if (wait ? mustWaitForRoom(c, refused, turn) : c.pendingBytes() >= sendHighWaterMark) {
                     if (!wait || (turn = awaitSendRoom(c, waitDeadline, refused, turn)) == null) {
                         metrics.rejected.increment();
                         metrics.errors.increment();
@@ -502,6 +503,14 @@ public final class ClientCore implements FrameHandler {
             throw new RpcException(Status.PAYLOAD_TOO_LARGE,
                     "request frame of " + frame + " bytes exceeds the maximum frame length " + maxFrameLength);
         }
+    }
+
+    /**
+     * Whether a caller that may wait must wait its turn before claiming: its claim was refused, the
+     * queue is over the send high-water mark, or others wait and it has no place among them yet.
+     */
+    private boolean mustWaitForRoom(Connection c, boolean refused, Condition turn) {
+        return refused || c.pendingBytes() >= sendHighWaterMark || turn == null && sendRoomWaiters > 0;
     }
 
     /**
@@ -816,7 +825,7 @@ public final class ClientCore implements FrameHandler {
         Condition turn = null;
         try {
             while (true) {
-                if (refused || c.pendingBytes() >= sendHighWaterMark || (turn == null && sendRoomWaiters > 0)) {
+                if (mustWaitForRoom(c, refused, turn)) {
                     turn = awaitSendRoom(c, slotWait, refused, turn);
                     if (turn == null) {
                         release(id);
@@ -893,7 +902,7 @@ public final class ClientCore implements FrameHandler {
         Condition turn = null;
         try {
             while (true) {
-                if (refused || c.pendingBytes() >= sendHighWaterMark || (turn == null && sendRoomWaiters > 0)) {
+                if (mustWaitForRoom(c, refused, turn)) {
                     turn = awaitSendRoom(c, deadline, refused, turn);
                     if (turn == null) {
                         metrics.errors.increment();
