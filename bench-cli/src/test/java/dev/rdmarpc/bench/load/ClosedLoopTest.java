@@ -43,8 +43,21 @@ class ClosedLoopTest {
         assertEquals(2, stack.closedConnections.get());
         assertEquals(8, stack.callers.get());
         assertEquals(8, stack.closedCallers.get(), "every caller closed after the cell");
-        // Both connections equally fast, four callers each answered in turn: served alike.
-        assertTrue(r.callerBalance() > 0.5 && r.callerBalance() <= 1, "balance " + r.callerBalance());
+    }
+
+    @Test
+    void balanceIsNearOneWhenCallersAreAnsweredInTurn() throws Exception {
+        // One connection, one thread answering its four callers in turn: each is answered as often. (With
+        // two connections the balance also follows how the two answering threads share the CPUs, which a
+        // loaded 2-core machine skews: 0.39 was seen.)
+        ExecutorEchoStack stack = new ExecutorEchoStack();
+        stack.delayMicros = 200;
+        MatrixPlan plan = plan(List.of(128), List.of(4), 1, 1, 1 << 30);
+        StackOptions options = new StackOptions(1, 128, null, -1);
+        CellResult r = MatrixRunner.run(List.of(new MatrixRunner.Target(stack, NOWHERE, options)), plan,
+                MatrixRunner.CellListener.NONE).get(0).get(0);
+        assertEquals(0, r.errors());
+        assertTrue(r.callerBalance() > 0.9 && r.callerBalance() <= 1, "balance " + r.callerBalance());
     }
 
     @Test
