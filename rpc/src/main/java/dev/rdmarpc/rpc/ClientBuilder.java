@@ -22,15 +22,13 @@ import java.util.Objects;
  */
 public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends RpcBuilder<B>
         permits RpcClient.Builder, RpcClientPool.Builder {
-    /**
-     * Unsent request bytes on one connection at or above which a new call waits (blocking calls)
-     * or is refused as overloaded (asynchronous ones).
-     */
+    /** The default of {@link #sendHighWaterMark(long)}: 8 MiB. */
     static final long SEND_HIGH_WATER_MARK = 8L << 20;
 
     private Duration connectTimeout = Duration.ofSeconds(5);
     private Duration defaultTimeout = Duration.ofSeconds(30);
     private int maxOutstanding = 1024;
+    private long sendHighWaterMark = SEND_HIGH_WATER_MARK;
     private final List<ClientInterceptor> interceptors = new ArrayList<>();
 
     ClientBuilder() {
@@ -69,6 +67,23 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
     }
 
     /**
+     * How many request bytes one connection keeps queued unsent before a new call must wait for room:
+     * a blocking call ({@code call}, {@code exchange}) or a stream message waits until its deadline,
+     * then fails with {@link Status#OVERLOADED}; an asynchronous call fails with OVERLOADED at once
+     * ({@link RpcClient#send} returns false). At most this plus one frame waits unsent, however many
+     * threads call (docs/protocol.md, "Flow control"). Requests in flight beyond it are the kernel's
+     * (TCP) or the device's (RDMA) to hold. Raise it when many large asynchronous calls share one
+     * connection and OVERLOADED is not the answer wanted; lower it to hold less memory per connection.
+     *
+     * @param bytes at least 1; default 8 MiB
+     * @return this
+     */
+    public B sendHighWaterMark(long bytes) {
+        this.sendHighWaterMark = bytes;
+        return self();
+    }
+
+    /**
      * Adds an interceptor, run around every typed call after those added before it (see
      * {@link ClientInterceptor} for the order and threads).
      *
@@ -86,6 +101,9 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
             throw new IllegalArgumentException("maxOutstanding must be in [1, " + ClientCore.MAX_OUTSTANDING + "]: "
                     + maxOutstanding);
         }
+        if (sendHighWaterMark < 1) {
+            throw new IllegalArgumentException("sendHighWaterMark must be positive: " + sendHighWaterMark);
+        }
         Settings.checkPositive("connectTimeout", connectTimeout);
         Settings.checkPositive("defaultTimeout", defaultTimeout);
         checkedMaxFrameLength();
@@ -101,13 +119,14 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
     final Connector connector(Transport transport, Counters metrics) {
         validate();
         return new Connector(transport, metrics, maxOutstanding, checkedMaxFrameLength(), defaultTimeout.toNanos(),
-                connectTimeout, checkedMaxMetadataBytes(), List.copyOf(interceptors), checkedStreamWindowBytes());
+                connectTimeout, checkedMaxMetadataBytes(), List.copyOf(interceptors), checkedStreamWindowBytes(),
+                sendHighWaterMark);
     }
 
     /** Opens connections with a builder's settings, fixed when the client or pool was built. */
     record Connector(Transport transport, Counters metrics, int maxOutstanding, int maxFrameLength,
                      long defaultTimeoutNanos, Duration connectTimeout, int maxMetadataBytes,
-                     List<ClientInterceptor> interceptors, int streamWindowBytes) {
+                     List<ClientInterceptor> interceptors, int streamWindowBytes, long sendHighWaterMark) {
         /**
          * @param address the server
          * @return the connection's client core, attached
@@ -117,7 +136,7 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
          */
         ClientCore connect(InetSocketAddress address) {
             ClientCore core = new ClientCore(metrics, maxOutstanding, maxFrameLength, defaultTimeoutNanos,
-                    SEND_HIGH_WATER_MARK, transport.name(), maxMetadataBytes, interceptors, streamWindowBytes);
+                    sendHighWaterMark, transport.name(), maxMetadataBytes, interceptors, streamWindowBytes);
             try {
                 Connection c = transport.connect(address, maxFrameLength, core, connectTimeout);
                 core.attach(c);

@@ -1,6 +1,7 @@
 package dev.rdmarpc.rpc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
@@ -13,6 +14,8 @@ import java.util.Arrays;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -105,6 +108,46 @@ class LargeCallsTcpTest extends LargeCallsContract {
             assertTrue(queued <= ClientBuilder.SEND_HIGH_WATER_MARK + frame,
                     "queued " + queued + " bytes, over the limit plus one frame");
         }
+    }
+
+    /**
+     * {@code sendHighWaterMark} sets the limit: with 1 MiB, asynchronous 256 KiB calls to a peer that
+     * reads nothing are refused once 1 MiB waits unsent (the refusal names the limit), and the client
+     * holds at most the limit plus one frame; a blocking call then waits and fails OVERLOADED. Zero is
+     * refused when the client is built.
+     */
+    @Test
+    void theSendHighWaterMarkIsASetting() throws Exception {
+        long mark = 1 << 20;
+        try (ServerSocketChannel silent = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+             RpcClient client = RpcClient.builder().address((InetSocketAddress) silent.getLocalAddress())
+                     .sendHighWaterMark(mark).connect()) {
+            int frame = 256 << 10;
+            byte[] payload = new byte[frame - 64];
+            RpcException refused = null;
+            List<CompletableFuture<byte[]>> calls = new ArrayList<>();
+            for (int i = 0; i < 400 && refused == null; i++) {
+                CompletableFuture<byte[]> f = client.callAsync(ECHO_BYTES, payload);
+                calls.add(f);
+                if (f.isCompletedExceptionally()) {
+                    ExecutionException e = assertThrows(ExecutionException.class, f::get);
+                    refused = (RpcException) e.getCause();
+                } else {
+                    Thread.sleep(2); // let the I/O thread write what the kernel takes
+                }
+            }
+            assertTrue(refused != null, "no call was refused in " + calls.size());
+            assertEquals(Status.OVERLOADED, refused.status(), refused::toString);
+            assertTrue(refused.getMessage().contains("limit " + mark), refused::getMessage);
+            long queued = client.bufferPool().largeBytesInUse();
+            assertTrue(queued <= mark + frame, "queued " + queued + " bytes, over the limit plus one frame");
+            RpcException blocked = assertThrows(RpcException.class,
+                    () -> client.call(ECHO_BYTES, payload, Duration.ofMillis(200)));
+            assertEquals(Status.OVERLOADED, blocked.status(), blocked::toString);
+        }
+        IllegalArgumentException zero = assertThrows(IllegalArgumentException.class,
+                () -> RpcClient.builder().address(new InetSocketAddress("127.0.0.1", 1)).sendHighWaterMark(0).connect());
+        assertTrue(zero.getMessage().contains("sendHighWaterMark"), zero::getMessage);
     }
 
     /**
