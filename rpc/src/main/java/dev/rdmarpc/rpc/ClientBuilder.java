@@ -71,9 +71,10 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
      * a blocking call ({@code call}, {@code exchange}) or a stream message waits until its deadline,
      * then fails with {@link Status#OVERLOADED}; an asynchronous call fails with OVERLOADED at once
      * ({@link RpcClient#send} returns false). At most this plus one frame waits unsent, however many
-     * threads call (docs/protocol.md, "Flow control"). Requests in flight beyond it are the kernel's
-     * (TCP) or the device's (RDMA) to hold. Raise it when many large asynchronous calls share one
-     * connection and OVERLOADED is not the answer wanted; lower it to hold less memory per connection.
+     * threads call (docs/protocol.md, "Flow control"). Unsent means not yet written to the socket
+     * (TCP) or not yet completed by the device (RDMA). Raise it when many large asynchronous calls
+     * share one connection and should queue rather than fail; lower it to hold less memory per
+     * connection.
      *
      * @param bytes at least 1; default 8 MiB
      * @return this
