@@ -1,0 +1,157 @@
+package dev.rdmarpc.grpc.internal;
+
+import com.google.common.util.concurrent.ListenableFuture;
+import com.google.common.util.concurrent.SettableFuture;
+import dev.rdmarpc.rpc.RpcException;
+import dev.rdmarpc.rpc.RpcServer;
+import dev.rdmarpc.rpc.ServerStream;
+import io.grpc.Attributes;
+import io.grpc.Grpc;
+import io.grpc.InternalChannelz.SocketStats;
+import io.grpc.InternalLogId;
+import io.grpc.Metadata;
+import io.grpc.SecurityLevel;
+import io.grpc.ServerStreamTracer;
+import io.grpc.Status;
+import io.grpc.internal.GrpcAttributes;
+import io.grpc.internal.GrpcUtil;
+import io.grpc.internal.ServerTransport;
+import io.grpc.internal.ServerTransportListener;
+import io.grpc.internal.StatsTraceContext;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The server's connections, all of them, as one gRPC server transport: the rdmarpc server accepts
+ * connections itself, and each gRPC call arrives as a stream of {@link Wire#METHOD_NAME}. Shutting
+ * down refuses new calls ({@code UNAVAILABLE}, which a client may retry elsewhere) and lets calls in
+ * flight end; {@link #shutdownNow} cancels them.
+ */
+final class ServerTransportImpl implements ServerTransport {
+    private final List<? extends ServerStreamTracer.Factory> tracers;
+    private final ScheduledExecutorService timer;
+    private final int maxInbound;
+    private final boolean secure;
+    private final InternalLogId logId = InternalLogId.allocate(getClass(), null);
+    private final AtomicInteger active = new AtomicInteger();
+    private final java.util.Set<Thread> handlers = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.CountDownLatch ready = new java.util.concurrent.CountDownLatch(1);
+    private volatile ServerTransportListener listener;
+    private volatile RpcServer server;
+    private volatile boolean shutdown;
+    private boolean terminated;
+
+    ServerTransportImpl(List<? extends ServerStreamTracer.Factory> tracers, ScheduledExecutorService timer, int maxInbound,
+                        boolean secure) {
+        this.tracers = tracers;
+        this.timer = timer;
+        this.maxInbound = maxInbound;
+        this.secure = secure;
+    }
+
+    void started(ServerTransportListener listener, RpcServer server) {
+        this.listener = listener;
+        this.server = server;
+        ready.countDown();
+    }
+
+    /** New calls are answered SHUTTING_DOWN (gRPC's UNAVAILABLE); calls in flight go on. */
+    void refuseNewCalls() {
+        shutdown = true;
+    }
+
+    /** The rdmarpc stream handler: one gRPC call. */
+    void handle(ServerStream<Object, Object> s) {
+        active.incrementAndGet();
+        handlers.add(Thread.currentThread());
+        try {
+            ready.await();
+            if (shutdown) {
+                throw new RpcException(dev.rdmarpc.rpc.Status.SHUTTING_DOWN, "the gRPC server is shutting down");
+            }
+            dev.rdmarpc.rpc.Metadata md = s.requestMetadata();
+            String path = md.get(Headers.PATH);
+            if (path == null || !path.startsWith("/")) {
+                throw new RpcException(dev.rdmarpc.rpc.Status.PROTOCOL_ERROR, "a gRPC call without its method (" + Headers.PATH + ")");
+            }
+            Metadata headers = Headers.toGrpc(md);
+            long left = s.remainingNanos();
+            if (left != Long.MAX_VALUE) {
+                headers.discardAll(GrpcUtil.TIMEOUT_KEY);
+                headers.put(GrpcUtil.TIMEOUT_KEY, Math.max(left, 1));
+            }
+            String method = path.substring(1);
+            StatsTraceContext stats = StatsTraceContext.newServerContext(tracers, method, headers);
+            Attributes attrs = Attributes.newBuilder()
+                    .set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, s.peer())
+                    .set(Grpc.TRANSPORT_ATTR_LOCAL_ADDR, server.address())
+                    .set(GrpcAttributes.ATTR_SECURITY_LEVEL, secure ? SecurityLevel.PRIVACY_AND_INTEGRITY : SecurityLevel.NONE)
+                    .build();
+            ServerStreamImpl stream = new ServerStreamImpl(s, stats, attrs, md.get(Headers.AUTHORITY), maxInbound);
+            listener.streamCreated(stream, method, headers);
+            stream.run();
+        } catch (InterruptedException e) {
+            throw new RpcException(dev.rdmarpc.rpc.Status.CANCELLED, "stopped before the call started");
+        } finally {
+            handlers.remove(Thread.currentThread());
+            if (active.decrementAndGet() == 0 && shutdown) {
+                terminate();
+            }
+        }
+    }
+
+    @Override
+    public void shutdown() {
+        shutdown = true;
+        if (active.get() == 0) {
+            terminate();
+        }
+    }
+
+    @Override
+    public void shutdownNow(Status reason) {
+        shutdown = true;
+        for (Thread t : handlers) {
+            t.interrupt();
+        }
+        terminate();
+    }
+
+    private void terminate() {
+        synchronized (this) {
+            if (terminated) {
+                return;
+            }
+            terminated = true;
+        }
+        RpcServer s = server;
+        ServerTransportListener l = listener;
+        Thread.ofVirtual().name("rdmarpc-grpc-close").start(() -> {
+            if (s != null) {
+                s.shutdown(Duration.ofSeconds(1));
+            }
+            if (l != null) {
+                l.transportTerminated();
+            }
+        });
+    }
+
+    @Override
+    public ScheduledExecutorService getScheduledExecutorService() {
+        return timer;
+    }
+
+    @Override
+    public InternalLogId getLogId() {
+        return logId;
+    }
+
+    @Override
+    public ListenableFuture<SocketStats> getStats() {
+        SettableFuture<SocketStats> f = SettableFuture.create();
+        f.set(null);
+        return f;
+    }
+}

@@ -1,0 +1,188 @@
+package dev.rdmarpc.grpc.internal;
+
+import dev.rdmarpc.grpc.MessageCopies;
+import dev.rdmarpc.rpc.Method;
+import dev.rdmarpc.rpc.codec.Codec;
+import io.grpc.Compressor;
+import io.grpc.Drainable;
+import io.grpc.KnownLength;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * What a gRPC call's rdmarpc stream carries: every message of the stream is one byte of kind
+ * ({@link #MESSAGE}, {@link #COMPRESSED} or {@link #HEADERS}) and its body. The call's request
+ * headers travel with the stream's opening, its trailers (and status) with the stream's end.
+ */
+final class Wire {
+    /** The rdmarpc method every gRPC call is a stream of; the gRPC method travels in {@link Headers#PATH}. */
+    static final String METHOD_NAME = "grpc";
+    /** A message, as the marshaller wrote it. */
+    static final byte MESSAGE = 0;
+    /** A message compressed by the encoding named in the headers' {@code grpc-encoding}. */
+    static final byte COMPRESSED = 1;
+    /** The server's response headers, as an rdmarpc metadata block. */
+    static final byte HEADERS = 2;
+
+    private Wire() {
+    }
+
+    /**
+     * @param maxInbound the largest message body this end accepts; a longer one decodes to {@link TooLarge}
+     * @return the stream method with a codec that writes {@link Out}s and reads {@link In}s
+     */
+    static Method<Object, Object> method(int maxInbound) {
+        FrameCodec codec = new FrameCodec(maxInbound);
+        return Method.of(METHOD_NAME, codec, codec);
+    }
+
+    /** A message or headers to send. */
+    static final class Out {
+        final byte kind;
+        final InputStream stream;
+        final byte[] bytes;
+        final int length;
+
+        private Out(byte kind, InputStream stream, byte[] bytes, int length) {
+            this.kind = kind;
+            this.stream = stream;
+            this.bytes = bytes;
+            this.length = length;
+        }
+
+        static Out headers(byte[] block) {
+            return new Out(HEADERS, null, block, block.length);
+        }
+
+        /**
+         * A message from a marshaller's stream: a {@code Drainable} with a known length is kept
+         * as it is, to be drained straight into the send buffer; anything else (or a compressed
+         * message) is read into an array first, which counts as a copy.
+         */
+        static Out message(InputStream message, Compressor compressor) {
+            try {
+                if (compressor != null) {
+                    ByteArrayOutputStream bos = new ByteArrayOutputStream();
+                    try (OutputStream c = compressor.compress(bos)) {
+                        message.transferTo(c);
+                    }
+                    MessageCopies.sendCopy();
+                    byte[] b = bos.toByteArray();
+                    MessageCopies.sendCopy();
+                    return new Out(COMPRESSED, null, b, b.length);
+                }
+                if (message instanceof Drainable && message instanceof KnownLength) {
+                    return new Out(MESSAGE, message, null, message.available());
+                }
+                byte[] b = message.readAllBytes();
+                MessageCopies.sendCopy();
+                return new Out(MESSAGE, null, b, b.length);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    /** A message or headers received: the body is copied out of the receive buffer once. */
+    record In(byte kind, byte[] body) {
+    }
+
+    /** A message longer than the receiver's maximum: its bytes were not copied. */
+    record TooLarge(int length) {
+    }
+
+    private static final class FrameCodec implements Codec<Object> {
+        private final int maxInbound;
+
+        FrameCodec(int maxInbound) {
+            this.maxInbound = maxInbound;
+        }
+
+        @Override
+        public int encodedSize(Object value) {
+            return 1 + ((Out) value).length;
+        }
+
+        @Override
+        public void encode(Object value, MemorySegment dst, long offset) {
+            Out out = (Out) value;
+            dst.set(ValueLayout.JAVA_BYTE, offset, out.kind);
+            if (out.stream == null) {
+                MemorySegment.copy(out.bytes, 0, dst, ValueLayout.JAVA_BYTE, offset + 1, out.length);
+                if (out.kind != HEADERS) {
+                    MessageCopies.sendCopy();
+                }
+                return;
+            }
+            SegmentOutput target = new SegmentOutput(dst, offset + 1, out.length);
+            try {
+                int n = ((Drainable) out.stream).drainTo(target);
+                if (n != out.length) {
+                    throw new IllegalStateException("the marshaller's stream gave " + n + " bytes, not the "
+                            + out.length + " it announced");
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            MessageCopies.sendCopy();
+        }
+
+        @Override
+        public Object decode(MemorySegment src, long offset, int length) {
+            if (length < 1) {
+                throw new IllegalArgumentException("an empty stream message: it has no kind byte");
+            }
+            byte kind = src.get(ValueLayout.JAVA_BYTE, offset);
+            if (kind != MESSAGE && kind != COMPRESSED && kind != HEADERS) {
+                throw new IllegalArgumentException("unknown message kind " + kind);
+            }
+            int bodyLength = length - 1;
+            if (kind != HEADERS && bodyLength > maxInbound) {
+                return new TooLarge(bodyLength);
+            }
+            byte[] body = new byte[bodyLength];
+            MemorySegment.copy(src, ValueLayout.JAVA_BYTE, offset + 1, body, 0, bodyLength);
+            if (kind != HEADERS) {
+                MessageCopies.receiveCopy();
+            }
+            return new In(kind, body);
+        }
+    }
+
+    /** Writes into a slice of the send buffer; bounded by the announced length. */
+    private static final class SegmentOutput extends OutputStream {
+        private final MemorySegment dst;
+        private final long end;
+        private long at;
+
+        SegmentOutput(MemorySegment dst, long at, int length) {
+            this.dst = dst;
+            this.at = at;
+            this.end = at + length;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            check(1);
+            dst.set(ValueLayout.JAVA_BYTE, at++, (byte) b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            check(len);
+            MemorySegment.copy(b, off, dst, ValueLayout.JAVA_BYTE, at, len);
+            at += len;
+        }
+
+        private void check(int n) throws IOException {
+            if (at + n > end) {
+                throw new IOException("the marshaller's stream is longer than the length it announced");
+            }
+        }
+    }
+}
