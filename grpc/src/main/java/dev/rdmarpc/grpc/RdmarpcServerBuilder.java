@@ -37,7 +37,7 @@ public final class RdmarpcServerBuilder extends ForwardingServerBuilder<RdmarpcS
 
     private RdmarpcServerBuilder(InetSocketAddress address) {
         this.address = address;
-        this.delegate = TransportBuilders.server(this::rpcServer, () -> tls != null, () -> maxInbound);
+        this.delegate = TransportBuilders.server(this::rpcServer, address, () -> tls != null, () -> maxInbound);
     }
 
     /**

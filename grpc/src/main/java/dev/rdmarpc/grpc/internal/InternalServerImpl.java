@@ -16,17 +16,19 @@ import java.util.concurrent.ScheduledExecutorService;
 /** The listening side: an rdmarpc server whose one stream method carries every gRPC call. */
 final class InternalServerImpl implements InternalServer {
     private final RpcServer.Builder builder;
+    private final SocketAddress bind;
     private final List<? extends ServerStreamTracer.Factory> tracers;
     private final int maxInbound;
     private final boolean secure;
     private ScheduledExecutorService timer;
     private ServerListener listener;
-    private RpcServer server;
+    private volatile RpcServer server;
     private ServerTransportImpl transport;
 
-    InternalServerImpl(RpcServer.Builder builder, List<? extends ServerStreamTracer.Factory> tracers, int maxInbound,
-                       boolean secure) {
+    InternalServerImpl(RpcServer.Builder builder, SocketAddress bind, List<? extends ServerStreamTracer.Factory> tracers,
+                       int maxInbound, boolean secure) {
         this.builder = builder;
+        this.bind = bind;
         this.tracers = tracers;
         this.maxInbound = maxInbound;
         this.secure = secure;
@@ -66,7 +68,8 @@ final class InternalServerImpl implements InternalServer {
 
     @Override
     public SocketAddress getListenSocketAddress() {
-        return server.address();
+        RpcServer s = server;
+        return s == null ? bind : s.address();
     }
 
     @Override
@@ -76,7 +79,7 @@ final class InternalServerImpl implements InternalServer {
 
     @Override
     public List<? extends SocketAddress> getListenSocketAddresses() {
-        return List.of(server.address());
+        return List.of(getListenSocketAddress());
     }
 
     @Override

@@ -36,12 +36,14 @@ public final class TransportBuilders {
 
     /**
      * @param server     the rdmarpc server builder, bound and configured, read when the server is built
+     * @param bind       the address the server listens on (its port may be 0 until it starts)
      * @param secure     whether the server uses TLS
      * @param maxInbound the largest inbound message, read when the server is built
      * @return grpc-java's own server builder over this transport
      */
-    public static ServerBuilder<?> server(Supplier<RpcServer.Builder> server, Supplier<Boolean> secure, IntSupplier maxInbound) {
-        return new ServerImplBuilder(tracers -> new InternalServerImpl(server.get(), tracers, maxInbound.getAsInt(),
+    public static ServerBuilder<?> server(Supplier<RpcServer.Builder> server, InetSocketAddress bind, Supplier<Boolean> secure,
+                                          IntSupplier maxInbound) {
+        return new ServerImplBuilder(tracers -> new InternalServerImpl(server.get(), bind, tracers, maxInbound.getAsInt(),
                 secure.get()));
     }
 
