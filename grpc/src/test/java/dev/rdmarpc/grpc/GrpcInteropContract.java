@@ -67,11 +67,14 @@ abstract class GrpcInteropContract extends GrpcContractBase {
         for (boolean compressed : new boolean[]{true, false}) {
             AtomicReference<Metadata> headers = new AtomicReference<>();
             AtomicReference<Metadata> trailers = new AtomicReference<>();
+            long copies = MessageCopies.sendCopies();
             SimpleResponse r = blocking.withInterceptors(MetadataUtils.newCaptureMetadataInterceptor(headers, trailers))
                     .unaryCall(SimpleRequest.newBuilder().setResponseSize(314159).setPayload(InteropService.zeros(271828))
                             .setResponseCompressed(BoolValue.newBuilder().setValue(compressed).build()).build());
             assertEquals(InteropService.zeros(314159), r.getPayload());
             assertEquals(compressed, "gzip".equals(headers.get().get(InteropService.ENCODING)));
+            // the request drained into its buffer (1); the response too (1), or gzipped, collected and copied in (3)
+            assertEquals(compressed ? 4 : 2, MessageCopies.sendCopies() - copies, "the response went compressed: " + compressed);
         }
     }
 
