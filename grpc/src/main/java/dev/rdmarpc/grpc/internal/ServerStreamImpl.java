@@ -82,6 +82,9 @@ final class ServerStreamImpl implements io.grpc.internal.ServerStream {
         } catch (RpcException e) {
             report(Headers.statusOf(e));
         } catch (InterruptedException e) {
+            // the client cancelled (it hears nothing more) or the server is stopping now (shutdownNow): say so
+            Status s = Status.UNAVAILABLE.withDescription("the server stopped the call (shutdownNow)");
+            stream.responseMetadata(Headers.trailers(s, new Metadata()));
             report(Status.CANCELLED.withDescription("the call was stopped"));
         } catch (RuntimeException e) {
             Status s = Status.INTERNAL.withDescription("sending failed: " + e).withCause(e);
