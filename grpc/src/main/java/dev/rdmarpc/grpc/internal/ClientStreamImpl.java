@@ -168,7 +168,9 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
                     }
                     stats.clientInboundHeaders(h);
                     synchronized (this) {
-                        listener.headersRead(h);
+                        if (!closed) {
+                            listener.headersRead(h);
+                        }
                     }
                     first = false;
                     continue;
@@ -214,7 +216,9 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
         stats.inboundMessageRead(seq, in.body().length, -1);
         InputStream message = body;
         synchronized (this) {
-            listener.messagesAvailable(new SingleMessage(message));
+            if (!closed) {
+                listener.messagesAvailable(new SingleMessage(message));
+            }
         }
     }
 
