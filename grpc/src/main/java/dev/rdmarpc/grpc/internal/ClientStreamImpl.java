@@ -184,7 +184,12 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
                 deliver(in);
             }
         } catch (RpcException e) {
-            close(Headers.statusOf(e), RpcProgress.PROCESSED, new Metadata());
+            Status status = Headers.statusOf(e);
+            if (!transport.isOpen()) {
+                // the connection is gone (or the server refused it, with a reason): gRPC's UNAVAILABLE
+                status = Status.UNAVAILABLE.withDescription(status.getDescription()).withCause(e);
+            }
+            close(status, RpcProgress.PROCESSED, new Metadata());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {

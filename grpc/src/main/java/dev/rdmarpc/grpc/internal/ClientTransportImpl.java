@@ -121,6 +121,12 @@ final class ClientTransportImpl implements ConnectionClientTransport {
         return c;
     }
 
+    /** @return whether the rdmarpc connection is up */
+    boolean isOpen() {
+        RpcClient c = client;
+        return c != null && c.isOpen();
+    }
+
     String address() {
         return address.toString();
     }
