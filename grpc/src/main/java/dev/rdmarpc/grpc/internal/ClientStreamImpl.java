@@ -126,14 +126,12 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
         } catch (RpcException e) {
             // the reader sees the stream's end and reports it; a message the stream refused is this end's failure
             if (e.status() == dev.rdmarpc.rpc.Status.PAYLOAD_TOO_LARGE) {
-                s.cancel();
-                close(Headers.statusOf(e), RpcProgress.PROCESSED, new Metadata());
+                cancel(Headers.statusOf(e));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
-            s.cancel();
-            close(Status.INTERNAL.withDescription("sending failed: " + e).withCause(e), RpcProgress.PROCESSED, new Metadata());
+            cancel(Status.INTERNAL.withDescription("sending failed: " + e).withCause(e));
         }
     }
 
@@ -154,9 +152,8 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
                     return;
                 }
                 if (m instanceof Wire.TooLarge tl) {
-                    s.cancel();
-                    close(Status.RESOURCE_EXHAUSTED.withDescription("gRPC message exceeds maximum size " + maxInbound
-                            + ": " + tl.length()), RpcProgress.PROCESSED, new Metadata());
+                    cancel(Status.RESOURCE_EXHAUSTED.withDescription("gRPC message exceeds maximum size " + maxInbound
+                            + ": " + tl.length()));
                     return;
                 }
                 Wire.In in = (Wire.In) m;
@@ -193,8 +190,7 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
-            s.cancel();
-            close(Status.INTERNAL.withDescription("receiving failed: " + e).withCause(e), RpcProgress.PROCESSED, new Metadata());
+            cancel(Status.INTERNAL.withDescription("receiving failed: " + e).withCause(e));
         }
     }
 
@@ -203,9 +199,7 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
         if (in.kind() == Wire.COMPRESSED) {
             Decompressor d = decompressor;
             if (d == null) {
-                stream.cancel();
-                close(Status.INTERNAL.withDescription("a compressed message came without a known grpc-encoding"),
-                        RpcProgress.PROCESSED, new Metadata());
+                cancel(Status.INTERNAL.withDescription("a compressed message came without a known grpc-encoding"));
                 return;
             }
             try {
@@ -252,17 +246,21 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
         }
     }
 
+    /**
+     * Ends the call with {@code reason}, then cancels its rdmarpc stream: in that order, so that the
+     * reader, which sees the stream's cancellation, cannot report it first.
+     */
     @Override
     public void cancel(Status reason) {
+        if (listener == null) {
+            closed = true;
+        } else {
+            close(reason, RpcProgress.PROCESSED, new Metadata());
+        }
         ClientStream<Object, Object> s = stream;
         if (s != null) {
             s.cancel();
         }
-        if (listener == null) {
-            closed = true;
-            return;
-        }
-        close(reason, RpcProgress.PROCESSED, new Metadata());
     }
 
     @Override

@@ -219,8 +219,8 @@ final class ServerStreamImpl implements io.grpc.internal.ServerStream {
                 return;
             }
         }
+        report(status); // first: the sender, once it has sent the close, must not report it as a success
         queue.putLast(new Close(status, new Metadata()));
-        report(status);
     }
 
     @Override
