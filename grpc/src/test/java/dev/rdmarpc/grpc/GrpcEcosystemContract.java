@@ -48,7 +48,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * gRPC's own machinery over this transport: round_robin over three servers, one of them killed,
- * a retry policy from service config, the health and reflection services, OpenTelemetry metrics.
+ * retry and hedging policies from service config, the health and reflection services, OpenTelemetry
+ * metrics.
  */
 abstract class GrpcEcosystemContract {
     private static final AtomicInteger SCHEMES = new AtomicInteger();
@@ -194,6 +195,36 @@ abstract class GrpcEcosystemContract {
         ManagedChannel ch = channel(channelBuilder(host() + ":" + s.getPort()).defaultServiceConfig(config).enableRetry());
         assertEquals(Empty.getDefaultInstance(), TestServiceGrpc.newBlockingStub(ch).emptyCall(Empty.getDefaultInstance()));
         assertEquals(2, attempts.get());
+    }
+
+    @Test
+    void hedgingPolicyAnswersFromTheSecondAttemptAndCancelsTheFirst() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        java.util.concurrent.CountDownLatch firstCancelled = new java.util.concurrent.CountDownLatch(1);
+        ServerInterceptor holdFirst = new ServerInterceptor() {
+            @Override
+            public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata h, ServerCallHandler<Q, R> next) {
+                if (attempts.incrementAndGet() == 1) {
+                    call.request(1);
+                    return new ServerCall.Listener<>() {
+                        @Override
+                        public void onCancel() {
+                            firstCancelled.countDown();
+                        }
+                    };
+                }
+                return next.startCall(call, h);
+            }
+        };
+        Server s = start(serverBuilder().addService(ServerInterceptors.intercept(new InteropService(), holdFirst)));
+        Map<String, Object> hedging = Map.of("maxAttempts", 2.0, "hedgingDelay", "0.1s");
+        Map<String, Object> config = Map.of("methodConfig", List.of(Map.of(
+                "name", List.of(Map.of("service", "grpc.testing.TestService")), "hedgingPolicy", hedging)));
+        ManagedChannel ch = channel(channelBuilder(host() + ":" + s.getPort()).defaultServiceConfig(config).enableRetry());
+        assertEquals(Empty.getDefaultInstance(), TestServiceGrpc.newBlockingStub(ch).withDeadlineAfter(60, TimeUnit.SECONDS)
+                .emptyCall(Empty.getDefaultInstance()));
+        assertEquals(2, attempts.get());
+        assertTrue(firstCancelled.await(30, TimeUnit.SECONDS), "the losing attempt was cancelled on the server");
     }
 
     @Test
