@@ -33,8 +33,11 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
     private final ClientCore core;
     private final Counters metrics;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final long defaultStreamTimeoutNanos;
 
-    private RpcClient(Transport transport, boolean ownsTransport, ClientCore core, Counters metrics) {
+    private RpcClient(Transport transport, boolean ownsTransport, ClientCore core, Counters metrics,
+                      long defaultStreamTimeoutNanos) {
+        this.defaultStreamTimeoutNanos = defaultStreamTimeoutNanos;
         this.transport = transport;
         this.ownsTransport = ownsTransport;
         this.core = core;
@@ -58,8 +61,28 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
     }
 
     @Override
-    ClientCore pick() {
+    ClientCore pick(long deadline) {
         return core;
+    }
+
+    @Override
+    ClientCore pickNow() {
+        return core;
+    }
+
+    @Override
+    long defaultTimeoutNanos() {
+        return core.defaultTimeoutNanos();
+    }
+
+    @Override
+    long defaultStreamTimeoutNanos() {
+        return defaultStreamTimeoutNanos;
+    }
+
+    @Override
+    ClientInterceptor[] interceptors() {
+        return core.interceptors();
     }
 
     /** @return the server's address */
@@ -143,8 +166,9 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
             Transport t = openTransport(Role.CLIENT);
             try {
                 Counters metrics = new Counters();
-                ClientCore core = connector(t, metrics).connect(address);
-                return new RpcClient(t, owns, core, metrics);
+                ClientBuilder.Connector connector = connector(t, metrics);
+                ClientCore core = connector.connect(address);
+                return new RpcClient(t, owns, core, metrics, connector.defaultStreamTimeoutNanos());
             } catch (RuntimeException e) {
                 if (owns) {
                     t.close();

@@ -1293,6 +1293,19 @@ public final class ClientCore implements FrameHandler {
         return inherited;
     }
 
+    /** @return the timeout of calls that set none, nanoseconds */
+    public long defaultTimeoutNanos() {
+        return defaultTimeoutNanos;
+    }
+
+    /**
+     * @return the time left to the deadline of the call the current thread's handler serves (0 or
+     *         less: passed), {@link Long#MAX_VALUE} when it serves none
+     */
+    public static long inheritedRemainingNanos() {
+        return InheritedDeadline.remainingNanos();
+    }
+
     /** @return the effective timeout for a call with {@code timeoutNanos} (0: the default) */
     private long effectiveTimeout(long timeoutNanos) {
         return timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos;
