@@ -28,8 +28,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * }
  * }
  *
- * <p>Each call goes to the endpoint's open connection with the fewest outstanding calls. When that
- * one has a call outstanding and the endpoint has fewer than
+ * <p>Each call goes to the endpoint's open connection with the fewest request bytes outstanding
+ * (then the fewest calls) among those with a free call slot, so a small call does not queue behind a
+ * connection busy with a large request when another is free of one. When that connection has a call
+ * outstanding and the endpoint has fewer than
  * {@link Builder#maxConnectionsPerEndpoint} connections, another is opened in the background (one at
  * a time), so that calls spread over the connections as soon as they overlap. Opening a connection
  * (TCP connect, TLS handshake, RDMA hello) runs on a thread of its own, bounded by the pool's
@@ -323,14 +325,27 @@ public final class RpcClientPool implements AutoCloseable {
             return next;
         }
 
+        /**
+         * @return the open connection with the fewest request bytes outstanding, then the fewest calls,
+         *         among those with a free call slot (among all when none has one); null when none is open
+         */
         private ClientCore leastLoaded() {
             ClientCore best = null;
-            int bestLoad = Integer.MAX_VALUE;
+            boolean bestFull = true;
+            long bestBytes = Long.MAX_VALUE;
+            int bestCalls = Integer.MAX_VALUE;
+            int capacity = connector.maxOutstanding();
             for (ClientCore c : connections.get()) {
-                int load = c.outstandingHint();
-                if (load < bestLoad && c.isOpen()) {
+                int calls = c.outstandingHint();
+                long bytes = c.outstandingBytesHint();
+                boolean full = calls >= capacity;
+                boolean better = best == null || (bestFull && !full)
+                        || (full == bestFull && (bytes < bestBytes || (bytes == bestBytes && calls < bestCalls)));
+                if (better && c.isOpen()) {
                     best = c;
-                    bestLoad = load;
+                    bestFull = full;
+                    bestBytes = bytes;
+                    bestCalls = calls;
                 }
             }
             return best;

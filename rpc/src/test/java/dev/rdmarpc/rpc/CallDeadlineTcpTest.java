@@ -49,28 +49,36 @@ class CallDeadlineTcpTest {
 
     /** Every kind of call against {@code pool}'s channel to {@code ep}, which is still connecting, ends at its deadline. */
     static void everyCallEndsAtItsDeadline(RpcClientPool pool, InetSocketAddress ep) throws Exception {
+        everyCallEndsAtItsDeadline(pool, ep, true);
+    }
+
+    /** @param timed false: check the statuses only (a round that loads the classes under emulation) */
+    static void everyCallEndsAtItsDeadline(RpcClientPool pool, InetSocketAddress ep, boolean timed) throws Exception {
         RpcChannel ch = pool.channel(ep);
         CallOptions opts = CallOptions.DEFAULT.withTimeout(DEADLINE);
 
         long t0 = System.nanoTime();
         RpcException blocking = assertThrows(RpcException.class, () -> ch.call(ECHO, "a", opts));
-        assertEnded("call", t0, blocking);
+        assertEnded("call", t0, blocking, timed);
 
         t0 = System.nanoTime();
         CompletableFuture<String> f = ch.callAsync(ECHO, "b", opts);
         long returnedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-        assertTrue(returnedMs < SLACK_MS, "callAsync blocked its caller " + returnedMs + " ms");
+        assertTrue(!timed || returnedMs < SLACK_MS, "callAsync blocked its caller " + returnedMs + " ms");
         ExecutionException async = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
-        assertEnded("callAsync", t0, (RpcException) async.getCause());
+        assertEnded("callAsync", t0, (RpcException) async.getCause(), timed);
 
         t0 = System.nanoTime();
         RpcException stream = assertThrows(RpcException.class, () -> ch.openStream(ECHO, opts));
-        assertEnded("openStream", t0, stream);
+        assertEnded("openStream", t0, stream, timed);
     }
 
-    private static void assertEnded(String what, long t0, RpcException e) {
+    private static void assertEnded(String what, long t0, RpcException e, boolean timed) {
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
         assertEquals(Status.DEADLINE_EXCEEDED, e.status(), what + ": " + e.getMessage());
+        if (!timed) {
+            return;
+        }
         assertTrue(ms >= DEADLINE.toMillis() - 1, what + " ended early, after " + ms + " ms");
         assertTrue(ms <= DEADLINE.toMillis() + SLACK_MS, what + " ended after " + ms + " ms");
     }
