@@ -21,9 +21,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Backpressure is {@link RpcChannel}'s, with {@link Builder#maxOutstanding} calls outstanding
  * at most.
  *
- * <p>Failure: when the connection closes, every pending call fails promptly with
- * {@link Status#CONNECTION_CLOSED}; this client does not reconnect (an {@link RpcClientPool}'s
- * channel does).
+ * <p>Failure: one connection, never reconnected. When it closes, every pending call fails promptly
+ * with {@link Status#CONNECTION_CLOSED}, and so does every later call (its message says so), so the
+ * client is done with. Where the connection may drop (a server that restarts, a network that cuts
+ * idle connections), use an {@link RpcClientPool} instead ({@code maxConnectionsPerEndpoint(1)} for
+ * a single connection): its channel reconnects on the next call.
  *
  * <p>Thread-safe; the creator closes it.
  */
@@ -68,6 +70,17 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
     @Override
     ClientCore pickNow() {
         return core;
+    }
+
+    /** A call on the closed connection: says that this client does not reconnect, and what does. */
+    @Override
+    ClientCore retry(ClientCore failed, RpcException error, int attempt, long deadline, boolean mayWait) {
+        if (error.status() == Status.CONNECTION_CLOSED) {
+            throw new RpcException(Status.CONNECTION_CLOSED, error.getMessage() + " (an RpcClient is one connection and"
+                    + " never reconnects: use a new client, or an RpcClientPool, whose channel reconnects)", error)
+                    .withMetadata(error.metadata());
+        }
+        throw error;
     }
 
     @Override
