@@ -85,7 +85,7 @@ class InterceptorPairTcpTest {
             assertTrue(expires.isCompletedExceptionally());
             TestSupport.await("both queued calls over", Duration.ofSeconds(10),
                     () -> after.containsKey("queued") && after.get("queued").get() == 2);
-            assertEquals(2, before.get("queued").get(), "beforeCall for each queued call");
+            assertEquals(2, before.getOrDefault("queued", new AtomicInteger()).get(), "beforeCall for each queued call");
             assertEquals(0, ran.get(), "a stopped call's handler does not run");
             assertEquals(2, cancelHooks.get(), "the cancel hook runs for each stopped call");
             assertEquals(java.util.Set.of(Status.DEADLINE_EXCEEDED, Status.CANCELLED),
