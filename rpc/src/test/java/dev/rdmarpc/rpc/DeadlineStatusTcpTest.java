@@ -133,6 +133,33 @@ class DeadlineStatusTcpTest {
                         .connect());
     }
 
+    /** A frame with the former TIMEOUT code (3), which no server of this protocol sends, reads as DEADLINE_EXCEEDED. */
+    @Test
+    void theFormerTimeoutCodeReadsAsDeadlineExceeded() throws Exception {
+        try (java.nio.channels.ServerSocketChannel peer = java.nio.channels.ServerSocketChannel.open()
+                .bind(new InetSocketAddress("127.0.0.1", 0));
+             RpcClient client = RpcClient.connect((InetSocketAddress) peer.getLocalAddress());
+             java.nio.channels.SocketChannel accepted = peer.accept()) {
+            accepted.socket().setSoTimeout(5000);
+            java.util.concurrent.CompletableFuture<String> call = client.callAsync(SLOW, "x");
+            java.nio.ByteBuffer request = TestSupport.readFrame(accepted);
+            assertNotNull(request);
+            long id = request.getLong(dev.rdmarpc.rpc.protocol.FrameDescriptor.REQUEST_ID_OFFSET);
+            byte[] message = "an old peer's timeout".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            byte[] frame = new byte[dev.rdmarpc.rpc.protocol.FrameDescriptor.HEADER_LENGTH + message.length];
+            java.lang.foreign.MemorySegment seg = java.lang.foreign.MemorySegment.ofArray(frame);
+            new dev.rdmarpc.rpc.protocol.FrameHeaderEncoder().wrap(seg, 0).type(dev.rdmarpc.rpc.protocol.FrameDescriptor.TYPE_RESPONSE)
+                    .requestId(id).methodId(SLOW.id()).status(3).payloadLength(message.length);
+            System.arraycopy(message, 0, frame, dev.rdmarpc.rpc.protocol.FrameDescriptor.HEADER_LENGTH, message.length);
+            TestSupport.write(accepted, frame);
+            java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> call.get(5, TimeUnit.SECONDS));
+            RpcException rpc = assertInstanceOf(RpcException.class, e.getCause());
+            assertEquals(Status.DEADLINE_EXCEEDED, rpc.status(), rpc.getMessage());
+            assertEquals("an old peer's timeout", rpc.getMessage());
+        }
+    }
+
     @Test
     void closeAfterTheExpectedMessagesEndsTheStreamWithoutCancellingIt() {
         try (RpcServer server = server(); RpcClient client = client(server, Duration.ofSeconds(30))) {
