@@ -7,21 +7,57 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The one call-start path of every {@link RpcChannel}: each call method picks a connection
- * ({@link #pick()}), starts the call there, and, when the connection failed it at once, asks
- * {@link #retry} whether to try another. A client has one connection and never retries; a pool's
- * channel picks the least loaded connection to its endpoint and tries once more after one closed
- * under it. The default timeout is applied by the connection ({@link ClientCore}), nowhere else.
+ * The one call-start path of every {@link RpcChannel}. Each call's deadline is fixed when the call
+ * is made ({@link #deadlineOf}) and bounds everything it waits for: a connection being opened, a call
+ * slot, room in the send queue, the response. A blocking call picks a connection ({@link #pick}),
+ * waiting for one being opened until its deadline; an asynchronous call takes an open connection
+ * ({@link #pickNow}) or, when it has to wait for one, returns at once and starts when the connection
+ * is open ({@link ConnectWait}), failing with {@link Status#DEADLINE_EXCEEDED} when that comes after
+ * its deadline. When the connection fails the call at once, {@link #retry} says whether to try
+ * another. A client has one connection and never retries; a pool's channel picks the least loaded
+ * connection to its endpoint and tries once more after one closed under it.
  */
 abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, RpcClientPool.EndpointChannel {
     /** A thread that owns no confined arena: memory it may access, every thread may. Never started. */
     private static final Thread NOT_THE_OWNER = new Thread(() -> { }, "rdmarpc-accessibility-probe");
 
     /**
-     * @return the connection the next call goes to; the caller hands it to {@link #started} once the
-     *         call holds its slot there or failed to start (whichever connection it ended on)
+     * @param deadline the call's deadline ({@link System#nanoTime()})
+     * @return the connection the next call goes to, waiting for one being opened until
+     *         {@code deadline}; the caller hands it to {@link #started} once the call holds its slot
+     *         there or failed to start (whichever connection it ended on)
+     * @throws RpcException DEADLINE_EXCEEDED when no connection opened by {@code deadline}, or why none could
      */
-    abstract ClientCore pick();
+    abstract ClientCore pick(long deadline);
+
+    /**
+     * @return the connection the next call goes to, as {@link #pick}, or null when the call must wait
+     *         for a connection being opened ({@link #whenConnected})
+     */
+    abstract ClientCore pickNow();
+
+    /**
+     * @return a future completed when the connection being opened for this channel is open or failed
+     *         (exceptionally, with why); null when none is being opened
+     * @throws RpcException when none can be opened now (the pool is closed, a connect failed just before)
+     */
+    java.util.concurrent.CompletableFuture<Void> whenConnected() {
+        return null;
+    }
+
+    /** @return where {@link ConnectWait} schedules a waiting call's deadline */
+    java.util.concurrent.ScheduledExecutorService timer() {
+        throw new IllegalStateException("this channel never waits for a connection");
+    }
+
+    /** @return the timeout of calls that set none, nanoseconds */
+    abstract long defaultTimeoutNanos();
+
+    /** @return the timeout of streams that set none, nanoseconds */
+    abstract long defaultStreamTimeoutNanos();
+
+    /** @return the client interceptors of every connection of this channel */
+    abstract ClientInterceptor[] interceptors();
 
     /** The call {@link #pick} (or {@link #retry}) gave {@code c} to has started there, or failed to start. */
     void started(ClientCore c) {
@@ -32,12 +68,48 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
      * another connection, {@code failed} is done with and the caller holds the one returned; when it
      * throws, the caller still holds {@code failed}.
      *
-     * @param attempt how many attempts failed so far, from 1
+     * @param attempt  how many attempts failed so far, from 1
+     * @param deadline the call's deadline
+     * @param mayWait  whether the caller may wait for a connection being opened
      * @return the connection to try next
      * @throws RpcException {@code error} when the call fails for good (the default)
      */
-    ClientCore retry(ClientCore failed, RpcException error, int attempt) {
+    ClientCore retry(ClientCore failed, RpcException error, int attempt, long deadline, boolean mayWait) {
         throw error;
+    }
+
+    /**
+     * The deadline of a call made now: its own timeout, or the channel's default, or the deadline of
+     * the call the current thread's handler serves when that is earlier.
+     *
+     * @param timeoutNanos the call's timeout, 0 for the default
+     * @param stream       whether the call is a stream (its default is {@link #defaultStreamTimeoutNanos})
+     * @return the deadline ({@link System#nanoTime()})
+     * @throws RpcException DEADLINE_EXCEEDED when the served call's deadline has passed
+     */
+    final long deadlineOf(long timeoutNanos, boolean stream) {
+        long now = System.nanoTime();
+        long timeout = timeoutNanos > 0 ? timeoutNanos : stream ? defaultStreamTimeoutNanos() : defaultTimeoutNanos();
+        long inherited = ClientCore.inheritedRemainingNanos();
+        if (inherited < timeout) {
+            if (inherited <= 0) {
+                throw new RpcException(Status.DEADLINE_EXCEEDED, "the deadline of the call this one is made for has passed");
+            }
+            timeout = inherited;
+        }
+        return now + timeout;
+    }
+
+    /**
+     * @return the time left to {@code deadline}, positive
+     * @throws RpcException DEADLINE_EXCEEDED when it has passed
+     */
+    static long remaining(long deadline, Method<?, ?> method) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            throw new RpcException(Status.DEADLINE_EXCEEDED, method.name() + ": the call's deadline passed before it was sent");
+        }
+        return left;
     }
 
     /** @return true when every thread may access {@code segment} (it is not confined to one) */
@@ -47,22 +119,24 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
 
     @Override
     public final <Q, R> R call(Method<Q, R> method, Q request, CallOptions options) {
-        return start(method, request, options, CallKind.CALL).await();
+        return ((ClientCore.PendingCall) start(method, request, options, CallKind.CALL)).await();
     }
 
     @Override
     public final <Q, R> Reply<R> exchange(Method<Q, R> method, Q request, CallOptions options) {
-        return start(method, request, options, CallKind.EXCHANGE).await();
+        return ((ClientCore.PendingCall) start(method, request, options, CallKind.EXCHANGE)).await();
     }
 
     @Override
+    @SuppressWarnings({"unchecked", "rawtypes"})
     public final <Q, R> CompletableFuture<R> callAsync(Method<Q, R> method, Q request, CallOptions options) {
-        return start(method, request, options, CallKind.CALL_ASYNC).future();
+        return (CompletableFuture) start(method, request, options, CallKind.CALL_ASYNC);
     }
 
     @Override
+    @SuppressWarnings({"unchecked", "rawtypes"})
     public final <Q, R> CompletableFuture<Reply<R>> exchangeAsync(Method<Q, R> method, Q request, CallOptions options) {
-        return start(method, request, options, CallKind.EXCHANGE_ASYNC).future();
+        return (CompletableFuture) start(method, request, options, CallKind.EXCHANGE_ASYNC);
     }
 
     @Override
@@ -90,14 +164,16 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
 
     private boolean send(Method<?, ?> method, MemorySegment payload, Metadata metadata, MemorySegment attachment,
                          long timeoutNanos, ResponseListener listener, long tag, boolean inPlace) {
-        ClientCore c = pick();
+        long deadline = deadlineOf(timeoutNanos, false);
+        ClientCore c = pick(deadline);
         try {
             for (int attempt = 1; ; attempt++) {
                 try {
-                    return inPlace ? c.sendInPlace(method, payload, timeoutNanos, listener, tag)
-                            : c.send(method, payload, metadata, attachment, timeoutNanos, listener, tag);
+                    long left = remaining(deadline, method);
+                    return inPlace ? c.sendInPlace(method, payload, left, listener, tag)
+                            : c.send(method, payload, metadata, attachment, left, listener, tag);
                 } catch (RpcException e) {
-                    c = retry(c, e, attempt);
+                    c = retry(c, e, attempt, deadline, true);
                 }
             }
         } finally {
@@ -111,7 +187,8 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         if (options.attachment().length() != 0 || options.responseAttachment() != null) {
             throw new IllegalArgumentException("a stream carries no attachments: its messages are its codecs' bytes");
         }
-        ClientCore c = pick();
+        long deadline = deadlineOf(options.timeoutNanos(), true);
+        ClientCore c = pick(deadline);
         ClientInterceptor[] interceptors = c.interceptors();
         Metadata metadata = options.metadata();
         java.util.function.BiConsumer<RpcException, Metadata> onEnd = null;
@@ -138,9 +215,9 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         try {
             for (int attempt = 1; ; attempt++) {
                 try {
-                    return c.openStream(method, options.timeoutNanos(), metadata, onEnd);
+                    return c.openStream(method, remaining(deadline, method), metadata, onEnd);
                 } catch (RpcException e) {
-                    c = retry(c, e, attempt);
+                    c = retry(c, e, attempt, deadline, true);
                 }
             }
         } catch (RpcException e) {
@@ -153,67 +230,80 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         }
     }
 
-    private <Q, R> ClientCore.PendingCall start(Method<Q, R> method, Q request, CallOptions options, CallKind kind) {
-        ClientCore c = pick();
-        ClientInterceptor[] interceptors = c.interceptors();
-        if (interceptors.length != 0) {
-            return intercepted(c, interceptors, method, request, options, kind);
-        }
-        return start(c, method, request, options, options.metadata(), kind);
-    }
-
-    /** Starts the call on {@code c}, picked for it, or on the connection {@link #retry} gives; then {@link #started}. */
-    private <Q, R> ClientCore.PendingCall start(ClientCore c, Method<Q, R> method, Q request, CallOptions options,
-                                                Metadata metadata, CallKind kind) {
-        try {
-            for (int attempt = 1; ; attempt++) {
-                try {
-                    return c.start(method, request, options.attachment(), options.responseAttachment(), options.timeoutNanos(),
-                            kind, metadata);
-                } catch (RpcException e) {
-                    c = retry(c, e, attempt);
-                }
-            }
-        } finally {
-            started(c);
-        }
-    }
-
     /**
-     * A typed call with the client's interceptors around it: their {@code beforeCall} in order here,
-     * their {@code afterCall} in reverse once the call completes (see {@link ClientInterceptor}).
+     * Starts a typed call: a blocking one on the connection {@link #pick} gives (waiting for one being
+     * opened), an asynchronous one on an open connection or, when it must wait for one, once it is
+     * open ({@link ConnectWait}); the client's interceptors run around it.
+     *
+     * @return a {@link ClientCore.PendingCall} for a blocking call; for an asynchronous one, the call's future
      */
-    private <Q, R> ClientCore.PendingCall intercepted(ClientCore c, ClientInterceptor[] interceptors, Method<Q, R> method,
-                                                      Q request, CallOptions options, CallKind kind) {
+    private <Q, R> CompletableFuture<Object> start(Method<Q, R> method, Q request, CallOptions options, CallKind kind) {
+        long deadline = deadlineOf(options.timeoutNanos(), false);
+        ClientCore c = kind.blocking() ? pick(deadline) : pickNow();
+        ClientInterceptor[] interceptors = interceptors();
         long t0 = System.nanoTime();
         Metadata metadata = options.metadata();
-        ClientCore.PendingCall call;
+        CompletableFuture<Object> call;
         try {
             try {
                 for (ClientInterceptor i : interceptors) {
                     metadata = Objects.requireNonNull(i.beforeCall(method, metadata), "a client interceptor returned null metadata");
                 }
             } catch (RuntimeException e) {
-                started(c); // start(c, ...) gives it back otherwise
+                if (c != null) {
+                    started(c); // start(c, ...) gives it back otherwise
+                }
                 throw e;
             }
-            call = start(c, method, request, options, metadata, kind);
+            call = c != null ? start(c, method, request, options, metadata, kind, deadline)
+                    : new ConnectWait(this, method, request, options, metadata, kind, deadline).begin();
         } catch (RuntimeException e) {
+            if (interceptors.length == 0) {
+                throw e;
+            }
             RpcException failure = e instanceof RpcException re ? re
                     : new RpcException(Status.HANDLER_FAILED, "client interceptor failed: " + e, e);
             afterCall(interceptors, method, failure.status(), failure.metadata(), t0);
             throw failure;
         }
-        call.whenComplete((value, failure) -> {
-            Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
-                    ? failure.getCause() : failure;
-            Status status = cause == null ? Status.OK : cause instanceof RpcException re ? re.status()
-                    : cause instanceof java.util.concurrent.CancellationException ? Status.CANCELLED : Status.HANDLER_FAILED;
-            Metadata md = cause == null ? call.responseMetadata()
-                    : cause instanceof RpcException re ? re.metadata() : Metadata.EMPTY;
-            afterCall(interceptors, method, status, md, t0);
-        });
+        if (interceptors.length != 0) {
+            CompletableFuture<Object> f = call;
+            call.whenComplete((value, failure) -> {
+                Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                        ? failure.getCause() : failure;
+                Status status = cause == null ? Status.OK : cause instanceof RpcException re ? re.status()
+                        : cause instanceof java.util.concurrent.CancellationException ? Status.CANCELLED : Status.HANDLER_FAILED;
+                Metadata md = cause == null ? responseMetadata(f)
+                        : cause instanceof RpcException re ? re.metadata() : Metadata.EMPTY;
+                afterCall(interceptors, method, status, md, t0);
+            });
+        }
         return call;
+    }
+
+    private static Metadata responseMetadata(CompletableFuture<Object> call) {
+        return call instanceof ClientCore.PendingCall p ? p.responseMetadata()
+                : call instanceof ConnectWait w ? w.responseMetadata() : Metadata.EMPTY;
+    }
+
+    /**
+     * Starts the call on {@code c}, picked for it, or on the connection {@link #retry} gives; then
+     * {@link #started}. What is left of the call's {@code deadline} is its timeout there.
+     */
+    final <Q, R> ClientCore.PendingCall start(ClientCore c, Method<Q, R> method, Q request, CallOptions options,
+                                              Metadata metadata, CallKind kind, long deadline) {
+        try {
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    return c.start(method, request, options.attachment(), options.responseAttachment(),
+                            remaining(deadline, method), kind, metadata);
+                } catch (RpcException e) {
+                    c = retry(c, e, attempt, deadline, kind.blocking());
+                }
+            }
+        } finally {
+            started(c);
+        }
     }
 
     private static void afterCall(ClientInterceptor[] interceptors, Method<?, ?> method, Status status, Metadata md, long t0) {

@@ -27,6 +27,7 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
 
     private Duration connectTimeout = Duration.ofSeconds(5);
     private Duration defaultTimeout = Duration.ofSeconds(30);
+    private Duration defaultStreamTimeout = Duration.ofSeconds(30);
     private int maxOutstanding = 1024;
     private long sendHighWaterMark = SEND_HIGH_WATER_MARK;
     private final List<ClientInterceptor> interceptors = new ArrayList<>();
@@ -40,6 +41,9 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
     }
 
     /**
+     * How long opening a connection may take, TLS handshake and RDMA hello included; a call waiting
+     * for a pool's connection waits no longer than its own deadline, whichever is first.
+     *
      * @param timeout how long connecting may take; default 5 s
      * @return this
      */
@@ -54,6 +58,19 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
      */
     public B defaultTimeout(Duration timeout) {
         this.defaultTimeout = Objects.requireNonNull(timeout, "timeout");
+        return self();
+    }
+
+    /**
+     * The deadline of a stream that sets no timeout of its own ({@link CallOptions#withTimeout}),
+     * counted from when it is opened: at it, the stream ends with {@link Status#DEADLINE_EXCEEDED} on
+     * both sides. Give a long-lived stream its own longer timeout, or raise this.
+     *
+     * @param timeout positive; default 30 s, as {@link #defaultTimeout}
+     * @return this
+     */
+    public B defaultStreamTimeout(Duration timeout) {
+        this.defaultStreamTimeout = Objects.requireNonNull(timeout, "timeout");
         return self();
     }
 
@@ -107,6 +124,7 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
         }
         Settings.checkPositive("connectTimeout", connectTimeout);
         Settings.checkPositive("defaultTimeout", defaultTimeout);
+        Settings.checkPositive("defaultStreamTimeout", defaultStreamTimeout);
         checkedMaxFrameLength();
         checkedMaxMetadataBytes();
     }
@@ -121,13 +139,14 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
         validate();
         return new Connector(transport, metrics, maxOutstanding, checkedMaxFrameLength(), defaultTimeout.toNanos(),
                 connectTimeout, checkedMaxMetadataBytes(), List.copyOf(interceptors), checkedStreamWindowBytes(),
-                sendHighWaterMark);
+                sendHighWaterMark, defaultStreamTimeout.toNanos());
     }
 
     /** Opens connections with a builder's settings, fixed when the client or pool was built. */
     record Connector(Transport transport, Counters metrics, int maxOutstanding, int maxFrameLength,
                      long defaultTimeoutNanos, Duration connectTimeout, int maxMetadataBytes,
-                     List<ClientInterceptor> interceptors, int streamWindowBytes, long sendHighWaterMark) {
+                     List<ClientInterceptor> interceptors, int streamWindowBytes, long sendHighWaterMark,
+                     long defaultStreamTimeoutNanos) {
         /**
          * @param address the server
          * @return the connection's client core, attached

@@ -27,11 +27,16 @@ package dev.rdmarpc.rpc;
  *
  * <p><b>Ending.</b> The server ends the stream: {@link #receive} returns {@code null} after the last
  * message when it ended well, or throws {@link RpcException} with the server's status (after the
- * messages that came before it). {@link #cancel} (or {@link #close} before the end) tells the server,
- * whose handler is interrupted, and fails this end's waits with {@code CANCELLED}. The stream's
- * deadline ({@link CallOptions#withTimeout}; a stream has none unless given one) ends it on both
- * sides: here with {@code TIMEOUT}, on the server with {@code DEADLINE_EXCEEDED}. A closed
- * connection ends it with {@code CONNECTION_CLOSED}.
+ * messages that came before it). The stream is done once the server's end arrived, whether or not
+ * the reader took every message. {@link #cancel} before that tells the server, whose handler is
+ * interrupted, and fails this end's waits with {@code CANCELLED}. {@link #close} after
+ * {@link #halfClose} first waits up to 200 ms for the server's end (dropping unread messages), so a
+ * reader that took the messages it expected and closes does not cancel a stream the server is about
+ * to end well; without a half-close, or when the end does not come in that time, it cancels. The
+ * stream's deadline ({@link CallOptions#withTimeout}, or the client's {@code defaultStreamTimeout},
+ * 30 s) ends it on both sides with {@code DEADLINE_EXCEEDED}: this side sends no cancel then, the
+ * server stops the handler at the same deadline. A closed connection ends it with
+ * {@code CONNECTION_CLOSED}.
  *
  * <p><b>Threads.</b> One thread at a time may send (and half-close), and one at a time may
  * receive; the two may be different threads. Blocking waits respond to interrupts (the stream is
@@ -49,7 +54,7 @@ public interface ClientStream<Q, R> extends AutoCloseable {
      *
      * @param message the message
      * @throws RpcException when the stream ended (the server's status, or CANCELLED), its deadline
-     *                      passed (TIMEOUT), the message is too large (PAYLOAD_TOO_LARGE), or the
+     *                      passed (DEADLINE_EXCEEDED), the message is too large (PAYLOAD_TOO_LARGE), or the
      *                      connection closed
      * @throws IllegalStateException after {@link #halfClose}
      */
@@ -64,7 +69,7 @@ public interface ClientStream<Q, R> extends AutoCloseable {
      * @return the message, or null when the server ended the stream successfully and every message
      *         was read
      * @throws RpcException with the server's status when it ended the stream with an error (after
-     *                      every message that came before), TIMEOUT at the deadline, CANCELLED after
+     *                      every message that came before), DEADLINE_EXCEEDED at the deadline, CANCELLED after
      *                      {@link #cancel} or an interrupt, CONNECTION_CLOSED
      */
     R receive();
@@ -78,14 +83,20 @@ public interface ClientStream<Q, R> extends AutoCloseable {
 
     /**
      * Cancels the stream if it has not ended: the server is told (its handler interrupted), and waits
-     * on this end fail with CANCELLED. Messages not yet read are dropped.
+     * on this end fail with CANCELLED. Messages not yet read are dropped. At or after the stream's
+     * deadline it ends with DEADLINE_EXCEEDED instead, and the server is not told (it stops the
+     * handler at that deadline itself).
      */
     void cancel();
 
     /** @return true once the stream ended (the server's status arrived, or it was cancelled or failed) */
     boolean isDone();
 
-    /** Cancels the stream unless it ended already (see {@link #cancel}). */
+    /**
+     * Done with the stream: nothing when it ended; after {@link #halfClose}, waits up to 200 ms for
+     * the server's end (dropping unread messages) and returns once it came; otherwise, or when it
+     * did not come, {@link #cancel}.
+     */
     @Override
     void close();
 }

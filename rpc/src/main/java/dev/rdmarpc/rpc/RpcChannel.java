@@ -37,7 +37,9 @@ import java.util.concurrent.CompletableFuture;
  * never locks a connection.
  *
  * <p>A call without a timeout of its own gets the {@code defaultTimeout} of the builder that made
- * the channel. A request longer than the maximum frame length fails with
+ * the channel (a stream its {@code defaultStreamTimeout}). The deadline starts when the call is made
+ * and bounds all its waits, a pool's connection being opened included; a call that passes it fails
+ * with {@link Status#DEADLINE_EXCEEDED}. A request longer than the maximum frame length fails with
  * {@link Status#PAYLOAD_TOO_LARGE} before anything is sent.
  *
  * <p>Thread-safe. Who closes it: the creator of an {@link RpcClient}; a pool's channels close with
@@ -243,7 +245,8 @@ public interface RpcChannel {
      * @param <Q>    request message type
      * @param <R>    response message type
      * @return the stream, open; close it (or read it to its end)
-     * @throws RpcException when it cannot be opened: CONNECTION_CLOSED, OVERLOADED (no free call slot)
+     * @throws RpcException when it cannot be opened: CONNECTION_CLOSED, OVERLOADED (no free call slot),
+     *                      DEADLINE_EXCEEDED (no connection opened in time)
      */
     default <Q, R> ClientStream<Q, R> openStream(Method<Q, R> method) {
         return openStream(method, CallOptions.DEFAULT);
@@ -251,8 +254,9 @@ public interface RpcChannel {
 
     /**
      * Opens a streaming call of {@code method}: its deadline is {@code options}' timeout if it has
-     * one (a stream has no default deadline: it may rightly last as long as its connection), its
-     * opening carries {@code options}' metadata; an attachment is not allowed. A stream holds one of
+     * one, else the builder's {@code defaultStreamTimeout} (30 s; give a long-lived stream a longer
+     * timeout of its own), counted from now: waiting for a pool's connection, a call slot and send
+     * room come out of it, and past it the stream fails with DEADLINE_EXCEEDED. Its opening carries {@code options}' metadata; an attachment is not allowed. A stream holds one of
      * the connection's call slots until it ends. The server answers a method it serves as a unary
      * call, or does not know, by ending the stream with PROTOCOL_ERROR or UNKNOWN_METHOD, which
      * {@link ClientStream#receive} reports.
@@ -262,7 +266,8 @@ public interface RpcChannel {
      * @param <Q>     request message type
      * @param <R>     response message type
      * @return the stream, open
-     * @throws RpcException when it cannot be opened: CONNECTION_CLOSED, OVERLOADED (no free call slot)
+     * @throws RpcException when it cannot be opened: CONNECTION_CLOSED, OVERLOADED (no free call slot),
+     *                      DEADLINE_EXCEEDED (no connection opened in time)
      */
     <Q, R> ClientStream<Q, R> openStream(Method<Q, R> method, CallOptions options);
 }

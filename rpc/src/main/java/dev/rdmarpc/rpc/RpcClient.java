@@ -21,9 +21,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Backpressure is {@link RpcChannel}'s, with {@link Builder#maxOutstanding} calls outstanding
  * at most.
  *
- * <p>Failure: when the connection closes, every pending call fails promptly with
- * {@link Status#CONNECTION_CLOSED}; this client does not reconnect (an {@link RpcClientPool}'s
- * channel does).
+ * <p>Failure: one connection, never reconnected. When it closes, every pending call fails promptly
+ * with {@link Status#CONNECTION_CLOSED}, and so does every later call (its message says so), so the
+ * client is done with. Where the connection may drop (a server that restarts, a network that cuts
+ * idle connections), use an {@link RpcClientPool} instead ({@code maxConnectionsPerEndpoint(1)} for
+ * a single connection): its channel reconnects on the next call.
  *
  * <p>Thread-safe; the creator closes it.
  */
@@ -33,8 +35,11 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
     private final ClientCore core;
     private final Counters metrics;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final long defaultStreamTimeoutNanos;
 
-    private RpcClient(Transport transport, boolean ownsTransport, ClientCore core, Counters metrics) {
+    private RpcClient(Transport transport, boolean ownsTransport, ClientCore core, Counters metrics,
+                      long defaultStreamTimeoutNanos) {
+        this.defaultStreamTimeoutNanos = defaultStreamTimeoutNanos;
         this.transport = transport;
         this.ownsTransport = ownsTransport;
         this.core = core;
@@ -58,8 +63,39 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
     }
 
     @Override
-    ClientCore pick() {
+    ClientCore pick(long deadline) {
         return core;
+    }
+
+    @Override
+    ClientCore pickNow() {
+        return core;
+    }
+
+    /** A call on the closed connection: says that this client does not reconnect, and what does. */
+    @Override
+    ClientCore retry(ClientCore failed, RpcException error, int attempt, long deadline, boolean mayWait) {
+        if (error.status() == Status.CONNECTION_CLOSED) {
+            throw new RpcException(Status.CONNECTION_CLOSED, error.getMessage() + " (an RpcClient is one connection and"
+                    + " never reconnects: use a new client, or an RpcClientPool, whose channel reconnects)", error)
+                    .withMetadata(error.metadata());
+        }
+        throw error;
+    }
+
+    @Override
+    long defaultTimeoutNanos() {
+        return core.defaultTimeoutNanos();
+    }
+
+    @Override
+    long defaultStreamTimeoutNanos() {
+        return defaultStreamTimeoutNanos;
+    }
+
+    @Override
+    ClientInterceptor[] interceptors() {
+        return core.interceptors();
     }
 
     /** @return the server's address */
@@ -143,8 +179,9 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
             Transport t = openTransport(Role.CLIENT);
             try {
                 Counters metrics = new Counters();
-                ClientCore core = connector(t, metrics).connect(address);
-                return new RpcClient(t, owns, core, metrics);
+                ClientBuilder.Connector connector = connector(t, metrics);
+                ClientCore core = connector.connect(address);
+                return new RpcClient(t, owns, core, metrics, connector.defaultStreamTimeoutNanos());
             } catch (RuntimeException e) {
                 if (owns) {
                     t.close();

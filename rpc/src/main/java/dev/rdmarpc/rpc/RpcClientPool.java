@@ -7,10 +7,13 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -25,21 +28,29 @@ import java.util.concurrent.locks.ReentrantLock;
  * }
  * }
  *
- * <p>Each call goes to the endpoint's open connection with the fewest outstanding calls; a new
- * connection is opened only when every open one has at least {@link Builder#maxOutstanding} / 2
- * outstanding and the endpoint has fewer than {@link Builder#maxConnectionsPerEndpoint}
- * connections. A connection that failed is dropped, and the next call reconnects (after
- * {@link Builder#reconnectBackoff} from the moment the last attempt failed; a call inside that window fails
- * with {@link Status#UNAVAILABLE}); a call that a connection refuses because it just closed is tried
- * once more on another. Connections idle for {@link Builder#idleTimeout} (no outstanding call, none
- * started or completed, none handed to a call that is still starting) are closed.
+ * <p>Each call goes to the endpoint's open connection with the fewest request bytes outstanding
+ * (then the fewest calls) among those with a free call slot, so a small call does not queue behind a
+ * connection busy with a large request when another is free of one. When that connection has a call
+ * outstanding and the endpoint has fewer than
+ * {@link Builder#maxConnectionsPerEndpoint} connections, another is opened in the background (one at
+ * a time), so that calls spread over the connections as soon as they overlap. Opening a connection
+ * (TCP connect, TLS handshake, RDMA hello) runs on a thread of its own, bounded by the pool's
+ * {@code connectTimeout}; a call that has to wait for it (no connection open, or every open one
+ * full) waits no longer than its own deadline, which started when it was made: a blocking call,
+ * a stream or {@code send} then fails with {@link Status#DEADLINE_EXCEEDED}, and {@code callAsync}
+ * returns at once and its future fails so at the deadline. The connection goes on opening for the
+ * calls that follow. A connection that failed is dropped, and the next call reconnects (after
+ * {@link Builder#reconnectBackoff} from the moment the last attempt failed; a call inside that
+ * window, with no connection open, fails with {@link Status#UNAVAILABLE}); a call that a connection
+ * refuses because it just closed is tried once more on another. Connections idle for
+ * {@link Builder#idleTimeout} (no outstanding call, none started or completed, none handed to a call
+ * that is still starting) are closed.
  *
  * <p>Exhaustion: when every connection of the endpoint is open and full
  * ({@code maxConnectionsPerEndpoint x maxOutstanding} calls outstanding), the channel's
  * backpressure applies ({@link RpcChannel}): blocking calls wait for a free slot within their
  * timeout, then fail with {@link Status#OVERLOADED}; asynchronous ones fail at once with
- * {@link Status#OVERLOADED}; {@code send} returns false. Opening a new connection, when one is
- * needed, blocks and allocates, even on the {@code send} path.
+ * {@link Status#OVERLOADED}; {@code send} returns false.
  *
  * <p>Thread-safe; the creator closes it, and its channels with it.
  */
@@ -50,6 +61,7 @@ public final class RpcClientPool implements AutoCloseable {
     private final boolean ownsTransport;
     private final Counters metrics = new Counters();
     private final ClientBuilder.Connector connector;
+    private final ClientInterceptor[] interceptors;
     private final int maxConnections;
     private final long idleTimeoutNanos;
     private final long backoffNanos;
@@ -61,6 +73,7 @@ public final class RpcClientPool implements AutoCloseable {
         this.transport = transport;
         this.ownsTransport = owns;
         this.connector = b.connector(transport, metrics);
+        this.interceptors = connector.interceptors().toArray(new ClientInterceptor[0]);
         this.maxConnections = b.maxConnections;
         this.idleTimeoutNanos = b.idleTimeout.toNanos();
         this.backoffNanos = b.reconnectBackoff.toNanos();
@@ -75,13 +88,16 @@ public final class RpcClientPool implements AutoCloseable {
 
     /**
      * The channel of one endpoint and its connections: a copy-on-write array changed by
-     * compare-and-set (so an I/O thread removing a closed connection never waits); the lock only
-     * serializes connecting.
+     * compare-and-set (so an I/O thread removing a closed connection never waits); the lock guards
+     * opening connections, one at a time, each on a thread of its own so that no caller waits for it
+     * longer than its call's deadline.
      */
     final class EndpointChannel extends AbstractChannel {
         final InetSocketAddress address;
         final ReentrantLock lock = new ReentrantLock();
         final AtomicReference<ClientCore[]> connections = new AtomicReference<>(new ClientCore[0]);
+        /** The connection being opened, completed when it is open or failed; null when none. Under lock. */
+        CompletableFuture<Void> opening;
         long lastFailureNanos;
         String lastFailure;
         boolean failedOnce;
@@ -90,64 +106,190 @@ public final class RpcClientPool implements AutoCloseable {
             this.address = address;
         }
 
-        /** The least loaded open connection, opening one when all are busy and the limit allows. */
+        /**
+         * The least loaded open connection. Another is opened (in the background) when that one has a
+         * call outstanding and the endpoint has fewer than {@code maxConnectionsPerEndpoint}; the call
+         * waits for it only when every open connection is full.
+         */
         @Override
-        ClientCore pick() {
+        ClientCore pickNow() {
             if (closed) {
                 throw poolClosed();
             }
-            int maxOutstanding = connector.maxOutstanding();
             ClientCore best = leastLoaded();
-            if (best != null && (best.outstandingHint() < maxOutstanding / 2 || connections.get().length >= maxConnections)) {
-                return claimed(best);
+            if (best == null) {
+                return null;
             }
+            if (best.outstandingHint() > 0 && connections.get().length < maxConnections) {
+                CompletableFuture<Void> f = open(true);
+                if (f != null && best.outstandingHint() >= connector.maxOutstanding()) {
+                    return null; // full: wait for the new one
+                }
+            }
+            return claimed(best);
+        }
+
+        @Override
+        ClientCore pick(long deadline) {
+            while (true) {
+                ClientCore c = pickNow();
+                if (c != null) {
+                    return c;
+                }
+                CompletableFuture<Void> f = open(false);
+                long left = deadline - System.nanoTime();
+                if (f == null) { // opened meanwhile, or the closed ones not yet dropped: look again
+                    if (left <= 0) {
+                        throw new RpcException(Status.DEADLINE_EXCEEDED, "the call's deadline passed while waiting for"
+                                + " a connection to " + address);
+                    }
+                    Thread.yield();
+                    continue;
+                }
+                try {
+                    if (left <= 0) {
+                        throw new TimeoutException();
+                    }
+                    f.get(left, TimeUnit.NANOSECONDS);
+                } catch (TimeoutException e) {
+                    throw new RpcException(Status.DEADLINE_EXCEEDED, "the call's deadline passed while its connection to "
+                            + address + " was being opened");
+                } catch (ExecutionException e) {
+                    if (leastLoaded() == null) {
+                        throw e.getCause() instanceof RpcException re ? re
+                                : new RpcException(Status.UNAVAILABLE, "cannot connect to " + address + ": " + e.getCause(),
+                                e.getCause());
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new RpcException(Status.CANCELLED, "interrupted while connecting to " + address);
+                }
+            }
+        }
+
+        @Override
+        CompletableFuture<Void> whenConnected() {
+            return open(false);
+        }
+
+        @Override
+        ScheduledExecutorService timer() {
+            return reaper;
+        }
+
+        @Override
+        long defaultTimeoutNanos() {
+            return connector.defaultTimeoutNanos();
+        }
+
+        @Override
+        long defaultStreamTimeoutNanos() {
+            return connector.defaultStreamTimeoutNanos();
+        }
+
+        @Override
+        ClientInterceptor[] interceptors() {
+            return interceptors;
+        }
+
+        /**
+         * Starts opening a connection unless one is being opened or the endpoint has its most.
+         *
+         * @param quiet true: return null rather than fail inside the backoff after a failed attempt
+         * @return the connection being opened, or null when none is (the endpoint is at its limit,
+         *         or, quiet, inside the backoff)
+         * @throws RpcException UNAVAILABLE inside the backoff (not quiet), CONNECTION_CLOSED when the pool is closed
+         */
+        CompletableFuture<Void> open(boolean quiet) {
             lock.lock();
             try {
-                best = leastLoaded();
-                if (best != null && (best.outstandingHint() < maxOutstanding / 2 || connections.get().length >= maxConnections)) {
-                    return claimed(best);
-                }
                 if (closed) {
                     throw poolClosed();
                 }
-                long now = System.nanoTime();
-                if (failedOnce && now - lastFailureNanos < backoffNanos) {
-                    if (best != null) {
-                        return claimed(best);
+                if (opening != null) {
+                    return opening;
+                }
+                ClientCore[] open = connections.get();
+                if (open.length >= maxConnections) {
+                    return null;
+                }
+                if (failedOnce && System.nanoTime() - lastFailureNanos < backoffNanos) {
+                    if (quiet || open.length > 0) {
+                        return null;
                     }
                     throw new RpcException(Status.UNAVAILABLE, "cannot connect to " + address + " (retrying after "
                             + TimeUnit.NANOSECONDS.toMillis(backoffNanos) + " ms): " + lastFailure);
                 }
-                ClientCore core;
-                try {
-                    core = connector.connect(address);
-                } catch (RpcException e) {
+                CompletableFuture<Void> f = new CompletableFuture<>();
+                opening = f;
+                Thread.ofPlatform().daemon().name("rdmarpc-pool-connect").start(() -> connect(f));
+                return f;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Opens a connection (on its own thread), adds it, and completes {@code f}. */
+        private void connect(CompletableFuture<Void> f) {
+            ClientCore core = null;
+            RpcException failure = null;
+            try {
+                core = connector.connect(address);
+            } catch (RpcException e) {
+                failure = e;
+            } catch (RuntimeException e) {
+                failure = new RpcException(Status.UNAVAILABLE, "cannot connect to " + address + ": " + e, e);
+            }
+            lock.lock();
+            try {
+                opening = null;
+                if (failure != null) {
                     failedOnce = true;
                     // the window starts when the attempt failed: one that took longer than the backoff
                     // (a connect timing out, an RDMA address resolution) must still hold the next off
                     lastFailureNanos = System.nanoTime();
-                    lastFailure = e.getMessage();
-                    if (best != null) {
-                        return claimed(best);
+                    lastFailure = failure.getMessage();
+                } else if (closed) {
+                    failure = poolClosed();
+                } else {
+                    failedOnce = false;
+                    ClientCore added = core;
+                    added.onClosed(() -> remove(added));
+                    ClientCore[] old;
+                    ClientCore[] next;
+                    do {
+                        old = connections.get();
+                        next = Arrays.copyOf(old, old.length + 1);
+                        next[old.length] = added;
+                    } while (!connections.compareAndSet(old, next));
+                    if (!added.isOpen()) { // closed before the listener was installed
+                        remove(added);
                     }
-                    throw e;
                 }
-                failedOnce = false;
-                core.claim(); // before the reaper can see it
-                core.onClosed(() -> remove(core));
-                ClientCore[] old;
-                ClientCore[] next;
-                do {
-                    old = connections.get();
-                    next = Arrays.copyOf(old, old.length + 1);
-                    next[old.length] = core;
-                } while (!connections.compareAndSet(old, next));
-                if (!core.isOpen()) { // closed before the listener was installed
-                    remove(core);
-                }
-                return core;
             } finally {
                 lock.unlock();
+            }
+            if (failure != null) {
+                if (core != null) {
+                    core.close();
+                }
+                f.completeExceptionally(failure);
+            } else {
+                f.complete(null);
+            }
+        }
+
+        /** The pool closed: a call waiting for the connection being opened fails now. */
+        void stopOpening() {
+            CompletableFuture<Void> f;
+            lock.lock();
+            try {
+                f = opening;
+            } finally {
+                lock.unlock();
+            }
+            if (f != null) {
+                f.completeExceptionally(poolClosed());
             }
         }
 
@@ -165,26 +307,45 @@ public final class RpcClientPool implements AutoCloseable {
             c.unclaim();
         }
 
-        /** A connection that closed under the call is dropped, and the call tried once more on another. */
+        /**
+         * A connection that closed under the call is dropped, and the call tried once more on another
+         * (a caller that may not wait takes only one that is open now).
+         */
         @Override
-        ClientCore retry(ClientCore failed, RpcException error, int attempt) {
+        ClientCore retry(ClientCore failed, RpcException error, int attempt, long deadline, boolean mayWait) {
             if (error.status() != Status.CONNECTION_CLOSED || attempt > 1 || closed) {
                 throw error;
             }
             remove(failed);
-            ClientCore next = pick();
+            ClientCore next = mayWait ? pick(deadline) : pickNow();
+            if (next == null) {
+                throw error;
+            }
             failed.unclaim(); // only now: when pick throws, the caller still holds failed and gives it back
             return next;
         }
 
+        /**
+         * @return the open connection with the fewest request bytes outstanding, then the fewest calls,
+         *         among those with a free call slot (among all when none has one); null when none is open
+         */
         private ClientCore leastLoaded() {
             ClientCore best = null;
-            int bestLoad = Integer.MAX_VALUE;
+            boolean bestFull = true;
+            long bestBytes = Long.MAX_VALUE;
+            int bestCalls = Integer.MAX_VALUE;
+            int capacity = connector.maxOutstanding();
             for (ClientCore c : connections.get()) {
-                int load = c.outstandingHint();
-                if (load < bestLoad && c.isOpen()) {
+                int calls = c.outstandingHint();
+                long bytes = c.outstandingBytesHint();
+                boolean full = calls >= capacity;
+                boolean better = best == null || (bestFull && !full)
+                        || (full == bestFull && (bytes < bestBytes || (bytes == bestBytes && calls < bestCalls)));
+                if (better && c.isOpen()) {
                     best = c;
-                    bestLoad = load;
+                    bestFull = full;
+                    bestBytes = bytes;
+                    bestCalls = calls;
                 }
             }
             return best;
@@ -297,6 +458,7 @@ public final class RpcClientPool implements AutoCloseable {
         closed = true;
         reaper.shutdownNow();
         for (EndpointChannel e : endpoints.values()) {
+            e.stopOpening();
             e.closeAll();
         }
         if (ownsTransport) {

@@ -150,8 +150,9 @@ public final class RpcServer implements AutoCloseable {
         }
 
         /**
-         * @param n most blocking-handler calls in flight in the whole server; more are answered with
-         *          {@link Status#OVERLOADED}. Default 10,000.
+         * @param n most held calls in flight in the whole server: blocking and asynchronous handlers'
+         *          calls and open streams together (inline and raw calls, answered on the I/O thread,
+         *          do not count); more are answered with {@link Status#OVERLOADED}. Default 10,000.
          * @return this
          */
         public Builder maxInFlight(int n) {

@@ -8,7 +8,11 @@ package dev.rdmarpc.rpc;
  * <p><b>Order.</b> {@link #beforeCall} runs for each interceptor in the order they were added, then
  * the handler; {@link #afterCall} runs once the call is over, for every interceptor, in the reverse
  * order, also for a call an interceptor refused, a handler that failed, and a call cancelled or
- * stopped at its deadline.
+ * stopped at its deadline. Every call gets both, as a pair: a blocking call or a stream stopped
+ * (cancelled, or its deadline passed) while it waited for a thread still gets {@code beforeCall}
+ * ({@link CallContext#isCancelled()} is then already true, and a {@link CallContext#onCancel}
+ * listener added there runs at once), its handler does not run, and {@code afterCall} follows with
+ * {@link Status#CANCELLED} or {@link Status#DEADLINE_EXCEEDED}.
  *
  * <p><b>Threads.</b> Both run where the handler runs: on the connection's I/O thread for an inline,
  * raw or asynchronous handler (so they must not block there: no I/O, no lock held for long), on the
@@ -22,6 +26,7 @@ package dev.rdmarpc.rpc;
  * on the raw path may read {@link RawCall#requestMetadataView()} in place instead (the context is a
  * {@link RawCall} there: {@code call instanceof RawCall raw}).
  */
+@FunctionalInterface
 public interface ServerInterceptor {
     /**
      * Before the handler. Refuse the call by throwing an {@link RpcException}: the client gets its
@@ -39,7 +44,8 @@ public interface ServerInterceptor {
      * are logged and ignored.
      *
      * @param call   the call
-     * @param status what the client was sent ({@link Status#OK}, an error status), or
+     * @param status what the client was sent ({@link Status#OK}, an error status, among them
+     *               {@link Status#DEADLINE_EXCEEDED} for a call stopped at its deadline), or
      *               {@link Status#CANCELLED} when the client cancelled it and nothing was sent
      */
     default void afterCall(CallContext call, Status status) {

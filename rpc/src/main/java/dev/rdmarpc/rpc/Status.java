@@ -12,7 +12,14 @@ public enum Status {
     UNKNOWN_METHOD(1, true),
     /** The handler threw; the exception carries the handler's message. */
     HANDLER_FAILED(2, true),
-    /** No response within the call's timeout (client side). */
+    /**
+     * No longer reported: a call or stream whose deadline passed fails with
+     * {@link #DEADLINE_EXCEEDED}, on both sides. Its code (3) is kept: read from a frame, it is
+     * taken as {@link #DEADLINE_EXCEEDED}.
+     *
+     * @deprecated a passed deadline is {@link #DEADLINE_EXCEEDED}
+     */
+    @Deprecated
     TIMEOUT(3, false),
     /** The connection closed (or was never open) before the response arrived. */
     CONNECTION_CLOSED(4, false),
@@ -31,8 +38,11 @@ public enum Status {
     /** The call was cancelled: its future's {@code cancel}, or the calling thread interrupted while it waited. */
     CANCELLED(11, false),
     /**
-     * The call's deadline passed on the server: a blocking call that waited past it for a thread was
-     * not started, a handler still running at it was interrupted (see {@link CallContext#remainingNanos()}).
+     * The call's deadline passed: on the client, no response (or stream end) came within the call's
+     * timeout, counted from when the call was made (a pool's connect, a call slot, send room and the
+     * response all within it); on the server, a blocking call that waited past it for a thread was
+     * not started, and a handler or stream still running at it was stopped (see
+     * {@link CallContext#remainingNanos()}). Cancelled ({@link #CANCELLED}) means stopped by someone.
      */
     DEADLINE_EXCEEDED(12, true),
     /**

@@ -288,7 +288,7 @@ public abstract class CallControlContract {
         long t0 = System.nanoTime();
         RpcException e = assertThrows(RpcException.class,
                 () -> client.call(WAIT, "x", CallOptions.DEFAULT.withTimeout(timeout)));
-        assertEquals(Status.TIMEOUT, e.status(), "the client reports its own deadline: " + e.getMessage());
+        assertEquals(Status.DEADLINE_EXCEEDED, e.status(), "the client reports its own deadline: " + e.getMessage());
         TestSupport.await("the handler interrupted", cancelBound(), () -> interruptedAt.get() != 0);
         long tookNanos = interruptedAt.get() - t0;
         System.out.printf("deadline 300 ms: handler interrupted after %.1f ms%n", tookNanos / 1e6);
@@ -333,7 +333,7 @@ public abstract class CallControlContract {
             System.out.printf("chain with a %d ms deadline: client %.1f ms (%s), A %.1f ms (%s), B %.1f ms (%s), C %.1f ms%n",
                     deadline.toMillis(), clientGaveUp / 1e6, e.status(), (endedAt.get("A") - t0) / 1e6, endedWith.get("A"),
                     (endedAt.get("B") - t0) / 1e6, endedWith.get("B"), (interruptedAt.get() - t0) / 1e6);
-            assertEquals(Status.TIMEOUT, e.status(), "the client reports its own deadline: " + e.getMessage());
+            assertEquals(Status.DEADLINE_EXCEEDED, e.status(), "the client reports its own deadline: " + e.getMessage());
             assertTrue(clientGaveUp < bound, "client gave up at its deadline: " + clientGaveUp);
             for (String hop : List.of("A", "B")) {
                 assertTrue(endedAt.get(hop) - t0 < bound, hop + " gave up at the deadline: " + (endedAt.get(hop) - t0));
@@ -397,7 +397,7 @@ public abstract class CallControlContract {
         long t0 = System.nanoTime();
         RpcException e = assertThrows(RpcException.class,
                 () -> client.call(NEVER, "y", CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300))));
-        assertEquals(Status.TIMEOUT, e.status(), "the client reports its own deadline: " + e.getMessage());
+        assertEquals(Status.DEADLINE_EXCEEDED, e.status(), "the client reports its own deadline: " + e.getMessage());
         TestSupport.await("the second future cancelled at its deadline", cancelBound(),
                 () -> neverFutures.size() == 2 && neverFutures.get(1).isCancelled());
         assertTrue(System.nanoTime() - t0 < Duration.ofMillis(300).plus(cancelBound()).toNanos());

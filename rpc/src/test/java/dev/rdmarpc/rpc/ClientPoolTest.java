@@ -79,6 +79,10 @@ class ClientPoolTest {
             for (int i = 0; i < 12; i++) {
                 held.add(pool.channel(ep).callAsync(HOLD, "h" + i));
             }
+            // callAsync never waits for a connection to open: the calls start as they open
+            TestSupport.await("3 connections", patience(), () -> pool.connections(ep) == 3);
+            TestSupport.await("12 calls held", patience(),
+                    () -> server.metrics().connectionsActive() == 3 && pool.metrics().inFlight() == 12);
             assertEquals(3, pool.connections(ep));
             TestSupport.await("server sees 3 connections", patience(), () -> server.metrics().connectionsActive() == 3);
             // Exhausted: 3 connections x 4 outstanding.

@@ -202,10 +202,10 @@ class FaultTest {
     void timeoutsPerCallAndDefault() {
         try (RpcClient c = RpcClient.builder().address(server.address()).defaultTimeout(Duration.ofMillis(150)).connect()) {
             long t0 = System.nanoTime();
-            expect(Status.TIMEOUT, () -> c.call(SLEEP, 2000, Duration.ofMillis(100)));
+            expect(Status.DEADLINE_EXCEEDED, () -> c.call(SLEEP, 2000, Duration.ofMillis(100)));
             long took = System.nanoTime() - t0;
             assertTrue(took >= TimeUnit.MILLISECONDS.toNanos(100) && took < TimeUnit.MILLISECONDS.toNanos(1500), "took " + took);
-            expect(Status.TIMEOUT, () -> c.call(SLEEP, 2000));
+            expect(Status.DEADLINE_EXCEEDED, () -> c.call(SLEEP, 2000));
             assertEquals("slept", c.call(SLEEP, 1, Duration.ofSeconds(5)));
             assertEquals(2, c.metrics().timeouts());
             assertEquals(0, c.outstanding());
@@ -228,7 +228,7 @@ class FaultTest {
                         c.callAsync(SLEEP, -1, CallOptions.DEFAULT.withTimeout(Duration.ofMillis(100)));
                 ExecutionException e = assertThrows(ExecutionException.class, () -> shortCall.get(5, TimeUnit.SECONDS));
                 long took = System.nanoTime() - t0;
-                assertEquals(Status.TIMEOUT, ((RpcException) e.getCause()).status());
+                assertEquals(Status.DEADLINE_EXCEEDED, ((RpcException) e.getCause()).status());
                 assertTrue(took >= TimeUnit.MILLISECONDS.toNanos(100) && took < TimeUnit.MILLISECONDS.toNanos(1500),
                         "round " + round + " took " + took);
                 assertFalse(longCall.isDone(), "the long call is still pending");

@@ -240,7 +240,7 @@ class InPlaceSendTcpTest {
                     failed.complete(e);
                 }
             }, 0));
-            assertEquals(Status.TIMEOUT, failed.get(10, TimeUnit.SECONDS).status());
+            assertEquals(Status.DEADLINE_EXCEEDED, failed.get(10, TimeUnit.SECONDS).status());
             // Only now does the peer read: every byte it gets is the payload as it was when sent.
             peer.socket().setSoTimeout(10_000);
             ByteBuffer frame = TestSupport.readFrame(peer);

@@ -306,11 +306,11 @@ public abstract class StreamsContract {
         assertTrue(waitingStarted.await(deadline.toMillis(), TimeUnit.MILLISECONDS), "the handler started");
         RpcException e = assertThrows(RpcException.class, s::receive);
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-        assertEquals(Status.TIMEOUT, e.status(), e.getMessage());
+        assertEquals(Status.DEADLINE_EXCEEDED, e.status(), e.getMessage());
         assertTrue(ms >= deadline.toMillis() - 50 && ms < deadline.toMillis() + 10_000, "gave up after " + ms + " ms: "
                 + e.getMessage());
         assertTrue(waitingStopped.await(10, TimeUnit.SECONDS), "the handler was stopped at its deadline too");
-        assertEquals(Status.CANCELLED, ((RpcException) stoppedWith.get()).status());
+        assertEquals(Status.DEADLINE_EXCEEDED, ((RpcException) stoppedWith.get()).status());
         TestSupport.await("server counted the timeout", Duration.ofSeconds(10), () -> server.metrics().timeouts() == 1);
         assertEquals(0, server.metrics().cancelled(), "a deadline, not a cancel");
         assertNothingLeft();

@@ -66,7 +66,8 @@ final class BlockingCall extends HeldCall implements Runnable {
             InheritedDeadline.enter(deadlineNanos);
         }
         try {
-            Throwable refused = isCancelled() ? null : core.beforeCall(this);
+            // the interceptors see every call as a pair, one stopped before it ran too (then it does not run)
+            Throwable refused = core.beforeCall(this);
             if (refused != null) {
                 status = end() ? stoppedStatus() : ResponseWriter.writeFailure(writer, core, id, mid, refused, responseMetadata());
             } else {

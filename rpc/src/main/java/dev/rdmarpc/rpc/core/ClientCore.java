@@ -77,6 +77,8 @@ public final class ClientCore implements FrameHandler {
     private final Object[] sinks;
     private final long[] tags;
     private final long[] deadlines;
+    /** Sum of {@link #requestBytes} of the held slots; written under {@link #lock}. */
+    private volatile long outstandingBytes;
     private final long[] starts;
     private final int[] requestBytes;
     private final Method<?, ?>[] methods;
@@ -112,6 +114,9 @@ public final class ClientCore implements FrameHandler {
     public static final int DEFAULT_STREAM_WINDOW_BYTES = 1 << 20;
     /** What each stream may have unread here: its receive window. */
     private final int streamWindowBytes;
+    /** The code of the former {@code TIMEOUT} status, read as {@link Status#DEADLINE_EXCEEDED} from a frame. */
+    private static final int LEGACY_TIMEOUT_CODE = 3;
+
     /** A stream without a deadline gets one this far away (about 146 years: never, and no overflow). */
     private static final long NO_DEADLINE_NANOS = 1L << 62;
     /** Run around every typed call (by the channel), in this order. */
@@ -238,6 +243,14 @@ public final class ClientCore implements FrameHandler {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * @return the request bytes of the calls outstanding now (frames, headers included), read without
+     *         the lock: a hint for load balancing
+     */
+    public long outstandingBytesHint() {
+        return outstandingBytes;
     }
 
     /** @return calls outstanding now, read without the lock (a hint for load balancing) */
@@ -713,6 +726,7 @@ public final class ClientCore implements FrameHandler {
             }
             starts[slot] = now;
             requestBytes[slot] = frame;
+            outstandingBytes += frame;
             lastActivityNanos = now;
             metrics.inFlight.increment();
             return id;
@@ -771,6 +785,7 @@ public final class ClientCore implements FrameHandler {
     }
 
     private void freeSlot(int slot) {
+        outstandingBytes -= requestBytes[slot];
         ids[slot] = 0;
         sinks[slot] = null;
         methods[slot] = null;
@@ -906,7 +921,7 @@ public final class ClientCore implements FrameHandler {
                     turn = awaitSendRoom(c, deadline, refused, turn);
                     if (turn == null) {
                         metrics.errors.increment();
-                        throw new RpcException(Status.TIMEOUT, "the send queue stayed full until the stream's deadline");
+                        throw new RpcException(Status.DEADLINE_EXCEEDED, "the send queue stayed full until the stream's deadline");
                     }
                 }
                 long off = w.claim(frame, sendHighWaterMark);
@@ -957,6 +972,17 @@ public final class ClientCore implements FrameHandler {
     }
 
     /** A stream failed here for the server's fault: it ends with {@code error}, and the server is sent a cancel. */
+    /**
+     * Call {@code id}'s deadline passed and the caller ended it here: frees its slot without telling
+     * the server, which stops it at the same deadline ({@code DEADLINE_EXCEEDED}, not a cancel).
+     */
+    void expired(long id) {
+        if (release(id)) {
+            metrics.timeouts.increment();
+            metrics.errors.increment();
+        }
+    }
+
     void streamFailed(ClientStreamCall<?, ?> s, RpcException error) {
         metrics.errors.increment();
         s.failed(error);
@@ -1061,10 +1087,10 @@ public final class ClientCore implements FrameHandler {
         if (badMetadata != null || statusCode != FrameDescriptor.STATUS_OK) {
             RpcException error = badMetadata != null ? badMetadata : errorFrom(buf, offset, statusCode);
             if (pastDeadline) {
-                // the server gave up at the deadline it was sent (DEADLINE_EXCEEDED), or a call the
-                // handler made timed out with it: either way this call timed out, as the sweep would say
+                // the server gave up at the deadline it was sent, or a call the handler made timed out
+                // with it: either way this call's deadline passed, as the sweep would say
                 metrics.timeouts.increment();
-                error = new RpcException(Status.TIMEOUT, method.name() + " timed out after "
+                error = new RpcException(Status.DEADLINE_EXCEEDED, method.name() + " timed out after "
                         + TimeUnit.NANOSECONDS.toMillis(now - start) + " ms (the server said: " + error.status() + " "
                         + error.getMessage() + ")");
             }
@@ -1112,7 +1138,8 @@ public final class ClientCore implements FrameHandler {
 
     /** An error response's status and message, and its metadata (checked, or a connection-level error's: none). */
     private static RpcException errorFrom(MemorySegment buf, long offset, int statusCode) {
-        Status status = Status.fromCode(statusCode);
+        // code 3 (TIMEOUT) never travelled, but a peer that sends it means a deadline: read it so
+        Status status = statusCode == LEGACY_TIMEOUT_CODE ? Status.DEADLINE_EXCEEDED : Status.fromCode(statusCode);
         int mlen = FrameHeader.metadataLength(buf, offset);
         int plen = FrameHeader.payloadLength(buf, offset) - mlen;
         String message;
@@ -1191,10 +1218,10 @@ public final class ClientCore implements FrameHandler {
             }
             metrics.timeouts.increment();
             metrics.errors.increment();
-            fail(sink, expiredTags[i], new RpcException(Status.TIMEOUT,
+            fail(sink, expiredTags[i], new RpcException(Status.DEADLINE_EXCEEDED,
                     m.name() + " timed out after " + TimeUnit.NANOSECONDS.toMillis(expiredElapsedNanos[i]) + " ms"));
             if (Events.clientCallEnabled()) {
-                Events.clientCall(m.name(), m.id(), c.remoteAddress(), Status.TIMEOUT.name(), expiredElapsedNanos[i], 0, 0);
+                Events.clientCall(m.name(), m.id(), c.remoteAddress(), Status.DEADLINE_EXCEEDED.name(), expiredElapsedNanos[i], 0, 0);
             }
         }
     }
@@ -1293,6 +1320,19 @@ public final class ClientCore implements FrameHandler {
         return inherited;
     }
 
+    /** @return the timeout of calls that set none, nanoseconds */
+    public long defaultTimeoutNanos() {
+        return defaultTimeoutNanos;
+    }
+
+    /**
+     * @return the time left to the deadline of the call the current thread's handler serves (0 or
+     *         less: passed), {@link Long#MAX_VALUE} when it serves none
+     */
+    public static long inheritedRemainingNanos() {
+        return InheritedDeadline.remainingNanos();
+    }
+
     /** @return the effective timeout for a call with {@code timeoutNanos} (0: the default) */
     private long effectiveTimeout(long timeoutNanos) {
         return timeoutNanos > 0 ? timeoutNanos : defaultTimeoutNanos;
@@ -1347,7 +1387,7 @@ public final class ClientCore implements FrameHandler {
                 Thread.currentThread().interrupt();
                 throw new RpcException(Status.CANCELLED, "interrupted while waiting for the response");
             } catch (TimeoutException e) {
-                throw new RpcException(Status.TIMEOUT, "no response (I/O thread unresponsive)");
+                throw new RpcException(Status.DEADLINE_EXCEEDED, "no response (I/O thread unresponsive)");
             }
         }
 

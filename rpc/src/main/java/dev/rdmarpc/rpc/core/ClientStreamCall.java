@@ -19,6 +19,9 @@ final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
     private final ClientCore core;
     private final Method<Q, R> method;
     private final StreamFlow flow;
+    /** How long {@link #close} after a half-close waits for the server's end before it cancels: 200 ms. */
+    static final long CLOSE_LINGER_NANOS = 200_000_000L;
+
     /** The stream's deadline ({@link System#nanoTime()}); far away when it has none. */
     private final long deadlineNanos;
     /** Set once the open frame was written; 0 before. */
@@ -149,14 +152,26 @@ final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
         return trailers;
     }
 
+    /**
+     * Ends the stream here unless it ended: before its deadline a cancel, which the server is told;
+     * at or after it the deadline's end ({@code DEADLINE_EXCEEDED}), which the server reaches on its
+     * own (it has the same deadline), so no cancel is sent and the server does not see one.
+     */
     @Override
     public void cancel() {
-        RpcException cancelled = new RpcException(Status.CANCELLED, "stream of " + method.name() + " cancelled");
-        if (flow.end(cancelled, true)) {
-            tellEnd(cancelled, Metadata.EMPTY);
+        boolean expired = System.nanoTime() - deadlineNanos >= 0;
+        RpcException end = expired
+                ? new RpcException(Status.DEADLINE_EXCEEDED, "stream of " + method.name() + ": its deadline passed")
+                : new RpcException(Status.CANCELLED, "stream of " + method.name() + " cancelled");
+        if (flow.end(end, true)) {
+            tellEnd(end, Metadata.EMPTY);
             long callId = id;
             if (callId > 0) {
-                core.cancel(callId);
+                if (expired) {
+                    core.expired(callId);
+                } else {
+                    core.cancel(callId);
+                }
             }
         }
     }
@@ -166,8 +181,30 @@ final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
         return flow.isEnded();
     }
 
+    /**
+     * Done with the stream. When it has not ended and this side half-closed, waits for the server's
+     * end up to {@link #CLOSE_LINGER_NANOS} (and the deadline), dropping messages nobody reads: a
+     * server that ends it then ends it with its own status, never a cancel. Otherwise, or when the
+     * end does not come in that time, {@link #cancel}.
+     */
     @Override
     public void close() {
+        if (flow.isEnded()) {
+            return;
+        }
+        if (halfClosed) {
+            long until = Math.min(deadlineNanos, System.nanoTime() + CLOSE_LINGER_NANOS);
+            try {
+                while (flow.take(until, granter, receiveWhat) != StreamFlow.END) {
+                    // a message nobody reads
+                }
+                return;
+            } catch (RpcException e) {
+                if (flow.isEnded()) {
+                    return; // the server ended it with an error, as the reader would have seen
+                }
+            }
+        }
         cancel();
     }
 

@@ -18,7 +18,7 @@ import java.lang.foreign.MemorySegment;
  * client's messages from a {@link StreamFlow} the I/O thread fills, and writing its own. Held by its
  * connection (by request id, like a blocking call) until the handler returns, so that a cancel, the
  * deadline or a close stops it: the handler's thread is interrupted and its stream's waits fail
- * with CANCELLED.
+ * with DEADLINE_EXCEEDED (the deadline) or CANCELLED (a cancel, a close).
  */
 final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<Object, Object> {
     /** The longest a send waits for the transport's progress before it tries its claim again. */
@@ -89,6 +89,8 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
 
     @Override
     void interruptWork() {
+        // the stream's end first, so that the waits the interrupt wakes say why (under this call's lock: expired is set)
+        flow.end(stopReason(), true);
         if (runner != null && runner != Thread.currentThread()) {
             runner.interrupt();
         }
@@ -96,8 +98,12 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
 
     @Override
     void stopped(boolean deadline) {
-        flow.end(new RpcException(Status.CANCELLED, deadline ? "the stream's deadline passed" : "the client cancelled the stream"),
-                true);
+        flow.end(stopReason(), true);
+    }
+
+    private RpcException stopReason() {
+        return expired() ? new RpcException(Status.DEADLINE_EXCEEDED, "the stream's deadline passed")
+                : new RpcException(Status.CANCELLED, "the client cancelled the stream");
     }
 
     @Override
@@ -116,7 +122,8 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
             InheritedDeadline.enter(deadlineNanos);
         }
         try {
-            Throwable refused = isCancelled() ? null : core.beforeCall(this);
+            // the interceptors see every stream as a pair, one stopped before it ran too (then it does not run)
+            Throwable refused = core.beforeCall(this);
             Throwable failure = refused;
             if (refused == null && !isCancelled()) {
                 try {
@@ -194,13 +201,15 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
                 throw new RpcException(Status.RESOURCE_EXHAUSTED, "server buffer pool exhausted");
             }
             if (isCancelled()) {
-                throw new RpcException(Status.CANCELLED, "the stream was stopped");
+                throw expired() ? new RpcException(Status.DEADLINE_EXCEEDED, "the stream's deadline passed")
+                        : new RpcException(Status.CANCELLED, "the client cancelled the stream");
             }
             try {
                 connection.awaitSendProgress(seen, SEND_ROOM_RECHECK_NANOS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new RpcException(Status.CANCELLED, "interrupted while waiting for room to send");
+                throw expired() ? new RpcException(Status.DEADLINE_EXCEEDED, "the stream's deadline passed")
+                        : new RpcException(Status.CANCELLED, "interrupted while waiting for room to send");
             }
         }
     }

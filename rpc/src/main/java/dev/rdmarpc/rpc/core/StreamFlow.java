@@ -216,7 +216,7 @@ final class StreamFlow {
      * @param grant called (outside the lock) with bytes to grant back to the peer; returns false when
      *              it could not send them now (they are offered again on the next take or recheck)
      * @return the message, or {@link #END} when the peer finished sending and everything was read
-     * @throws RpcException the stream's failure; TIMEOUT at the deadline; CANCELLED when interrupted
+     * @throws RpcException the stream's failure; DEADLINE_EXCEEDED at the deadline; CANCELLED when interrupted
      */
     Object take(long deadlineNanos, java.util.function.LongPredicate grant, String what) {
         while (true) {
@@ -245,13 +245,14 @@ final class StreamFlow {
                     }
                     long left = deadlineNanos - System.nanoTime();
                     if (left <= 0) {
-                        throw new RpcException(Status.TIMEOUT, "no message " + what + " before the deadline");
+                        throw new RpcException(Status.DEADLINE_EXCEEDED, "no message " + what + " before the deadline");
                     }
                     try {
                         changed.awaitNanos(left);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
-                        throw new RpcException(Status.CANCELLED, "interrupted while waiting for a message " + what);
+                        throw failure != null ? copy(failure) // the stop that interrupted says why
+                                : new RpcException(Status.CANCELLED, "interrupted while waiting for a message " + what);
                     }
                 }
                 // Granting back once half the window was read keeps the peer going with few window
@@ -273,7 +274,8 @@ final class StreamFlow {
                         changed.awaitNanos(RECHECK_NANOS); // the send queue was full: try again shortly
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
-                        throw new RpcException(Status.CANCELLED, "interrupted while waiting for a message " + what);
+                        throw failure != null ? copy(failure) // the stop that interrupted says why
+                                : new RpcException(Status.CANCELLED, "interrupted while waiting for a message " + what);
                     } finally {
                         lock.unlock();
                     }
@@ -293,7 +295,7 @@ final class StreamFlow {
     /**
      * Waits until the peer's window is above 0, then takes {@code frameBytes} from it.
      *
-     * @throws RpcException the stream's failure, or why it cannot send: ended, TIMEOUT at the
+     * @throws RpcException the stream's failure, or why it cannot send: ended, DEADLINE_EXCEEDED at the
      *                      deadline, CANCELLED when interrupted
      */
     void awaitSendWindow(int frameBytes, long deadlineNanos, String what) {
@@ -313,14 +315,15 @@ final class StreamFlow {
                 }
                 long left = deadlineNanos - System.nanoTime();
                 if (left <= 0) {
-                    throw new RpcException(Status.TIMEOUT, "the peer granted no room for " + what + " before the deadline"
+                    throw new RpcException(Status.DEADLINE_EXCEEDED, "the peer granted no room for " + what + " before the deadline"
                             + " (it reads too slowly, or not at all)");
                 }
                 try {
                     changed.awaitNanos(left);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new RpcException(Status.CANCELLED, "interrupted while waiting for room to send " + what);
+                    throw failure != null ? copy(failure) // the stop that interrupted says why
+                            : new RpcException(Status.CANCELLED, "interrupted while waiting for room to send " + what);
                 }
             }
         } finally {

@@ -246,10 +246,10 @@ class ServiceStreamTest {
         assertTrue(IMPL.waitingStarted.await(deadline.toMillis(), TimeUnit.MILLISECONDS), "the handler started");
         RpcException e = assertThrows(RpcException.class, s::receive);
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-        assertEquals(Status.TIMEOUT, e.status(), e.getMessage());
+        assertEquals(Status.DEADLINE_EXCEEDED, e.status(), e.getMessage());
         assertTrue(ms >= deadline.toMillis() - 50, "gave up after " + ms + " ms, before the deadline");
         assertTrue(IMPL.waitingStopped.await(10, TimeUnit.SECONDS), "the handler was stopped at its deadline too");
-        assertEquals(Status.CANCELLED, ((RpcException) IMPL.stoppedWith.get()).status());
+        assertEquals(Status.DEADLINE_EXCEEDED, ((RpcException) IMPL.stoppedWith.get()).status());
         s.close();
         assertNothingLeft();
     }

@@ -293,7 +293,7 @@ class ServiceTest {
         long t0 = System.nanoTime();
         RpcException e = assertThrows(RpcException.class,
                 () -> calc.slow("3000", CallOptions.DEFAULT.withTimeout(Duration.ofMillis(100))));
-        assertEquals(Status.TIMEOUT, e.status(), "the client reports its own deadline: " + e.getMessage());
+        assertEquals(Status.DEADLINE_EXCEEDED, e.status(), "the client reports its own deadline: " + e.getMessage());
         assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(2), "failed at the deadline, not after the sleep");
     }
 

@@ -115,6 +115,17 @@ public final class TlsConfig {
         return new TlsConfig().keys(keyStore, password);
     }
 
+    /**
+     * A server's configuration from a key store file, as the JDK's {@code keytool} writes it: the
+     * store holds the server's key and certificate chain.
+     *
+     * @param keyStoreFile a PKCS#12 (or JKS) file, e.g. {@code server.p12}
+     * @param password     the store's password, which is the key's too ({@code keytool}'s default for PKCS#12)
+     */
+    public static TlsConfig forServer(Path keyStoreFile, char[] password) {
+        return new TlsConfig().keys(keyStoreFile, password);
+    }
+
     /** A client's configuration: it trusts the JDK's default issuers until {@link #trust} says otherwise. */
     public static TlsConfig forClient() {
         return new TlsConfig();
@@ -158,6 +169,40 @@ public final class TlsConfig {
             return this;
         } catch (GeneralSecurityException e) {
             throw new IllegalArgumentException("cannot use the key store's keys: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The keys this side shows, from a key store file ({@code keytool -genkeypair -keystore x.p12}).
+     *
+     * @param keyStoreFile a PKCS#12 (or JKS) file holding one key and its certificate chain
+     * @param password     the store's password, which is the key's too
+     * @return this
+     * @throws IllegalArgumentException when the file cannot be read with that password
+     */
+    public TlsConfig keys(Path keyStoreFile, char[] password) {
+        return keys(load(keyStoreFile, password), password);
+    }
+
+    /**
+     * Trusts the certificates of a trust store file ({@code keytool -importcert -keystore trust.p12}),
+     * and only these.
+     *
+     * @param trustStoreFile a PKCS#12 (or JKS) file of trusted certificates
+     * @param password       its password
+     * @return this
+     * @throws IllegalArgumentException when the file cannot be read with that password
+     */
+    public TlsConfig trust(Path trustStoreFile, char[] password) {
+        return trust(load(trustStoreFile, password));
+    }
+
+    private static KeyStore load(Path file, char[] password) {
+        try {
+            return KeyStore.getInstance(file.toFile(), password);
+        } catch (GeneralSecurityException | IOException e) {
+            throw new IllegalArgumentException("cannot read the key store " + file + " (PKCS#12 or JKS, with this password): "
+                    + e.getMessage(), e);
         }
     }
 
@@ -373,8 +418,8 @@ public final class TlsConfig {
                 return "the client showed no certificate, and this server requires one (" + m + ")";
             }
             if (m.contains("certificate_required")) { // the client's
-                return "the server requires a client certificate from an issuer it trusts, and this client showed none"
-                        + " (TlsConfig.keys) (" + m + ")";
+                return "the server requires a client certificate from an issuer it trusts, and this client showed none:"
+                        + " it has no certificate (TlsConfig.keys), or none from an issuer the server trusts (" + m + ")";
             }
             if (m.contains("Received fatal alert")) {
                 return "the peer refused the handshake (" + m + "): it does not trust this side's certificate, requires one"

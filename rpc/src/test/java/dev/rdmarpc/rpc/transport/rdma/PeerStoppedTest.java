@@ -86,7 +86,7 @@ class PeerStoppedTest {
                         CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(1)).withAttachment(Attachment.of(blob)));
                 ExecutionException e = assertThrows(ExecutionException.class, () -> call.get(60, TimeUnit.SECONDS));
                 RpcException re = assertInstanceOf(RpcException.class, e.getCause());
-                assertEquals(Status.TIMEOUT, re.status(), re.getMessage());
+                assertEquals(Status.DEADLINE_EXCEEDED, re.status(), re.getMessage());
                 assertTrue(client.isOpen(), "the deadline passed before the client gave the server up");
                 assertEquals(1, mem.transfersInFlight(), "the frame is still the peer's to read: "
                         + clientT.metrics());
