@@ -9,7 +9,7 @@ import java.util.Objects;
  * ({@code TcpTransport.Config.idleStrategy}, {@code RdmaConfig.polling().idleStrategy}).
  *
  * <ul>
- *   <li>{@link #event()} (the default): block at once, in the selector (TCP) or on the completion
+ *   <li>{@link #event()}: block at once, in the selector (TCP) or on the completion
  *       channel (RDMA). No CPU while idle; every burst after a pause pays a thread wake-up (a few
  *       microseconds on bare metal, tens on a virtual machine).
  *   <li>{@link #busyPoll()}: never block; poll again at once ({@link Thread#onSpinWait} between
@@ -19,7 +19,7 @@ import java.util.Objects;
  *       does. Back-to-back bursts find the thread awake; an idle thread costs nothing. Where client
  *       and server share the cores (one process on a small machine) spinning takes CPU from the
  *       peer and can lower throughput: measure before choosing it.
- *   <li>{@link #adaptive(Duration)} (the RDMA transport's default): poll while the next event is
+ *   <li>{@link #adaptive(Duration)} (the default of both transports): poll while the next event is
  *       likely to come soon, judged from the idle stretches the thread has seen, then block. The
  *       thread learns apart how long it waits with calls in flight (about a round trip) and with
  *       none (until a caller sends), spins for 1.5 x the longest recent stretch of that kind that
@@ -79,7 +79,7 @@ public final class IdleStrategy {
         this.spin = spin;
     }
 
-    /** @return block as soon as idle (the default of both transports) */
+    /** @return block as soon as idle */
     public static IdleStrategy event() {
         return EVENT;
     }
@@ -103,7 +103,7 @@ public final class IdleStrategy {
         return new IdleStrategy(Mode.BACK_OFF, spin);
     }
 
-    /** @return {@link #adaptive(Duration)} with {@link #DEFAULT_MAX_SPIN} (the RDMA transport's default) */
+    /** @return {@link #adaptive(Duration)} with {@link #DEFAULT_MAX_SPIN} (the default of both transports) */
     public static IdleStrategy adaptive() {
         return adaptive(DEFAULT_MAX_SPIN);
     }
