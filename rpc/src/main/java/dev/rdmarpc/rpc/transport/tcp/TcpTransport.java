@@ -493,9 +493,8 @@ public final class TcpTransport implements Transport {
          *             {@link IdleStrategy#adaptive()}: poll while the next event is likely within a
          *             learnt spin (at most 2 ms), then block in the selector. Waking a blocked thread
          *             costs tens of microseconds on virtual machines, more than a loopback round trip;
-         *             spinning through short waits saves it (1.3-1.9 x the QPS of {@code event} at
-         *             128 B and 4 KiB x 16 and 64, pinned, at about the same CPU time per call;
-         *             docs/performance.md, section 1d). An idle connection costs it no more than
+         *             spinning through short waits saves it, at about the same CPU time per call under
+         *             load (docs/performance.md, section 1d). An idle connection costs it no more than
          *             {@link IdleStrategy#event()} (blocking at once), but it spins through every gap
          *             between calls shorter than its most spin: calls a millisecond apart kept a client's
          *             and a server's I/O thread spinning, most of a core between them, against a seventh
