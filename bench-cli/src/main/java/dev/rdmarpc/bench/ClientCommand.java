@@ -1,5 +1,6 @@
 package dev.rdmarpc.bench;
 
+import dev.rdmarpc.bench.load.CpuMeter;
 import dev.rdmarpc.bench.load.EchoStack;
 import dev.rdmarpc.bench.load.MatrixPlan;
 import dev.rdmarpc.bench.load.StackOptions;
@@ -45,6 +46,11 @@ final class ClientCommand extends MatrixCommand {
                     + "its certificate lists (default: the name is checked).")
     boolean tlsNoVerifyHostname;
 
+    @Option(names = "--server-pid", paramLabel = "PID",
+            description = "The process id of the server (`bench-cli server`) when it runs on this host: each cell then "
+                    + "reports that process's CPU time per call too (srv-cpu/call), beside this process's (cpu/call).")
+    Long serverPid;
+
     @Override
     public Integer call() {
         for (InetSocketAddress a : new InetSocketAddress[] {connect, grpcConnect, nettyConnect}) {
@@ -56,6 +62,14 @@ final class ClientCommand extends MatrixCommand {
         TlsSettings tls = tlsSettings();
         InetSocketAddress baselineConnect = MatrixOptions.baselineAddress(spec, matrix.baseline, connect, "connect",
                 grpcConnect, nettyConnect);
+        CpuMeter cpu = CpuMeter.SELF;
+        if (serverPid != null) {
+            try {
+                cpu = CpuMeter.withServer(serverPid);
+            } catch (IllegalArgumentException e) {
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--server-pid: " + e.getMessage());
+            }
+        }
         List<EchoStack> stacks = stacks();
         try {
             MatrixPlan plan = matrix.plan();
@@ -66,7 +80,7 @@ final class ClientCommand extends MatrixCommand {
                 addresses.add(baselineConnect);
             }
             return measure(stacks, addresses, plan, options, matrix.transport + " to " + show(connect)
-                    + (stacks.size() > 1 ? " and " + show(addresses.get(1)) : "") + ", server in another process");
+                    + (stacks.size() > 1 ? " and " + show(addresses.get(1)) : "") + ", server in another process", cpu);
         } finally {
             closeAll(stacks);
         }

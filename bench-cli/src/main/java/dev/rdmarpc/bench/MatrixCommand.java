@@ -1,6 +1,7 @@
 package dev.rdmarpc.bench;
 
 import dev.rdmarpc.bench.load.CellResult;
+import dev.rdmarpc.bench.load.CpuMeter;
 import dev.rdmarpc.bench.load.EchoServer;
 import dev.rdmarpc.bench.load.EchoStack;
 import dev.rdmarpc.bench.load.MatrixPlan;
@@ -50,6 +51,12 @@ abstract class MatrixCommand implements Callable<Integer> {
     /** Runs the matrix against the servers (one per stack, same order) and prints the report. */
     int measure(List<EchoStack> stacks, List<InetSocketAddress> servers, MatrixPlan plan, StackOptions options,
             String target) {
+        return measure(stacks, servers, plan, options, target, CpuMeter.SELF);
+    }
+
+    /** {@link #measure} with the CPU time per call that {@code cpu} measures. */
+    int measure(List<EchoStack> stacks, List<InetSocketAddress> servers, MatrixPlan plan, StackOptions options,
+            String target, CpuMeter cpu) {
         List<MatrixRunner.Target> targets = new ArrayList<>();
         for (int i = 0; i < stacks.size(); i++) {
             targets.add(new MatrixRunner.Target(stacks.get(i), servers.get(i), options));
@@ -60,7 +67,7 @@ abstract class MatrixCommand implements Callable<Integer> {
         ProgressLine line = new ProgressLine(err, progress && Terminal.stderrIsTerminal(), plan.warmup(), plan.measure());
         List<List<CellResult>> results;
         try {
-            results = MatrixRunner.run(targets, plan, progress ? line : MatrixRunner.CellListener.NONE);
+            results = MatrixRunner.run(targets, plan, progress ? line : MatrixRunner.CellListener.NONE, cpu);
         } catch (IOException | IllegalStateException e) {
             throw new BenchException(e.getMessage(), e);
         } catch (InterruptedException e) {

@@ -30,7 +30,7 @@ class LocalRunTest {
                 "--warmup", "200ms", "--duration", "500ms", "--initial-warmup", "200ms");
         assertEquals(0, r.code(), r.err());
         List<String> rows = r.out().lines().filter(l -> !l.startsWith("#")).toList();
-        assertEquals(3, rows.size(), r.out()); // the header, the cell, the note on the balance
+        assertEquals(4, rows.size(), r.out()); // the header, the cell, the notes on the balance and the CPU per call
         assertTrue(rows.get(0).startsWith("request  concurrency  throughput(Gb/s)"), rows.get(0));
         String[] cells = rows.get(1).trim().split("\\s+");
         assertEquals("4K", cells[0]);
@@ -41,6 +41,10 @@ class LocalRunTest {
         double balance = Double.parseDouble(cells[8]);
         assertTrue(balance > 0 && balance <= 1, "balance " + balance);
         assertTrue(rows.get(2).startsWith("balance: "), rows.get(2));
+        assertTrue(rows.get(0).trim().endsWith("balance  cpu/call(us)"), rows.get(0));
+        double cpu = Double.parseDouble(cells[9]);
+        assertTrue(cpu > 0 && cpu < 1e6, "CPU per call of client and server in one JVM: " + cpu);
+        assertTrue(rows.get(3).startsWith("cpu/call: "), rows.get(3));
         assertTrue(r.out().contains("# rdmarpc-tcp: "), r.out());
     }
 
@@ -54,13 +58,13 @@ class LocalRunTest {
         assertTrue(r.out().contains("# server streaming, tcp loopback 127.0.0.1"), r.out());
         List<String> rows = r.out().lines().filter(l -> !l.startsWith("#")).toList();
         assertEquals(List.of("message", "streams", "msgs/s", "throughput(Gb/s)", "gap-P50(us)", "gap-P90(us)",
-                "gap-P99(us)", "gap-P99.9(us)"), List.of(rows.get(0).trim().split("\\s+")), r.out());
-        assertEquals(5, rows.size(), r.out());
+                "gap-P99(us)", "gap-P99.9(us)", "cpu/msg(us)"), List.of(rows.get(0).trim().split("\\s+")), r.out());
+        assertEquals(6, rows.size(), r.out()); // the header, four cells, the note on the CPU per message
         List<String> cells = List.of("128B 1", "128B 16", "32K 1", "32K 16");
         for (int i = 0; i < cells.size(); i++) {
             String[] f = rows.get(i + 1).trim().split("\\s+");
             assertEquals(cells.get(i), f[0] + " " + f[1], r.out());
-            assertEquals(8, f.length, "no errors column: " + r.out());
+            assertEquals(9, f.length, "no errors column: " + r.out());
             double msgs = Double.parseDouble(f[2]);
             double gbps = Double.parseDouble(f[3]);
             assertTrue(msgs > 0, "msgs/s of " + cells.get(i) + ": " + r.out());
@@ -190,21 +194,23 @@ class LocalRunTest {
         // Header, then ours, theirs and the speed-up, then the note on the speed-up.
         List<List<String>> rows = r.out().lines().filter(l -> !l.startsWith("#"))
                 .map(l -> List.of(l.trim().split("\\s+"))).toList();
-        assertEquals(6, rows.size(), r.out());
+        assertEquals(7, rows.size(), r.out());
         assertEquals(List.of("128B", "4", "rdmarpc-tcp"), rows.get(1).subList(0, 3), r.out());
         assertEquals("netty-nio", rows.get(2).get(0), r.out());
         assertEquals("speedup", rows.get(3).get(0), r.out());
-        // Seven figures each: throughput, four percentiles, QPS, the balance (the speed-up row: the ratios
-        // of the first six).
-        assertEquals(List.of(10, 8, 7), rows.subList(1, 4).stream().map(List::size).toList(), r.out());
+        // Eight figures each: throughput, four percentiles, QPS, the balance, the CPU per call (the speed-up
+        // row: the ratios of the first six and of the CPU per call).
+        assertEquals(List.of(11, 9, 8), rows.subList(1, 4).stream().map(List::size).toList(), r.out());
         for (List<String> row : rows.subList(1, 3)) {
-            assertTrue(Double.parseDouble(row.get(row.size() - 2)) > 0, "QPS: " + row);
-            double balance = Double.parseDouble(row.get(row.size() - 1));
+            assertTrue(Double.parseDouble(row.get(row.size() - 3)) > 0, "QPS: " + row);
+            double balance = Double.parseDouble(row.get(row.size() - 2));
             assertTrue(balance > 0 && balance <= 1, "balance: " + row);
+            assertTrue(Double.parseDouble(row.get(row.size() - 1)) > 0, "CPU per call: " + row);
         }
         assertTrue(Double.parseDouble(rows.get(3).get(6).replace("x", "")) > 0, "QPS ratio: " + rows.get(3));
         assertEquals("balance:", rows.get(4).get(0), r.out());
-        assertEquals("speedup:", rows.get(5).get(0), r.out());
+        assertEquals("cpu/call:", rows.get(5).get(0), r.out());
+        assertEquals("speedup:", rows.get(6).get(0), r.out());
         assertTrue(r.out().contains("speedup: ours over netty-nio per column; above 1 favours rdmarpc-tcp"), r.out());
     }
 
@@ -307,8 +313,8 @@ class LocalRunTest {
                 "--format", "csv");
         assertEquals(0, tls.code(), tls.err());
         List<String> lines = tls.out().lines().toList();
-        assertTrue(lines.get(0).endsWith(",late_calls,caller_balance,tls"), lines.get(0));
-        assertTrue(lines.get(1).startsWith("rdmarpc-tcp,1024,1024,2,2,") && lines.get(1).matches(".*,0,(1|0\\.\\d+),TLSv1\\.3"),
+        assertTrue(lines.get(0).endsWith(",late_calls,caller_balance,tls,cpu_us_per_call,server_cpu_us_per_call"), lines.get(0));
+        assertTrue(lines.get(1).startsWith("rdmarpc-tcp,1024,1024,2,2,") && lines.get(1).matches(".*,0,(1|0\\.\\d+),TLSv1\\.3,[0-9.]+,"),
                 lines.get(1));
         BenchCliTest.Run plain = BenchCliTest.run("client", "--connect", connect, "--sizes", "128", "--concurrency", "1",
                 "--warmup", "0s", "--duration", "200ms", "--initial-warmup", "0s");

@@ -36,11 +36,17 @@ import java.util.function.ToDoubleFunction;
  *                      was served alike; near 0, some caller (and so its connection) was starved while
  *                      others went on. {@code NaN} for an open loop, a stream cell, or a cell where no
  *                      call was answered
+ * @param cpuUsPerCall  CPU time (user + system, every thread) of the bench's own process in the measured
+ *                      interval, over the calls (stream cells: messages) completed in it, microseconds
+ *                      (median over runs; {@link CpuMeter}). In {@code local} mode that process is client and
+ *                      server both. {@code NaN} where not measured (open loop)
+ * @param serverCpuUsPerCall the same for the server's process, where it runs apart on this host and its
+ *                      process id was given; else {@code NaN}
  */
 public record CellResult(String stack, int requestBytes, int responseBytes, int concurrency, int inFlight,
         int connections, int runs, long calls, long errors, double seconds, double qps, double p50Us, double p90Us,
         double p99Us, double p999Us, double maxUs, String firstError, long targetQps, long lateCalls,
-        double callerBalance) {
+        double callerBalance, double cpuUsPerCall, double serverCpuUsPerCall) {
 
     /** Below this fraction of the target rate an open-loop row is marked as not keeping up. */
     public static final double KEEPING_UP = 0.9;
@@ -61,6 +67,23 @@ public record CellResult(String stack, int requestBytes, int responseBytes, int 
                 p50Us, p90Us, p99Us, p999Us, maxUs, firstError, targetQps, lateCalls, Double.NaN);
     }
 
+    /** A result without CPU figures. */
+    public CellResult(String stack, int requestBytes, int responseBytes, int concurrency, int inFlight,
+            int connections, int runs, long calls, long errors, double seconds, double qps, double p50Us, double p90Us,
+            double p99Us, double p999Us, double maxUs, String firstError, long targetQps, long lateCalls,
+            double callerBalance) {
+        this(stack, requestBytes, responseBytes, concurrency, inFlight, connections, runs, calls, errors, seconds, qps,
+                p50Us, p90Us, p99Us, p999Us, maxUs, firstError, targetQps, lateCalls, callerBalance, Double.NaN,
+                Double.NaN);
+    }
+
+    /** @return this result with the CPU time per call of this process and of the server's (NaN: not measured) */
+    public CellResult withCpu(double ownUsPerCall, double serverUsPerCall) {
+        return new CellResult(stack, requestBytes, responseBytes, concurrency, inFlight, connections, runs, calls, errors,
+                seconds, qps, p50Us, p90Us, p99Us, p999Us, maxUs, firstError, targetQps, lateCalls, callerBalance,
+                ownUsPerCall, serverUsPerCall);
+    }
+
     /** Whether this cell ran an open loop. */
     public boolean openLoop() {
         return targetQps > 0;
@@ -77,7 +100,7 @@ public record CellResult(String stack, int requestBytes, int responseBytes, int 
     }
 
     /**
-     * Summarises runs of the same cell: QPS, each percentile and the caller balance are the median over
+     * Summarises runs of the same cell: QPS, each percentile, the caller balance and the CPU per call are the median over
      * the runs (the mean of the middle two for an even count), calls, errors and seconds are summed, the
      * maximum is the largest.
      */
@@ -114,7 +137,8 @@ public record CellResult(String stack, int requestBytes, int responseBytes, int 
         return new CellResult(first.stack, first.requestBytes, first.responseBytes, first.concurrency, first.inFlight,
                 first.connections, n, calls, errors, seconds, median(runs, CellResult::qps), median(runs, CellResult::p50Us),
                 median(runs, CellResult::p90Us), median(runs, CellResult::p99Us), median(runs, CellResult::p999Us),
-                max, error, first.targetQps, late, median(runs, CellResult::callerBalance));
+                max, error, first.targetQps, late, median(runs, CellResult::callerBalance),
+                median(runs, CellResult::cpuUsPerCall), median(runs, CellResult::serverCpuUsPerCall));
     }
 
     private static double median(List<CellResult> runs, ToDoubleFunction<CellResult> figure) {

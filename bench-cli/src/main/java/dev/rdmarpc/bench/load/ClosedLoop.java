@@ -44,11 +44,21 @@ public final class ClosedLoop {
      */
     public static CellResult run(String stack, List<EchoConnection> connections, CellSpec spec,
             ProgressListener progress) throws InterruptedException {
-        return run(stack, connections, spec, progress, LoadClock.SYSTEM);
+        return run(stack, connections, spec, progress, LoadClock.SYSTEM, CpuMeter.SELF);
+    }
+
+    static CellResult run(String stack, List<EchoConnection> connections, CellSpec spec, ProgressListener progress,
+            CpuMeter cpu) throws InterruptedException {
+        return run(stack, connections, spec, progress, LoadClock.SYSTEM, cpu);
     }
 
     static CellResult run(String stack, List<EchoConnection> connections, CellSpec spec, ProgressListener progress,
             LoadClock clock) throws InterruptedException {
+        return run(stack, connections, spec, progress, clock, CpuMeter.SELF);
+    }
+
+    private static CellResult run(String stack, List<EchoConnection> connections, CellSpec spec,
+            ProgressListener progress, LoadClock clock, CpuMeter cpu) throws InterruptedException {
         if (connections.isEmpty()) {
             throw new IllegalArgumentException("no connections");
         }
@@ -69,10 +79,12 @@ public final class ClosedLoop {
             waitPhase(ProgressListener.Phase.WARMUP, spec.warmup().toNanos(), shared, progress);
             shared.recorder.getIntervalHistogram(); // discard the warm-up
             long[] answeredBefore = answered(groups);
+            CpuMeter.Reading cpu0 = cpu.read();
             long t0 = clock.nanoTime();
             waitPhase(ProgressListener.Phase.MEASURE, spec.measure().toNanos(), shared, progress);
             Histogram h = shared.recorder.getIntervalHistogram();
             long t1 = clock.nanoTime();
+            CpuMeter.Reading cpu1 = cpu.read();
             double balance = balance(answeredBefore, answered(groups));
             shared.running = false;
             long deadline = t1 + DRAIN_TIMEOUT_NANOS;
@@ -85,7 +97,9 @@ public final class ClosedLoop {
                         + " s after the measurement ended");
             }
             drained = true;
-            return toResult(stack, spec, usedConnections, h, (t1 - t0) / 1e9, shared, balance);
+            double[] perCall = CpuMeter.perCallUs(cpu0, cpu1, h.getTotalCount());
+            return toResult(stack, spec, usedConnections, h, (t1 - t0) / 1e9, shared, balance)
+                    .withCpu(perCall[0], perCall[1]);
         } finally {
             shared.running = false;
             if (!fired || drained || shared.outstandingGroups.get() == 0) {

@@ -49,24 +49,31 @@ public final class MatrixRunner {
     }
 
     /** Runs one cell with the driver of its kind: a stream cell, an open loop or a closed loop. */
-    static CellResult runCell(String stack, List<EchoConnection> connections, CellSpec cell, ProgressListener progress)
-            throws InterruptedException {
+    static CellResult runCell(String stack, List<EchoConnection> connections, CellSpec cell, ProgressListener progress,
+            CpuMeter cpu) throws InterruptedException {
         if (cell.stream()) {
-            return StreamLoop.run(stack, connections, cell, progress);
+            return StreamLoop.run(stack, connections, cell, progress, cpu);
         }
         return cell.openLoop() ? OpenLoop.run(stack, connections, cell, progress)
-                : ClosedLoop.run(stack, connections, cell, progress);
+                : ClosedLoop.run(stack, connections, cell, progress, cpu);
+    }
+
+    /** {@link #run(List, MatrixPlan, CellListener, CpuMeter)} measuring this process's CPU time only. */
+    public static List<List<CellResult>> run(List<Target> targets, MatrixPlan plan, CellListener listener)
+            throws Exception {
+        return run(targets, plan, listener, CpuMeter.SELF);
     }
 
     /**
      * Connects {@code plan.connections()} times to each target (fewer when no cell has that many callers),
-     * runs every cell on every target and closes the connections.
+     * runs every cell on every target and closes the connections. Closed-loop and stream cells report the
+     * CPU time per call that {@code cpu} measures over their measured interval.
      *
      * @return per target, in the order given, its results in the plan's cell order
      * @throws Exception from a stack's {@code connect}, or {@link IllegalStateException} from a cell
      */
-    public static List<List<CellResult>> run(List<Target> targets, MatrixPlan plan, CellListener listener)
-            throws Exception {
+    public static List<List<CellResult>> run(List<Target> targets, MatrixPlan plan, CellListener listener,
+            CpuMeter cpu) throws Exception {
         List<CellSpec> cells = plan.cells();
         int maxCallers = 1;
         for (CellSpec c : cells) {
@@ -86,7 +93,7 @@ public final class MatrixRunner {
                 CellSpec warm = plan.initialWarmupCell();
                 for (int t = 0; t < targets.size(); t++) {
                     String name = targets.get(t).stack().name();
-                    CellResult r = runCell(name, connections.get(t), warm, listener.initialWarmup(name, warm));
+                    CellResult r = runCell(name, connections.get(t), warm, listener.initialWarmup(name, warm), cpu);
                     if (r.errors() > 0) {
                         throw new IllegalStateException(name + " failed during the initial warm-up: " + r.firstError());
                     }
@@ -109,7 +116,7 @@ public final class MatrixRunner {
                     for (int t = 0; t < targets.size(); t++) {
                         String name = targets.get(t).stack().name();
                         ProgressListener progress = listener.cellStarting(name, index++, total, cell);
-                        CellResult r = runCell(name, connections.get(t), cell, progress);
+                        CellResult r = runCell(name, connections.get(t), cell, progress, cpu);
                         listener.cellDone(r);
                         runs.get(t).get(c).add(r);
                     }

@@ -57,6 +57,11 @@ public final class StreamLoop {
      */
     public static CellResult run(String stack, List<EchoConnection> connections, CellSpec spec,
             ProgressListener progress) throws InterruptedException {
+        return run(stack, connections, spec, progress, CpuMeter.SELF);
+    }
+
+    static CellResult run(String stack, List<EchoConnection> connections, CellSpec spec,
+            ProgressListener progress, CpuMeter cpu) throws InterruptedException {
         if (connections.isEmpty()) {
             throw new IllegalArgumentException("no connections");
         }
@@ -89,6 +94,7 @@ public final class StreamLoop {
             }
             long warmupNanos = spec.warmup().toNanos();
             waitPhase(ProgressListener.Phase.WARMUP, warmupNanos, shared, readers, progress);
+            CpuMeter.Reading cpu0 = cpu.read();
             long t0 = System.nanoTime();
             long[] start = new long[streams];
             for (int i = 0; i < streams; i++) {
@@ -97,6 +103,7 @@ public final class StreamLoop {
             }
             waitPhase(ProgressListener.Phase.MEASURE, spec.measure().toNanos(), shared, readers, progress);
             long t1 = System.nanoTime();
+            CpuMeter.Reading cpu1 = cpu.read();
             long messages = 0;
             Histogram gaps = new Histogram(HIGHEST_TRACKABLE_NANOS, GAP_DIGITS);
             for (int i = 0; i < streams; i++) {
@@ -104,7 +111,9 @@ public final class StreamLoop {
                 gaps.add(readers.get(i).gaps.getIntervalHistogram());
             }
             stop(shared, calls);
-            return toResult(stack, spec, usedConnections, messages, gaps, (t1 - t0) / 1e9, shared);
+            double[] perCall = CpuMeter.perCallUs(cpu0, cpu1, messages);
+            return toResult(stack, spec, usedConnections, messages, gaps, (t1 - t0) / 1e9, shared)
+                    .withCpu(perCall[0], perCall[1]);
         } finally {
             stop(shared, calls);
         }

@@ -10,7 +10,9 @@ import java.util.List;
  * {@code target_qps} is the open loop's target rate (empty for a closed loop), {@code late_calls} its
  * calls sent late (0 for a closed loop); {@code caller_balance} the closed loop's
  * {@link CellResult#callerBalance} (empty for an open loop); {@code tls} the TLS protocol versions the
- * run allowed (empty for plain TCP).
+ * run allowed (empty for plain TCP); {@code cpu_us_per_call} the CPU time of the bench's process per call in the
+ * measured interval and {@code server_cpu_us_per_call} the server process's ({@link CellResult#cpuUsPerCall};
+ * empty where not measured).
  *
  * <p>A server-streaming run ({@link Report#stream()}) has its own header, {@link #STREAM_HEADER}: message size,
  * streams, messages per second, Gb/s of payload, the gaps between consecutive messages of a stream
@@ -18,10 +20,12 @@ import java.util.List;
  */
 public final class CsvFormat {
     static final String HEADER = "stack,request_bytes,response_bytes,concurrency,in_flight,connections,runs,"
-            + "throughput_gbps,p50_us,p90_us,p99_us,p999_us,max_us,qps,calls,errors,seconds,target_qps,late_calls,caller_balance,tls";
+            + "throughput_gbps,p50_us,p90_us,p99_us,p999_us,max_us,qps,calls,errors,seconds,target_qps,late_calls,caller_balance,tls,"
+            + "cpu_us_per_call,server_cpu_us_per_call";
 
     static final String STREAM_HEADER = "stack,message_bytes,streams,connections,runs,msgs_per_s,throughput_gbps,"
-            + "gap_p50_us,gap_p90_us,gap_p99_us,gap_p999_us,gap_max_us,messages,payload_bytes,errors,seconds,tls";
+            + "gap_p50_us,gap_p90_us,gap_p99_us,gap_p999_us,gap_max_us,messages,payload_bytes,errors,seconds,tls,"
+            + "cpu_us_per_message,server_cpu_us_per_message";
 
     private CsvFormat() {
     }
@@ -44,7 +48,7 @@ public final class CsvFormat {
                         Integer.toString(s.concurrency()), "", "", "", Formats.plain(s.throughput()),
                         Formats.plain(s.p50()), Formats.plain(s.p90()), Formats.plain(s.p99()),
                         Formats.plain(s.p999()), "", Formats.plain(s.qps()), "", "", "", target(s.targetQps()), "", "",
-                        tls));
+                        tls, "", ""));
             }
         }
         out.flush();
@@ -57,7 +61,8 @@ public final class CsvFormat {
                 Formats.plain(r.gbps()), Formats.plain(r.p50Us()), Formats.plain(r.p90Us()), Formats.plain(r.p99Us()),
                 Formats.plain(r.p999Us()), Formats.plain(r.maxUs()), Formats.plain(r.qps()), Long.toString(r.calls()),
                 Long.toString(r.errors()), Formats.plain(r.seconds()), target(r.targetQps()), Long.toString(r.lateCalls()),
-                Formats.plain(r.callerBalance()), tls));
+                Formats.plain(r.callerBalance()), tls, Formats.plain(r.cpuUsPerCall()),
+                Formats.plain(r.serverCpuUsPerCall())));
     }
 
     private static void writeStreams(Report report, PrintWriter out) {
@@ -72,7 +77,7 @@ public final class CsvFormat {
                 out.println(String.join(",", "speedup", Integer.toString(s.requestBytes()),
                         Integer.toString(s.concurrency()), "", "", Formats.plain(s.qps()), Formats.plain(s.throughput()),
                         Formats.plain(s.p50()), Formats.plain(s.p90()), Formats.plain(s.p99()), Formats.plain(s.p999()),
-                        "", "", "", "", "", tls));
+                        "", "", "", "", "", tls, "", ""));
             }
         }
         out.flush();
@@ -83,7 +88,8 @@ public final class CsvFormat {
                 Integer.toString(r.connections()), Integer.toString(r.runs()), Formats.plain(r.qps()),
                 Formats.plain(r.gbps()), Formats.plain(r.p50Us()), Formats.plain(r.p90Us()), Formats.plain(r.p99Us()),
                 Formats.plain(r.p999Us()), Formats.plain(r.maxUs()), Long.toString(r.calls()),
-                Long.toString(r.calls() * r.requestBytes()), Long.toString(r.errors()), Formats.plain(r.seconds()), tls));
+                Long.toString(r.calls() * r.requestBytes()), Long.toString(r.errors()), Formats.plain(r.seconds()), tls,
+                Formats.plain(r.cpuUsPerCall()), Formats.plain(r.serverCpuUsPerCall())));
     }
 
     private static String target(long qps) {

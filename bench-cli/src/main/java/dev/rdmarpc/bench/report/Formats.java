@@ -23,6 +23,14 @@ final class Formats {
         return v >= 100 ? String.format(Locale.ROOT, "%.0f", v) : String.format(Locale.ROOT, "%.1f", v);
     }
 
+    /** CPU microseconds per call: two decimals below 10, one below 100, none above; "-" when not measured. */
+    static String cpu(double v) {
+        if (!Double.isFinite(v)) {
+            return "-";
+        }
+        return String.format(Locale.ROOT, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v);
+    }
+
     /** Calls per second as a whole number. */
     static String qps(double v) {
         return Double.isFinite(v) ? String.format(Locale.ROOT, "%.0f", v) : "-";

@@ -8,7 +8,9 @@ import java.util.List;
  * JSON: one object with the run's settings, the cells of each stack and, with a baseline, the speed-ups.
  * {@code workload} says what the cells measured; a server-streaming run's cells carry messages per second,
  * Gb/s of payload and the gaps between consecutive messages of a stream ({@code gap_*_us}) instead of QPS
- * and call latencies.
+ * and call latencies. {@code cpu_us_per_call} ({@code cpu_us_per_message} for streams) is the CPU time of the
+ * bench's process per call in the measured interval, {@code server_cpu_us_per_call} the server process's where
+ * measured ({@link CellResult#cpuUsPerCall}); null where not measured.
  */
 public final class JsonFormat {
     private JsonFormat() {
@@ -117,6 +119,8 @@ public final class JsonFormat {
                     + ", \"gap_p999_us\": " + num(r.p999Us()) + ", \"gap_max_us\": " + num(r.maxUs())
                     + ", \"messages\": " + r.calls() + ", \"payload_bytes\": " + r.calls() * r.requestBytes()
                     + ", \"errors\": " + r.errors() + ", \"seconds\": " + num(r.seconds())
+                    + ", \"cpu_us_per_message\": " + num(r.cpuUsPerCall())
+                    + ", \"server_cpu_us_per_message\": " + num(r.serverCpuUsPerCall())
                     + (r.firstError() != null ? ", \"first_error\": " + str(r.firstError()) : "") + "}");
             out.println(i + 1 < cells.size() ? "," : "");
         }
@@ -137,6 +141,8 @@ public final class JsonFormat {
                     + ", \"qps\": " + num(r.qps()) + ", \"calls\": " + r.calls() + ", \"errors\": " + r.errors()
                     + ", \"seconds\": " + num(r.seconds()) + ", \"target_qps\": " + target(r.targetQps())
                     + ", \"late_calls\": " + r.lateCalls() + ", \"caller_balance\": " + num(r.callerBalance())
+                    + ", \"cpu_us_per_call\": " + num(r.cpuUsPerCall())
+                    + ", \"server_cpu_us_per_call\": " + num(r.serverCpuUsPerCall())
                     + (r.firstError() != null ? ", \"first_error\": " + str(r.firstError()) : "") + "}");
             out.println(i + 1 < cells.size() ? "," : "");
         }

@@ -24,11 +24,12 @@ public record Report(RunInfo info, List<CellResult> results, List<CellResult> ba
 
     /**
      * Speed-up of ours over the baseline for one cell; every figure is "greater than 1 favours ours":
-     * throughput and QPS ours / theirs, latencies theirs / ours. {@code NaN} where a side has no figure. Of
+     * throughput and QPS ours / theirs, latencies and CPU per call ({@code cpu}: the bench's process,
+     * {@code serverCpu}: the server's) theirs / ours. {@code NaN} where a side has no figure. Of
      * a stream cell: messages per second for QPS, the gaps between messages for the latencies.
      */
     public record Speedup(int requestBytes, int concurrency, double throughput, double p50, double p90,
-            double p99, double p999, double qps, long targetQps) {
+            double p99, double p999, double qps, long targetQps, double cpu, double serverCpu) {
     }
 
     /** Speed-ups per cell, in cell order; empty without a baseline. */
@@ -39,7 +40,8 @@ public record Report(RunInfo info, List<CellResult> results, List<CellResult> ba
             CellResult b = baseline.get(i);
             out.add(new Speedup(a.requestBytes(), a.concurrency(),
                     ratio(a.gbps(), b.gbps()), ratio(b.p50Us(), a.p50Us()), ratio(b.p90Us(), a.p90Us()),
-                    ratio(b.p99Us(), a.p99Us()), ratio(b.p999Us(), a.p999Us()), ratio(a.qps(), b.qps()), a.targetQps()));
+                    ratio(b.p99Us(), a.p99Us()), ratio(b.p999Us(), a.p999Us()), ratio(a.qps(), b.qps()), a.targetQps(),
+                    ratio(b.cpuUsPerCall(), a.cpuUsPerCall()), ratio(b.serverCpuUsPerCall(), a.serverCpuUsPerCall())));
         }
         return out;
     }

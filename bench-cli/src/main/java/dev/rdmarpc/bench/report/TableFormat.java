@@ -41,6 +41,14 @@ public final class TableFormat {
         }
         head.addAll(List.of("throughput(Gb/s)", "P50(us)", "P90(us)", "P99(us)", "P99.9(us)", "QPS"));
         head.add(open ? "late" : "balance");
+        boolean cpu = measured(report, false);
+        boolean serverCpu = measured(report, true);
+        if (cpu) {
+            head.add("cpu/call(us)");
+        }
+        if (serverCpu) {
+            head.add("srv-cpu/call(us)");
+        }
         if (errors) {
             head.add("errors");
         }
@@ -64,12 +72,12 @@ public final class TableFormat {
                 lead.add(Long.toString(r.targetQps()));
             }
             lead.add(conc);
-            rows.add(row(lead, baseline ? r.stack() : null, r, errors, open));
+            rows.add(row(lead, baseline ? r.stack() : null, r, errors, open, cpu, serverCpu));
             shortOfTarget |= r.belowTarget();
             List<String> blank = new ArrayList<>(java.util.Collections.nCopies(lead.size(), ""));
             if (baseline) {
                 CellResult b = report.baseline().get(i);
-                rows.add(row(blank, b.stack(), b, errors, open));
+                rows.add(row(blank, b.stack(), b, errors, open, cpu, serverCpu));
                 shortOfTarget |= b.belowTarget();
                 groupStart.add(false);
                 Report.Speedup s = speedups.get(i);
@@ -78,6 +86,12 @@ public final class TableFormat {
                         Formats.factor(s.p50()), Formats.factor(s.p90()), Formats.factor(s.p99()),
                         Formats.factor(s.p999()), Formats.factor(s.qps())));
                 sr.add(""); // late calls, or the balance: no ratio
+                if (cpu) {
+                    sr.add(Formats.factor(s.cpu()));
+                }
+                if (serverCpu) {
+                    sr.add(Formats.factor(s.serverCpu()));
+                }
                 if (errors) {
                     sr.add("");
                 }
@@ -116,10 +130,11 @@ public final class TableFormat {
             out.println("balance: calls answered to the caller answered least / to the one answered most, in the "
                     + "measured time (1.00: every caller served alike; near 0: a caller starved)");
         }
+        cpuNote(out, cpu, serverCpu, "call");
         if (baseline) {
             out.println("speedup: ours over " + info.baseline()
                     + " per column; above 1 favours " + info.stack()
-                    + " (throughput and QPS: ours/theirs; latencies: theirs/ours)");
+                    + " (throughput and QPS: ours/theirs; latencies" + (cpu ? " and CPU per call" : "") + ": theirs/ours)");
         }
         for (CellResult r : report.results()) {
             errorNote(out, r, false);
@@ -140,6 +155,14 @@ public final class TableFormat {
             head.add("stack");
         }
         head.addAll(List.of("msgs/s", "throughput(Gb/s)", "gap-P50(us)", "gap-P90(us)", "gap-P99(us)", "gap-P99.9(us)"));
+        boolean cpu = measured(report, false);
+        boolean serverCpu = measured(report, true);
+        if (cpu) {
+            head.add("cpu/msg(us)");
+        }
+        if (serverCpu) {
+            head.add("srv-cpu/msg(us)");
+        }
         if (errors) {
             head.add("errors");
         }
@@ -152,15 +175,21 @@ public final class TableFormat {
             List<String> lead = List.of(Units.formatSize(r.requestBytes()), Integer.toString(r.concurrency()));
             groupStart.add(previousSize != -1 && previousSize != r.requestBytes());
             previousSize = r.requestBytes();
-            rows.add(streamRow(lead, baseline ? r.stack() : null, r, errors));
+            rows.add(streamRow(lead, baseline ? r.stack() : null, r, errors, cpu, serverCpu));
             if (baseline) {
                 List<String> blank = List.of("", "");
-                rows.add(streamRow(blank, report.baseline().get(i).stack(), report.baseline().get(i), errors));
+                rows.add(streamRow(blank, report.baseline().get(i).stack(), report.baseline().get(i), errors, cpu, serverCpu));
                 groupStart.add(false);
                 Report.Speedup s = speedups.get(i);
                 List<String> sr = new ArrayList<>(blank);
                 sr.addAll(List.of("speedup", Formats.factor(s.qps()), Formats.factor(s.throughput()),
                         Formats.factor(s.p50()), Formats.factor(s.p90()), Formats.factor(s.p99()), Formats.factor(s.p999())));
+                if (cpu) {
+                    sr.add(Formats.factor(s.cpu()));
+                }
+                if (serverCpu) {
+                    sr.add(Formats.factor(s.serverCpu()));
+                }
                 if (errors) {
                     sr.add("");
                 }
@@ -183,9 +212,10 @@ public final class TableFormat {
             }
             out.println(line(rows.get(i), width, stackColumn));
         }
+        cpuNote(out, cpu, serverCpu, "message");
         if (baseline) {
             out.println("speedup: ours over " + info.baseline() + " per column; above 1 favours " + info.stack()
-                    + " (msgs/s and throughput: ours/theirs; gaps: theirs/ours)");
+                    + " (msgs/s and throughput: ours/theirs; gaps" + (cpu ? " and CPU per message" : "") + ": theirs/ours)");
         }
         for (CellResult r : report.results()) {
             errorNote(out, r, true);
@@ -196,7 +226,41 @@ public final class TableFormat {
         out.flush();
     }
 
-    private static List<String> streamRow(List<String> lead, String stack, CellResult r, boolean errors) {
+    /** Whether any cell has a CPU figure: the bench process's, or ({@code server}) the server's. */
+    private static boolean measured(Report report, boolean server) {
+        for (List<CellResult> list : List.of(report.results(), report.baseline())) {
+            for (CellResult r : list) {
+                if (Double.isFinite(server ? r.serverCpuUsPerCall() : r.cpuUsPerCall())) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static void cpuNote(PrintWriter out, boolean cpu, boolean serverCpu, String unit) {
+        if (cpu) {
+            out.println("cpu/" + (unit.equals("call") ? "call" : "msg") + ": CPU time (user + system, every thread: "
+                    + "I/O, callers, JIT, GC, an idle stack beside) of the bench's process in the measured interval per "
+                    + unit + "; where client and server share the JVM (local), the cost of both sides");
+        }
+        if (serverCpu) {
+            out.println("srv-cpu/" + (unit.equals("call") ? "call" : "msg") + ": the same for the server's process "
+                    + "(--server-pid), which hosts both stacks' servers");
+        }
+    }
+
+    private static void addCpu(List<String> row, CellResult r, boolean cpu, boolean serverCpu) {
+        if (cpu) {
+            row.add(Formats.cpu(r.cpuUsPerCall()));
+        }
+        if (serverCpu) {
+            row.add(Formats.cpu(r.serverCpuUsPerCall()));
+        }
+    }
+
+    private static List<String> streamRow(List<String> lead, String stack, CellResult r, boolean errors, boolean cpu,
+            boolean serverCpu) {
         List<String> row = new ArrayList<>(lead);
         if (stack != null) {
             row.add(stack);
@@ -207,6 +271,7 @@ public final class TableFormat {
         row.add(Formats.micros(r.p90Us()));
         row.add(Formats.micros(r.p99Us()));
         row.add(Formats.micros(r.p999Us()));
+        addCpu(row, r, cpu, serverCpu);
         if (errors) {
             row.add(Long.toString(r.errors()));
         }
@@ -269,7 +334,8 @@ public final class TableFormat {
                 + (info.tlsNegotiated() == null ? "not seen (the servers ran in another process)" : info.tlsNegotiated());
     }
 
-    private static List<String> row(List<String> lead, String stack, CellResult r, boolean errors, boolean open) {
+    private static List<String> row(List<String> lead, String stack, CellResult r, boolean errors, boolean open,
+            boolean cpu, boolean serverCpu) {
         List<String> row = new ArrayList<>(lead);
         if (stack != null) {
             row.add(stack);
@@ -281,6 +347,7 @@ public final class TableFormat {
         row.add(Formats.micros(r.p999Us()));
         row.add(Formats.qps(r.qps()) + (r.belowTarget() ? "<" : ""));
         row.add(open ? Long.toString(r.lateCalls()) : Formats.ratio(r.callerBalance()));
+        addCpu(row, r, cpu, serverCpu);
         if (errors) {
             row.add(Long.toString(r.errors()));
         }

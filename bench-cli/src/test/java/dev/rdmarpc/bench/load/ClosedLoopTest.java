@@ -46,6 +46,34 @@ class ClosedLoopTest {
     }
 
     @Test
+    void cpuTimePerCallCountsThisProcessAndTheServerNamedByItsPid() throws Exception {
+        ExecutorEchoStack stack = new ExecutorEchoStack();
+        stack.cpuMicros = 500; // every answer burns 500 us of CPU in this process
+        MatrixPlan plan = new MatrixPlan(List.of(128), List.of(1), -1, 1, 1, Duration.ofMillis(100),
+                Duration.ofMillis(1000), 1 << 30);
+        StackOptions options = new StackOptions(1, 128, null, -1);
+        // The "server" is this process too: its CPU time, read through its pid, holds the same burn.
+        CpuMeter both = CpuMeter.withServer(ProcessHandle.current().pid());
+        CellResult r = MatrixRunner.run(List.of(new MatrixRunner.Target(stack, NOWHERE, options)), plan,
+                MatrixRunner.CellListener.NONE, both).get(0).get(0);
+        assertEquals(0, r.errors());
+        assertTrue(r.calls() > 50, "calls " + r.calls());
+        assertTrue(r.cpuUsPerCall() >= 500 && r.cpuUsPerCall() < 50_000, "cpu/call " + r.cpuUsPerCall());
+        // clock ticks of 10 ms over at least 50 x 500 us: within a few percent of the burn
+        assertTrue(r.serverCpuUsPerCall() >= 400 && r.serverCpuUsPerCall() < 50_000, "server cpu/call " + r.serverCpuUsPerCall());
+        CellResult self = MatrixRunner.run(List.of(new MatrixRunner.Target(stack, NOWHERE, options)), plan,
+                MatrixRunner.CellListener.NONE).get(0).get(0);
+        assertTrue(self.cpuUsPerCall() >= 500, "cpu/call " + self.cpuUsPerCall());
+        assertTrue(Double.isNaN(self.serverCpuUsPerCall()), "no server pid, no server figure");
+    }
+
+    @Test
+    void aServerPidWithoutAProcessIsRefused() {
+        long gone = Long.MAX_VALUE / 2;
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> CpuMeter.withServer(gone));
+    }
+
+    @Test
     void balanceIsNearOneWhenCallersAreAnsweredInTurn() throws Exception {
         // One connection, one thread answering its four callers in turn: each is answered as often. (With
         // two connections the balance also follows how the two answering threads share the CPUs, which a

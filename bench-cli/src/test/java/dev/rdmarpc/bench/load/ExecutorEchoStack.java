@@ -22,6 +22,8 @@ final class ExecutorEchoStack implements EchoStack {
     final AtomicInteger callers = new AtomicInteger();
     final AtomicInteger closedCallers = new AtomicInteger();
     volatile long delayMicros;
+    /** CPU time each answer burns on the answering thread (its own CPU clock, so preemption does not shorten it). */
+    volatile long cpuMicros;
     /** When positive, the delay of the first connection made instead of {@link #delayMicros}. */
     volatile long firstConnectionDelayMicros;
     volatile int failEvery;
@@ -61,6 +63,13 @@ final class ExecutorEchoStack implements EchoStack {
                             if (d > 0) {
                                 long end = System.nanoTime() + d * 1000;
                                 while (System.nanoTime() < end) {
+                                    Thread.onSpinWait();
+                                }
+                            }
+                            if (cpuMicros > 0) {
+                                java.lang.management.ThreadMXBean t = java.lang.management.ManagementFactory.getThreadMXBean();
+                                long until = t.getCurrentThreadCpuTime() + cpuMicros * 1000;
+                                while (t.getCurrentThreadCpuTime() < until) {
                                     Thread.onSpinWait();
                                 }
                             }

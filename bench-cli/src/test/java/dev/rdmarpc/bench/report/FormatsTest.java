@@ -71,17 +71,42 @@ class FormatsTest {
     }
 
     @Test
+    void cpuPerCallIsAColumnOfEveryFormatWhereMeasured() {
+        List<dev.rdmarpc.bench.load.CellResult> ours = ReportFixtures.ours().stream().map(r -> r.withCpu(2.5, 3.25)).toList();
+        List<dev.rdmarpc.bench.load.CellResult> theirs = ReportFixtures.theirs().stream().map(r -> r.withCpu(5, Double.NaN)).toList();
+        Report report = new Report(ReportFixtures.info(true), ours, theirs);
+        List<String> table = render(TableFormat::write, report).lines().toList();
+        String head = table.stream().filter(l -> l.startsWith("request")).findFirst().orElseThrow();
+        assertTrue(head.contains("cpu/call(us)") && head.contains("srv-cpu/call(us)"), head);
+        String first = table.get(table.indexOf(head) + 1);
+        assertTrue(first.contains("2.50") && first.contains("3.25"), first);
+        String speedup = table.get(table.indexOf(head) + 3);
+        assertTrue(speedup.contains("2.00x"), "theirs 5 us / ours 2.5 us: " + speedup);
+        assertTrue(table.stream().anyMatch(l -> l.startsWith("cpu/call: CPU time")), String.join("\n", table));
+        List<String> csv = render(CsvFormat::write, report).lines().toList();
+        assertTrue(csv.get(1).endsWith(",2.5,3.25"), csv.get(1));
+        assertTrue(csv.get(2).endsWith(",5,"), csv.get(2));
+        String json = render(JsonFormat::write, report);
+        assertTrue(json.contains("\"cpu_us_per_call\": 2.5, \"server_cpu_us_per_call\": 3.25"), json);
+        assertTrue(json.contains("\"cpu_us_per_call\": 5, \"server_cpu_us_per_call\": null"), json);
+        // not measured anywhere: no column
+        String plain = render(TableFormat::write, new Report(ReportFixtures.info(true), ReportFixtures.ours(),
+                ReportFixtures.theirs()));
+        assertTrue(!plain.contains("cpu/call"), plain);
+    }
+
+    @Test
     void csvHasOneLinePerCellAndStack() {
         Report report = new Report(ReportFixtures.info(true), ReportFixtures.ours(), ReportFixtures.theirs());
         List<String> lines = render(CsvFormat::write, report).lines().toList();
         assertEquals(CsvFormat.HEADER, lines.get(0));
         assertEquals(1 + 4 * 3, lines.size());
-        assertEquals("rdmarpc-tcp,128,128,1,1,1,1,0.01024,95.5,120.25,180,410,900,10000,20000,0,2,,0,1,", lines.get(1));
-        assertEquals("grpc-java,128,128,1,1,1,1,0.00512,191,240.5,360,820,1500,5000,10000,0,2,,0,1,", lines.get(2));
-        assertEquals("speedup,128,,1,,,,2,2,2,2,2,,2,,,,,,,", lines.get(3));
-        assertTrue(lines.get(lines.size() - 2).endsWith(",0,0.25,"), lines.get(lines.size() - 2));
+        assertEquals("rdmarpc-tcp,128,128,1,1,1,1,0.01024,95.5,120.25,180,410,900,10000,20000,0,2,,0,1,,,", lines.get(1));
+        assertEquals("grpc-java,128,128,1,1,1,1,0.00512,191,240.5,360,820,1500,5000,10000,0,2,,0,1,,,", lines.get(2));
+        assertEquals("speedup,128,,1,,,,2,2,2,2,2,,2,,,,,,,,,", lines.get(3));
+        assertTrue(lines.get(lines.size() - 2).endsWith(",0,0.25,,,"), lines.get(lines.size() - 2));
         for (String l : lines) {
-            assertEquals(20, l.chars().filter(c -> c == ',').count(), l);
+            assertEquals(22, l.chars().filter(c -> c == ',').count(), l);
         }
         String plain = render(CsvFormat::write, new Report(ReportFixtures.info(false), ReportFixtures.ours(), List.of()));
         assertEquals(5, plain.lines().count());
@@ -150,10 +175,10 @@ class FormatsTest {
         List<String> lines = render(CsvFormat::write, report).lines().toList();
         assertEquals(CsvFormat.STREAM_HEADER, lines.get(0));
         assertEquals(1 + 3 * 3, lines.size());
-        assertEquals("rdmarpc-tcp,128,1,1,1,1000000,1.024,0.1,0.2,4,170,900,2000000,256000000,0,2,", lines.get(1));
-        assertEquals("speedup,128,1,,,4,4,20,25,11,24.7059,,,,,,", lines.get(3));
+        assertEquals("rdmarpc-tcp,128,1,1,1,1000000,1.024,0.1,0.2,4,170,900,2000000,256000000,0,2,,,", lines.get(1));
+        assertEquals("speedup,128,1,,,4,4,20,25,11,24.7059,,,,,,,,", lines.get(3));
         for (String l : lines) {
-            assertEquals(16, l.chars().filter(c -> c == ',').count(), l);
+            assertEquals(18, l.chars().filter(c -> c == ',').count(), l);
         }
         @SuppressWarnings("unchecked")
         java.util.Map<String, Object> root = (java.util.Map<String, Object>) MiniJson.parse(render(JsonFormat::write, report));
@@ -226,8 +251,8 @@ class FormatsTest {
     void openLoopCsvAndJsonCarryTheTargetRate() {
         Report report = new Report(ReportFixtures.info(false), openLoop(), List.of());
         List<String> lines = render(CsvFormat::write, report).lines().toList();
-        assertTrue(lines.get(0).endsWith(",seconds,target_qps,late_calls,caller_balance,tls"), lines.get(0));
-        assertTrue(lines.get(2).endsWith(",30000,60000,0,2,50000,41234,,"), lines.get(2));
+        assertTrue(lines.get(0).endsWith(",seconds,target_qps,late_calls,caller_balance,tls,cpu_us_per_call,server_cpu_us_per_call"), lines.get(0));
+        assertTrue(lines.get(2).endsWith(",30000,60000,0,2,50000,41234,,,,"), lines.get(2));
         String json = render(JsonFormat::write, report);
         @SuppressWarnings("unchecked")
         java.util.Map<String, Object> root = (java.util.Map<String, Object>) MiniJson.parse(json);
@@ -271,7 +296,7 @@ class FormatsTest {
         assertTrue(plainRoot.containsKey("tls") && plainRoot.get("tls") == null, "plain: \"tls\": null");
         List<String> csv = render(CsvFormat::write, tls).lines().toList();
         for (String l : csv.subList(1, csv.size())) {
-            assertTrue(l.endsWith(",TLSv1.3"), l);
+            assertTrue(l.endsWith(",TLSv1.3,,"), l);
         }
     }
 }

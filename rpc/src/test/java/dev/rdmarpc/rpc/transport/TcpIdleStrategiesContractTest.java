@@ -5,7 +5,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import org.junit.jupiter.api.Nested;
 
-/** The transport contract, answered by TCP with the idle strategies other than the default. */
+/** The transport contract, answered by TCP with the idle strategies other than the default (adaptive). */
 class TcpIdleStrategiesContractTest {
     @Nested
     class BusyPoll extends TransportContractTest {
@@ -13,6 +13,19 @@ class TcpIdleStrategiesContractTest {
         protected Transport createTransport() {
             // one thread: on a small machine two spinning threads would starve the test itself
             return TcpTransport.create(new TcpTransport.Config().ioThreads(1).idleStrategy(IdleStrategy.busyPoll()));
+        }
+
+        @Override
+        protected InetSocketAddress listenAddress() {
+            return new InetSocketAddress("127.0.0.1", 0);
+        }
+    }
+
+    @Nested
+    class Event extends TransportContractTest {
+        @Override
+        protected Transport createTransport() {
+            return TcpTransport.create(new TcpTransport.Config().ioThreads(2).idleStrategy(IdleStrategy.event()));
         }
 
         @Override

@@ -439,6 +439,17 @@ public final class IoLoop implements Runnable {
                 drain[i] = null;
             }
         }
+        flushCommitted();
+        return remote;
+    }
+
+    /**
+     * Flushes now every connection that committed frames on this thread, rather than at the end of
+     * the iteration: a poller calls it after each ready connection, so that the responses to one
+     * connection's requests leave before the next connection is read (the peer works on them while
+     * this thread reads on). Loop thread only.
+     */
+    public void flushCommitted() {
         // Flushing can run code paths that commit more (rare): loop until quiet.
         while (localCount > 0) {
             int n = localCount;
@@ -449,7 +460,6 @@ public final class IoLoop implements Runnable {
                 flush(c);
             }
         }
-        return remote;
     }
 
     private void flush(Flushable c) {

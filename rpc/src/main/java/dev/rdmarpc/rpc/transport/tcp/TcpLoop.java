@@ -151,6 +151,9 @@ final class TcpLoop implements IoLoop.Poller {
         Object a = key.attachment();
         if (a instanceof TcpConnection c) {
             c.onReady(key);
+            // What the handlers answered goes out before the next connection is read, as a Netty
+            // pipeline flushes on its read-complete: the peer gets to work on it meanwhile.
+            io.flushCommitted();
         } else if (a instanceof TcpListener l) {
             l.onAcceptable();
         }

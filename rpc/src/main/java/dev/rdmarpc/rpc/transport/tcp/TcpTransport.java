@@ -356,7 +356,7 @@ public final class TcpTransport implements Transport {
         private long writeHighWaterMark = 8L << 20;
         private Duration tickInterval = Duration.ofMillis(10);
         private Duration idleTickInterval = Duration.ofMillis(250);
-        private IdleStrategy idleStrategy = IdleStrategy.event();
+        private IdleStrategy idleStrategy = IdleStrategy.adaptive();
         private CpuList ioThreadCpus = CpuList.NONE;
         private Duration frameReadTimeout = Duration.ofSeconds(30);
         private Duration idleTimeout = Duration.ofMinutes(5);
@@ -490,12 +490,18 @@ public final class TcpTransport implements Transport {
 
         /**
          * @param idle what an event loop does when it finds nothing to do; default
-         *             {@link IdleStrategy#event()} (block in the selector at once). Waking a blocked
-         *             thread costs tens of microseconds on virtual machines, more than a loopback round
-         *             trip, so where each side has cores of its own (a server pinned to its cores)
-         *             {@link IdleStrategy#backOff} with 20-100 us lets back-to-back batches find the
-         *             loop awake; where client and server share the cores, spinning takes CPU from the
-         *             peer and lowers throughput.
+         *             {@link IdleStrategy#adaptive()}: poll while the next event is likely within a
+         *             learnt spin (at most 2 ms), then block in the selector. Waking a blocked thread
+         *             costs tens of microseconds on virtual machines, more than a loopback round trip;
+         *             spinning through short waits saves it, at about the same CPU time per call under
+         *             load (docs/performance.md, section 1d). An idle connection costs it no more than
+         *             {@link IdleStrategy#event()} (blocking at once), but it spins through every gap
+         *             between calls shorter than its most spin: calls a millisecond apart kept a client's
+         *             and a server's I/O thread spinning, most of a core between them, against a seventh
+         *             of one with {@code event} ({@link IdleStrategy} has the figures). Choose
+         *             {@code event} where CPU matters more than latency under sparse traffic, or where
+         *             client and server share few cores; {@link IdleStrategy#backOff} or
+         *             {@link IdleStrategy#busyPoll()} where each side has cores of its own.
          * @return this
          */
         public Config idleStrategy(IdleStrategy idle) {
