@@ -31,6 +31,13 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import io.grpc.Context;
+import io.grpc.Deadline;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.testing.integration.TestServiceGrpc;
+import java.time.Duration;
+import java.util.Optional;
 
 /**
  * The cases of gRPC's interop test description that apply to a transport, each as the description
@@ -308,6 +315,39 @@ abstract class GrpcInteropContract extends GrpcContractBase {
             throw new AssertionError("expected a failure");
         } catch (java.util.concurrent.ExecutionException e) {
             return Status.fromThrowable(e.getCause());
+        }
+    }
+
+    /**
+     * A gRPC call without a deadline has none: not rdmarpc's default stream timeout (here 200 ms), and
+     * the server's handler sees no deadline.
+     */
+    @Test
+    void aCallWithoutADeadlineHasNone() throws Exception {
+        AtomicReference<Optional<Deadline>> seen = new AtomicReference<>();
+        Server slow = serverBuilder().addService(new TestServiceGrpc.TestServiceImplBase() {
+            @Override
+            public void emptyCall(Empty request, StreamObserver<Empty> response) {
+                seen.set(Optional.ofNullable(Context.current().getDeadline()));
+                try {
+                    Thread.sleep(600);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                response.onNext(request);
+                response.onCompleted();
+            }
+        }).build().start();
+        ManagedChannel ch = channelBuilder(host() + ":" + slow.getPort())
+                .rdmarpc(b -> b.defaultStreamTimeout(Duration.ofMillis(200))).build();
+        try {
+            assertEquals(Empty.getDefaultInstance(), TestServiceGrpc.newBlockingStub(ch).emptyCall(Empty.getDefaultInstance()));
+            assertEquals(Optional.empty(), seen.get(), "the server saw a deadline");
+        } finally {
+            ch.shutdownNow();
+            slow.shutdownNow();
+            ch.awaitTermination(10, TimeUnit.SECONDS);
+            slow.awaitTermination(10, TimeUnit.SECONDS);
         }
     }
 }

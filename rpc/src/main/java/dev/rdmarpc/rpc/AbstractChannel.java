@@ -78,17 +78,26 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         throw error;
     }
 
+    /** How far away the deadline of a stream without one is put (about 146 years: never, and no overflow). */
+    private static final long NO_DEADLINE_NANOS = 1L << 62;
+
     /**
      * The deadline of a call made now: its own timeout, or the channel's default, or the deadline of
      * the call the current thread's handler serves when that is earlier.
      *
-     * @param timeoutNanos the call's timeout, 0 for the default
+     * @param timeoutNanos the call's timeout, 0 for the default, {@link CallOptions#NO_DEADLINE} for none (streams)
      * @param stream       whether the call is a stream (its default is {@link #defaultStreamTimeoutNanos})
      * @return the deadline ({@link System#nanoTime()})
      * @throws RpcException DEADLINE_EXCEEDED when the served call's deadline has passed
      */
     final long deadlineOf(long timeoutNanos, boolean stream) {
         long now = System.nanoTime();
+        if (timeoutNanos == CallOptions.NO_DEADLINE) {
+            if (!stream) {
+                throw new IllegalArgumentException("only a stream can go without a deadline (CallOptions.withoutDeadline)");
+            }
+            timeoutNanos = NO_DEADLINE_NANOS;
+        }
         long timeout = timeoutNanos > 0 ? timeoutNanos : stream ? defaultStreamTimeoutNanos() : defaultTimeoutNanos();
         long inherited = ClientCore.inheritedRemainingNanos();
         if (inherited < timeout) {
@@ -215,7 +224,9 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         try {
             for (int attempt = 1; ; attempt++) {
                 try {
-                    return c.openStream(method, remaining(deadline, method), metadata, onEnd);
+                    long left = remaining(deadline, method);
+                    // no deadline of its own and none inherited: the stream has none, on the wire too
+                    return c.openStream(method, left >= NO_DEADLINE_NANOS / 2 ? Long.MAX_VALUE : left, metadata, onEnd);
                 } catch (RpcException e) {
                     c = retry(c, e, attempt, deadline, true);
                 }

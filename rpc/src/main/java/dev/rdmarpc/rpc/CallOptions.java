@@ -16,6 +16,9 @@ public final class CallOptions {
     /** The client's default timeout and no attachment. */
     public static final CallOptions DEFAULT = new CallOptions(0, Attachment.NONE, null, Metadata.EMPTY);
 
+    /** {@link #timeoutNanos()} of a stream without a deadline. */
+    static final long NO_DEADLINE = Long.MAX_VALUE;
+
     private final long timeoutNanos;
     private final Attachment attachment;
     private final Attachment responseAttachment;
@@ -41,6 +44,18 @@ public final class CallOptions {
     }
 
     /**
+     * A stream without a deadline of its own: it runs until it ends, is cancelled or its connection
+     * closes, and its server sees no deadline (one the calling handler inherited still applies).
+     * For streams only ({@link RpcChannel#openStream}); a unary call or {@code send} with it is
+     * refused. A gRPC call without a deadline goes this way over the gRPC transport.
+     *
+     * @return a copy without a deadline
+     */
+    public CallOptions withoutDeadline() {
+        return new CallOptions(NO_DEADLINE, attachment, responseAttachment, metadata);
+    }
+
+    /**
      * @param attachment sent after the request payload (see {@link Attachment} for its lifetime)
      * @return a copy with this attachment
      */
@@ -48,7 +63,7 @@ public final class CallOptions {
         return new CallOptions(timeoutNanos, Objects.requireNonNull(attachment, "attachment"), responseAttachment, metadata);
     }
 
-    /** @return the timeout in nanoseconds, or 0 for the client's default */
+    /** @return the timeout in nanoseconds, 0 for the client's default, {@link Long#MAX_VALUE} for none ({@link #withoutDeadline}) */
     public long timeoutNanos() {
         return timeoutNanos;
     }

@@ -255,7 +255,7 @@ public interface RpcChannel {
     /**
      * Opens a streaming call of {@code method}: its deadline is {@code options}' timeout if it has
      * one, else the builder's {@code defaultStreamTimeout} (30 s; give a long-lived stream a longer
-     * timeout of its own), counted from now: waiting for a pool's connection, a call slot and send
+     * timeout of its own, or none with {@link CallOptions#withoutDeadline}), counted from now: waiting for a pool's connection, a call slot and send
      * room come out of it, and past it the stream fails with DEADLINE_EXCEEDED. Its opening carries {@code options}' metadata; an attachment is not allowed. A stream holds one of
      * the connection's call slots until it ends. The server answers a method it serves as a unary
      * call, or does not know, by ending the stream with PROTOCOL_ERROR or UNKNOWN_METHOD, which

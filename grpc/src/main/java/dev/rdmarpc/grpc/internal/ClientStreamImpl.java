@@ -76,7 +76,8 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
             if (authority != null) {
                 md = md.with(Headers.AUTHORITY, authority);
             }
-            dev.rdmarpc.rpc.CallOptions options = dev.rdmarpc.rpc.CallOptions.DEFAULT.withMetadata(md);
+            // a gRPC call without a deadline has none (not rdmarpc's default stream timeout)
+            dev.rdmarpc.rpc.CallOptions options = dev.rdmarpc.rpc.CallOptions.DEFAULT.withMetadata(md).withoutDeadline();
             Deadline d = deadline;
             if (d != null) {
                 long left = d.timeRemaining(TimeUnit.NANOSECONDS);
