@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A TCP-only application needs nothing but {@code dev.rdmarpc.rpc}: the README's quick start is
+ * A TCP-only application needs nothing but {@code dev.rdmarpc.rpc}: the quick start of docs/guide.md is
  * compiled and run with only this module's classes on the module path (no ibverbs-ffm, rdmacm-ffm or
  * cuda-ffm anywhere), under a probe that then checks the boot layer holds none of those modules and
  * that reaching for GPU attachments says which module is missing.
@@ -57,17 +57,17 @@ class ModuleGraphTest {
             }
             """;
 
-    /** The README's quick start, as {@link ReadmeExampleTest} reads it: class {@code QuickStart}, default package. */
+    /** The quick start of docs/guide.md, as {@link ReadmeExampleTest} reads it: class {@code QuickStart}, default package. */
     private static String quickStartSource() throws java.io.IOException {
         Path dir = Path.of("").toAbsolutePath();
-        while (dir != null && !(Files.exists(dir.resolve("README.md")) && Files.exists(dir.resolve("rpc")))) {
+        while (dir != null && !(Files.exists(dir.resolve("docs").resolve("guide.md")) && Files.exists(dir.resolve("rpc")))) {
             dir = dir.getParent();
         }
-        assertTrue(dir != null, "README.md above " + Path.of("").toAbsolutePath());
-        String text = Files.readString(dir.resolve("README.md"));
+        assertTrue(dir != null, "docs/guide.md above " + Path.of("").toAbsolutePath());
+        String text = Files.readString(dir.resolve("docs").resolve("guide.md"));
         int start = text.indexOf("```java\n", text.indexOf("## Quick start"));
         int end = text.indexOf("```", start + 8);
-        assertTrue(start > 0 && end > start, "the README's Quick start has a java block");
+        assertTrue(start > 0 && end > start, "the Quick start of docs/guide.md has a java block");
         return text.substring(start + 8, end);
     }
 

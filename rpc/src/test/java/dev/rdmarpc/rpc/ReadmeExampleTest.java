@@ -14,17 +14,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Compiles the {@code java} block of the README's "Quick start" section with javac against this
- * module and runs it in a fresh JVM, so the README cannot drift from the API.
+ * Compiles the {@code java} block of the "Quick start" section of docs/guide.md (the API tour the
+ * README links) with javac against this module and runs it in a fresh JVM, so the guide cannot drift
+ * from the API.
  */
 @Timeout(120)
 class ReadmeExampleTest {
     @Test
     void quickStartCompilesAndRuns() throws Exception {
-        Path readme = findReadme();
+        Path readme = findGuide();
         String text = Files.readString(readme);
         int section = text.indexOf("## Quick start");
-        assertTrue(section >= 0, "README has a Quick start section");
+        assertTrue(section >= 0, "docs/guide.md has a Quick start section");
         int start = text.indexOf("```java\n", section);
         int end = text.indexOf("```", start + 8);
         assertTrue(start > 0 && end > start, "Quick start has a java block");
@@ -60,15 +61,15 @@ class ReadmeExampleTest {
         assertTrue(out.lines().anyMatch("squares 1 4 9"::equals), "README example printed:\n" + out);
     }
 
-    private static Path findReadme() {
+    private static Path findGuide() {
         Path dir = Path.of("").toAbsolutePath();
         while (dir != null) {
-            Path candidate = dir.resolve("README.md");
+            Path candidate = dir.resolve("docs").resolve("guide.md");
             if (Files.exists(candidate) && Files.exists(dir.resolve("rpc"))) {
                 return candidate;
             }
             dir = dir.getParent();
         }
-        throw new AssertionError("README.md not found above " + Path.of("").toAbsolutePath());
+        throw new AssertionError("docs/guide.md not found above " + Path.of("").toAbsolutePath());
     }
 }
