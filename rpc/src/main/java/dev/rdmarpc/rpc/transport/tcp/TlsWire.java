@@ -135,8 +135,9 @@ final class TlsWire implements Wire {
             if (awaitingVerdict() && CertificateRefusal.isOne(e)) {
                 throw new CertificateRefusedException(CertificateRefusal.describe(e), e);
             }
-            // after the handshake (a TLS 1.3 client learns only now that the server refused its
-            // certificate) the connection closes with this: name the cause as a failed connect would
+            // after the handshake (a TLS 1.3 client whose wait for the verdict is off or over learns
+            // only now that the server refused its certificate) the connection closes with this:
+            // name the cause as a failed connect would
             throw handshakeDone ? new TlsConfig.Described(e) : e;
         }
         if (refusal != null) {
