@@ -3,6 +3,7 @@ package dev.rdmarpc.rpc;
 import dev.rdmarpc.rpc.core.ClientCore;
 import dev.rdmarpc.rpc.core.Counters;
 import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.CertificateRefusedException;
 import dev.rdmarpc.rpc.transport.PeerRefusedException;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.Transport;
@@ -152,7 +153,8 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
          * @return the connection's client core, attached
          * @throws RpcException {@link Status#UNAVAILABLE} when the server cannot be reached,
          *                      {@link Status#RESOURCE_EXHAUSTED} when the transport has no room for it,
-         *                      {@link Status#PERMISSION_DENIED} when the server's TLS check of clients refused it
+         *                      {@link Status#PERMISSION_DENIED} when the server's TLS check of clients refused it,
+         *                      {@link Status#UNAUTHENTICATED} when the server refused the client's TLS certificate
          */
         ClientCore connect(InetSocketAddress address) {
             ClientCore core = new ClientCore(metrics, maxOutstanding, maxFrameLength, defaultTimeoutNanos,
@@ -163,6 +165,8 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
                 return core;
             } catch (ResourceExhaustedException e) {
                 throw new RpcException(Status.RESOURCE_EXHAUSTED, "cannot connect to " + address + ": " + e.getMessage(), e);
+            } catch (CertificateRefusedException e) {
+                throw new RpcException(Status.UNAUTHENTICATED, "cannot connect to " + address + ": " + e.getMessage(), e);
             } catch (PeerRefusedException e) {
                 throw new RpcException(Status.PERMISSION_DENIED, "cannot connect to " + address + ": " + e.getMessage(), e);
             } catch (IOException e) {

@@ -6,6 +6,7 @@ import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Acceptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.PeerRefusedException;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
@@ -339,6 +340,11 @@ public final class RdmaTransport implements Transport {
         }
     }
 
+    /** @return true when the hello's connection closed because the server refused this client ({@link PeerRefusedException}) */
+    private static boolean refusedByServer(ClientHandshake side) {
+        return side.reply.isCompletedExceptionally() && side.reply.exceptionNow() instanceof PeerRefusedException;
+    }
+
     /** Sends {@code h} on {@code c}: false when it has no room for the frame. */
     static boolean sendHello(Connection c, Hello h) {
         long at = c.claim(Hello.FRAME_LENGTH);
@@ -376,7 +382,9 @@ public final class RdmaTransport implements Transport {
             Hello mine = new Hello();
             conn.prepareHello(mine);
             if (!sendHello(c, mine)) {
-                throw new IOException("could not send the RDMA hello to " + address + closeReason(side));
+                String msg = "could not send the RDMA hello to " + address + closeReason(side);
+                // the server's check of clients may refuse this one as soon as its TLS handshake is done
+                throw refusedByServer(side) ? new PeerRefusedException(msg) : new IOException(msg);
             }
             long deadline = System.nanoTime() + config.timeouts().handshake().toNanos();
             Hello peer;

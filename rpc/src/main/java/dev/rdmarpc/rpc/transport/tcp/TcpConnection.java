@@ -381,7 +381,7 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
      */
     boolean hasTimedWork() {
         if (!open || closing || lastWord != null || handler == null || receiver.waitingForShare()
-                || tls != null && !tls.ready()) {
+                || tls != null && (!tls.ready() || tls.awaitingVerdict())) {
             return true;
         }
         if (handler.hasTimedWork() || ring.unsentBytes() > 0 || receiver.hasPartialFrame()) {
@@ -397,6 +397,9 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
         if (tls != null && tls.handshakeExpired(now)) {
             closeNow(tls.handshakeTimedOut());
             return;
+        }
+        if (tls != null) {
+            tls.verdictWaitOver(now);
         }
         if (lastWord != null) {
             if (lastWord.expired(now)) {

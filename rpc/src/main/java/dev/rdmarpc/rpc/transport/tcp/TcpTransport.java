@@ -4,6 +4,7 @@ import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.settings.CpuList;
 import dev.rdmarpc.rpc.settings.SettingsTable;
 import dev.rdmarpc.rpc.transport.Acceptor;
+import dev.rdmarpc.rpc.transport.CertificateRefusedException;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
@@ -228,6 +229,9 @@ public final class TcpTransport implements Transport {
             String msg = "the TLS handshake with " + address + " failed: " + TlsConfig.describe(cause);
             if (cause instanceof ResourceExhaustedException) {
                 throw new ResourceExhaustedException(msg); // refused before the handshake, over a limit
+            }
+            if (cause instanceof CertificateRefusedException) {
+                throw new CertificateRefusedException(cause.getMessage(), cause);
             }
             throw new IOException(msg, cause);
         }

@@ -90,6 +90,7 @@ public final class TlsConfig {
     private ClientAuth clientAuth = ClientAuth.NONE;
     private boolean verifyHostname = true;
     private java.time.Duration handshakeTimeout = java.time.Duration.ofSeconds(10);
+    private java.time.Duration certificateVerdictWait = java.time.Duration.ofSeconds(1);
     private ClientCheck clientCheck;
 
     private TlsConfig() {
@@ -310,6 +311,34 @@ public final class TlsConfig {
     }
 
     /**
+     * How long a client's connect waits, after a TLS 1.3 handshake, for the server's verdict on the
+     * client's certificate, default 1 s; zero: no wait. In TLS 1.3 the server checks the client's
+     * certificate (or that it has one, where it requires one) only after the client's handshake is
+     * done, so a refused client would otherwise learn it at its first call. Within this wait the
+     * connect ends at the server's first record after the handshake: a JDK server sends its session
+     * tickets then, so the wait is one round trip; a refusal (its alert, or a close) fails the connect
+     * with {@code CertificateRefusedException} (clients see {@code Status.UNAUTHENTICATED}). A server
+     * that sends nothing after the handshake (no session tickets) costs each connect the whole wait,
+     * and then the connect goes on as if accepted. Over TLS 1.2 the server's verdict is part of the
+     * handshake and there is no wait. The connect's own {@code connectTimeout} bounds it too.
+     *
+     * @param wait zero or positive
+     * @return this
+     */
+    public TlsConfig certificateVerdictWait(java.time.Duration wait) {
+        if (wait.isNegative()) {
+            throw new IllegalArgumentException("certificateVerdictWait must not be negative: " + wait);
+        }
+        this.certificateVerdictWait = wait;
+        return this;
+    }
+
+    /** @return how long a TLS 1.3 client's connect waits for the server's verdict on its certificate */
+    public java.time.Duration certificateVerdictWait() {
+        return certificateVerdictWait;
+    }
+
+    /**
      * A server's check of each client after its handshake (a list of allowed certificate subjects,
      * say), default none: every client whose handshake completes is served.
      *
@@ -362,7 +391,7 @@ public final class TlsConfig {
     @Override
     public String toString() {
         return "TlsConfig[protocols=" + protocols + ", clientAuth=" + clientAuth + ", verifyHostname=" + verifyHostname
-                + ", handshakeTimeout=" + handshakeTimeout + (clientCheck != null ? ", clientCheck" : "") + ", keys=" + (keyManagers != null || context != null)
+                + ", handshakeTimeout=" + handshakeTimeout + ", certificateVerdictWait=" + certificateVerdictWait + (clientCheck != null ? ", clientCheck" : "") + ", keys=" + (keyManagers != null || context != null)
                 + ", trust=" + (trustManagers != null ? "given" : context != null ? "the context's" : "the JDK's") + "]";
     }
 

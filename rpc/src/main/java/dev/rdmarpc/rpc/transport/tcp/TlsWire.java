@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
+import dev.rdmarpc.rpc.transport.CertificateRefusedException;
 import dev.rdmarpc.rpc.transport.PeerRefusedException;
 import dev.rdmarpc.rpc.transport.ProtocolException;
 import dev.rdmarpc.rpc.transport.frame.ConnectionErrors;
@@ -59,6 +60,10 @@ final class TlsWire implements Wire {
     private boolean spoke;
     /** The socket without TLS, for a last word to a peer that has no TLS session ({@link #lastWordWire}). */
     private PlainWire plain;
+    /** How long a TLS 1.3 client waits after its handshake for the server's verdict on its certificate ({@link TlsConfig#certificateVerdictWait}). */
+    private final long verdictWaitNanos;
+    /** A client whose handshake is done waits for the server's verdict until then (System.nanoTime); 0 when it does not wait. */
+    private long verdictDeadline;
 
     /**
      * @param client  true for the side that connected
@@ -75,6 +80,7 @@ final class TlsWire implements Wire {
         this.peer = peer;
         this.handshakeTimeoutNanos = config.handshakeTimeout().toNanos();
         this.handshakeDeadline = System.nanoTime() + handshakeTimeoutNanos;
+        this.verdictWaitNanos = config.certificateVerdictWait().toNanos();
         SSLSession s = engine.getSession();
         this.netIn = ByteBuffer.allocateDirect(s.getPacketBufferSize());
         this.netOut = ByteBuffer.allocateDirect(s.getPacketBufferSize() * OUT_RECORDS).flip();
@@ -126,8 +132,12 @@ final class TlsWire implements Wire {
             n = readRecords(dst);
         } catch (SSLException e) {
             sendAlert(); // the peer learns why (its log names it): the engine has the alert ready
-            // after the handshake (a TLS 1.3 client learns only now that the server refused its
-            // certificate) the connection closes with this: name the cause as a failed connect would
+            if (awaitingVerdict() && CertificateRefusal.isOne(e)) {
+                throw new CertificateRefusedException(CertificateRefusal.describe(e), e);
+            }
+            // after the handshake (a TLS 1.3 client whose wait for the verdict is off or over learns
+            // only now that the server refused its certificate) the connection closes with this:
+            // name the cause as a failed connect would
             throw handshakeDone ? new TlsConfig.Described(e) : e;
         }
         if (refusal != null) {
@@ -254,6 +264,7 @@ final class TlsWire implements Wire {
             boolean direct = !viaAppIn && dst.remaining() >= appBufferSize;
             ByteBuffer target = direct ? dst : appIn.clear();
             SSLEngineResult r;
+            boolean awaited = awaitingVerdict();
             netIn.flip();
             try {
                 r = engine.unwrap(netIn, target);
@@ -284,6 +295,9 @@ final class TlsWire implements Wire {
                     return total > 0 ? total : -1;
                 }
                 case OK -> {
+                    if (awaited && r.bytesConsumed() > 0) {
+                        verdictCame(); // the server's first record after our Finished: it took our certificate
+                    }
                 }
             }
             underflow = false;
@@ -354,8 +368,32 @@ final class TlsWire implements Wire {
                 return; // the read under way refuses the connection
             }
         }
+        if (client && verdictWaitNanos > 0 && "TLSv1.3".equals(engine.getSession().getProtocol())) {
+            // TLS 1.3: the server judges this client's certificate (or its lack of one) after our
+            // Finished; its first record after it (a session ticket, or its alert) says how
+            verdictDeadline = System.nanoTime() + verdictWaitNanos;
+            onReady.run();
+            return;
+        }
         secured.complete(null);
         onReady.run();
+    }
+
+    /** @return true for a TLS 1.3 client whose handshake is done and who has not heard the server's verdict yet */
+    boolean awaitingVerdict() {
+        return verdictDeadline != 0 && !secured.isDone();
+    }
+
+    /** The server's verdict on this client came (it went on), or the wait for it is over: the connect may go on. */
+    private void verdictCame() {
+        secured.complete(null);
+    }
+
+    /** Ends the wait for the server's verdict when its time is up at {@code now}: no word means the server took this client. */
+    void verdictWaitOver(long now) {
+        if (awaitingVerdict() && now - verdictDeadline > 0) {
+            verdictCame();
+        }
     }
 
     /** @return why the server's check refuses this client, or null when it may go on */
@@ -393,6 +431,10 @@ final class TlsWire implements Wire {
             closeOutbound();
         } else if (!handshakeDone && server != null) {
             server.tlsHandshakeFailed(peer, cause);
+        }
+        if (cause == null && awaitingVerdict()) {
+            cause = new CertificateRefusedException("the server closed the connection right after the TLS handshake,"
+                    + " before it accepted this client: it may not accept this client's certificate, or its lack of one", null);
         }
         secured.completeExceptionally(cause != null ? cause : new EOFException("closed before the TLS handshake was done"));
     }
