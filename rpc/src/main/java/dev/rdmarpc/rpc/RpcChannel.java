@@ -224,7 +224,7 @@ public interface RpcChannel {
      * changing it is not. The transport keeps a view of each segment for the next call with it
      * (weakly: it never keeps the memory alive), so sending from the same segments again allocates
      * nothing of rdmarpc's; the JDK's gathering write allocates a few small objects per write
-     * (docs/performance.md, 1c).
+     * (docs/performance-archive.md, 1c).
      *
      * @param method   the method; its codecs are not used, the payload is sent as is
      * @param payload  the request bytes; unchanged until the listener hears

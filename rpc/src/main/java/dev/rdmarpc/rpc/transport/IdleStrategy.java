@@ -31,7 +31,7 @@ import java.util.Objects;
  * </ul>
  *
  * <p>What each costs in CPU (TCP, one client and one server I/O thread in one JVM, measured on a
- * 2-vCPU virtual machine; docs/performance.md, section 1d): an idle connection costs about 0.3 % of a
+ * 2-vCPU virtual machine; docs/performance-archive.md, section 1d): an idle connection costs about 0.3 % of a
  * core with {@code event} and with {@code adaptive} alike (both block; only the ticks wake them).
  * With calls about a millisecond apart, each gap shorter than {@code adaptive}'s most spin (2 ms), the
  * JVM used about 93 % of a core with {@code adaptive} against 14 % with {@code event}: every gap is spun

@@ -22,7 +22,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * core of its own: two spinning threads on one core take turns a time slice at a time. Pinning pays
  * where cores are spare. In the Soft-RoCE VM, whose 2 vCPUs carry both JVMs and rxe, pinning the I/O
  * threads alone did not shorten busy-poll's round trip, and pinning each whole JVM to a vCPU did
- * (docs/performance.md, section 4).
+ * (docs/performance-archive.md, section 4).
  */
 public final class CpuAffinity {
     /** CPUs a mask here can name: glibc's {@code CPU_SETSIZE}. */

@@ -921,7 +921,7 @@ public final class RdmaConfig {
          *             time slice at a time. It pays only where the cores are spare; in the Soft-RoCE VM,
          *             whose 2 vCPUs carry both JVMs and rxe, pinning the I/O threads did not shorten the
          *             busy-poll round trip and pinning each whole JVM to a vCPU ({@code taskset}) did
-         *             (docs/performance.md, section 4). Property form:
+         *             (docs/performance-archive.md, section 4). Property form:
          *             {@code -Drdmarpc.rdma.polling.ioThreadCpus=2,3}
          * @return this
          */

@@ -424,7 +424,7 @@ public final class TcpTransport implements Transport {
          *              this bounds nothing, while an autotuned buffer of megabytes let a sender queue
          *              so much that, with client and server sharing the cores, the kernel counted
          *              thousands of (mostly spurious) retransmissions per second. Measured on a 2-vCPU
-         *              machine (docs/performance.md, 1b): retransmitted segments 30-50 x fewer, and
+         *              machine (docs/performance-archive.md, 1b): retransmitted segments 30-50 x fewer, and
          *              256 KiB and 1 MiB echoes at 16 and 64 calls in flight 14-42 % faster, with
          *              4 KiB, 32 KiB and 8 MiB unchanged within noise.
          * @return this
@@ -498,7 +498,7 @@ public final class TcpTransport implements Transport {
          *             learnt spin (at most 2 ms), then block in the selector. Waking a blocked thread
          *             costs tens of microseconds on virtual machines, more than a loopback round trip;
          *             spinning through short waits saves it, at about the same CPU time per call under
-         *             load (docs/performance.md, section 1d). An idle connection costs it no more than
+         *             load (docs/performance-archive.md, section 1d). An idle connection costs it no more than
          *             {@link IdleStrategy#event()} (blocking at once), but it spins through every gap
          *             between calls shorter than its most spin: calls a millisecond apart kept a client's
          *             and a server's I/O thread spinning, most of a core between them, against a seventh
