@@ -165,7 +165,7 @@ final class MatrixOptions {
             @Override
             public Baseline convert(String value) {
                 for (Baseline b : values()) {
-                    if (b.toString().equals(value)) {
+                    if (b.toString().equalsIgnoreCase(value)) {
                         return b;
                     }
                 }

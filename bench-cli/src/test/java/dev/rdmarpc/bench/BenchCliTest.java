@@ -98,6 +98,7 @@ class BenchCliTest {
         assertFalse(g.output.progressWanted());
         assertEquals(MatrixOptions.Baseline.netty, parseLocal("local", "--baseline", "netty").matrix.baseline);
         assertEquals(MatrixOptions.Baseline.netty, parseLocal("local", "--baseline", "Netty").matrix.baseline);
+        assertEquals(MatrixOptions.Baseline.grpcRdmarpc, parseLocal("local", "--baseline", "grpc-rdmarpc").matrix.baseline);
     }
 
     @Test

@@ -74,10 +74,11 @@ class LocalRunTest {
         }
     }
 
-    @Test
-    void localStreamsSideBySideWithGrpc() {
+    @ParameterizedTest
+    @CsvSource({"grpc, grpc-java", "grpc-rdmarpc, grpc-rdmarpc"})
+    void localStreamsSideBySideWithGrpc(String baseline, String baselineStack) {
         // gRPC-java's first streams on a cold JVM are slow (class loading, the interpreter): a longer initial warm-up.
-        BenchCliTest.Run r = BenchCliTest.run("local", "--workload", "stream", "--baseline", "grpc", "--sizes", "128,32K",
+        BenchCliTest.Run r = BenchCliTest.run("local", "--workload", "stream", "--baseline", baseline, "--sizes", "128,32K",
                 "--concurrency", "1,16", "--warmup", "300ms", "--duration", "400ms", "--initial-warmup", "1500ms",
                 "--format", "json", "--no-progress");
         assertEquals(0, r.code(), r.err());
@@ -98,7 +99,7 @@ class LocalRunTest {
                         "payload bytes of " + c);
             }
         }
-        assertEquals("grpc-java", ((java.util.Map<?, ?>) ((List<?>) root.get("baseline_results")).get(3)).get("stack"));
+        assertEquals(baselineStack, ((java.util.Map<?, ?>) ((List<?>) root.get("baseline_results")).get(3)).get("stack"));
         assertEquals(4, ((List<?>) root.get("speedup")).size(), r.out());
     }
 
