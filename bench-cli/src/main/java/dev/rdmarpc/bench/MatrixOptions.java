@@ -120,7 +120,7 @@ final class MatrixOptions {
                     + "default: adaptive).")
     String rdmaCompletions;
 
-    @Option(names = "--baseline", paramLabel = "grpc|grpc-rdmarpc|netty", converter = Baseline.Converter.class,
+    @Option(names = "--baseline", paramLabel = "grpc|netty|grpc-rdmarpc", converter = Baseline.Converter.class,
             description = "Also run the same matrix against a baseline and print ours, theirs and the ratio: grpc "
                     + "(gRPC-java on grpc-netty, HTTP/2), grpc-rdmarpc (the same gRPC-java calls and service over "
                     + "rdmarpc's gRPC transport, TCP only, no TLS) or netty (a plain Netty NIO echo of length-prefixed "
@@ -170,7 +170,7 @@ final class MatrixOptions {
                     }
                 }
                 throw new picocli.CommandLine.TypeConversionException("'" + value
-                        + "' is not a baseline: grpc, grpc-rdmarpc or netty");
+                        + "' is not a baseline: expected one of [grpc, netty, grpc-rdmarpc]");
             }
         }
 

@@ -43,7 +43,7 @@ final class ServerCommand implements Callable<Integer> {
             converter = Converters.Address.class, description = "Where the rdmarpc server listens (default: ${DEFAULT-VALUE}).")
     InetSocketAddress listen;
 
-    @Option(names = "--baseline", paramLabel = "grpc|grpc-rdmarpc|netty", converter = MatrixOptions.Baseline.Converter.class,
+    @Option(names = "--baseline", paramLabel = "grpc|netty|grpc-rdmarpc", converter = MatrixOptions.Baseline.Converter.class,
             description = "Also serve a baseline's echo: grpc (gRPC-java on grpc-netty), grpc-rdmarpc (gRPC-java over "
                     + "rdmarpc's gRPC transport, TCP, no TLS) or netty (a plain Netty NIO echo).")
     MatrixOptions.Baseline baseline;

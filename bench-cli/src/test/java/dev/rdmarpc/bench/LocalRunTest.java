@@ -218,7 +218,7 @@ class LocalRunTest {
         assertTrue(netty.err().contains("--netty-connect only applies to --baseline netty"), netty.err());
         BenchCliTest.Run unknown = BenchCliTest.run("local", "--baseline", "grpc-foo");
         assertEquals(2, unknown.code(), unknown.err());
-        assertTrue(unknown.err().contains("'grpc-foo' is not a baseline: grpc, grpc-rdmarpc or netty"), unknown.err());
+        assertTrue(unknown.err().contains("'grpc-foo' is not a baseline: expected one of [grpc, netty, grpc-rdmarpc]"), unknown.err());
     }
 
     @Test
