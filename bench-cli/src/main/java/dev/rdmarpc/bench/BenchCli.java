@@ -18,9 +18,10 @@ import picocli.CommandLine.ScopeType;
  */
 @Command(name = "bench-cli", mixinStandardHelpOptions = true, version = "rdmarpc bench 0.1.0",
         description = {"Throughput and latency of rdmarpc echo calls over TCP or RDMA, optionally side",
-            "by side with a baseline (--baseline): gRPC-java, or a plain Netty NIO echo,",
-            "the ceiling of plain Java NIO. --workload stream measures server streaming instead",
-            "(messages/s and Gb/s; rdmarpc and gRPC-java). With --tls (local, server, client), over TLS 1.3;",
+            "by side with a baseline (--baseline): grpc-netty or rdmarpc's gRPC transport (grpc-rdmarpc)",
+            "under gRPC-java, or a plain Netty NIO echo, the ceiling of plain Java NIO.",
+            "--workload stream measures server streaming instead (messages/s and Gb/s;",
+            "rdmarpc and both gRPC stacks). With --tls (local, server, client), over TLS 1.3;",
             "doctor --tls-cert/--tls-key/--tls-keystore/--tls-trust checks TLS files.",
             "Without a command: `local` with its defaults."},
         subcommands = {LocalCommand.class, ClientCommand.class, ServerCommand.class, DoctorCommand.class,

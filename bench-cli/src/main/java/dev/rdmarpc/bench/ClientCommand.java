@@ -28,7 +28,8 @@ final class ClientCommand extends MatrixCommand {
     InetSocketAddress connect;
 
     @Option(names = "--grpc-connect", paramLabel = "HOST:PORT", converter = Converters.Address.class,
-            description = "The gRPC echo server for --baseline grpc (default: the --connect host, port + 1).")
+            description = "The gRPC echo server for --baseline grpc or grpc-rdmarpc (default: the --connect host, port + 1 for "
+                    + "grpc, + 3 for grpc-rdmarpc).")
     InetSocketAddress grpcConnect;
 
     @Option(names = "--netty-connect", paramLabel = "HOST:PORT", converter = Converters.Address.class,

@@ -120,10 +120,11 @@ final class MatrixOptions {
                     + "default: adaptive).")
     String rdmaCompletions;
 
-    @Option(names = "--baseline", paramLabel = "grpc|netty",
+    @Option(names = "--baseline", paramLabel = "grpc|netty|grpc-rdmarpc", converter = Baseline.Converter.class,
             description = "Also run the same matrix against a baseline and print ours, theirs and the ratio: grpc "
-                    + "(gRPC-java) or netty (a plain Netty NIO echo of length-prefixed frames, no RPC layer: the "
-                    + "ceiling of plain Java NIO).")
+                    + "(gRPC-java on grpc-netty, HTTP/2), grpc-rdmarpc (the same gRPC-java calls and service over "
+                    + "rdmarpc's gRPC transport, TCP only, no TLS) or netty (a plain Netty NIO echo of length-prefixed "
+                    + "frames, no RPC layer: the ceiling of plain Java NIO).")
     Baseline baseline;
 
     @Option(names = "--tls",
@@ -140,7 +141,38 @@ final class MatrixOptions {
         /** gRPC-java; its server listens on rdmarpc's port + 1 unless told otherwise. Echo and server streaming. */
         grpc(1, true),
         /** A plain Netty NIO echo; its server listens on rdmarpc's port + 2 unless told otherwise. Echo only. */
-        netty(2, false);
+        netty(2, false),
+        /**
+         * gRPC-java over rdmarpc's gRPC transport (TCP), with the gRPC baseline's calls and service; its server
+         * listens on rdmarpc's port + 3 unless told otherwise ({@code --grpc-listen}/{@code --grpc-connect}
+         * name it too). Echo and server streaming.
+         */
+        grpcRdmarpc(3, true);
+
+        /** The name on the command line: {@code grpc}, {@code grpc-rdmarpc}, {@code netty}. */
+        @Override
+        public String toString() {
+            return this == grpcRdmarpc ? "grpc-rdmarpc" : name();
+        }
+
+        /** Whether {@code --grpc-listen}/{@code --grpc-connect} name this baseline's server. */
+        boolean grpcServer() {
+            return this != netty;
+        }
+
+        /** Parses {@code --baseline}: a name as {@link #toString()} prints it. */
+        static final class Converter implements picocli.CommandLine.ITypeConverter<Baseline> {
+            @Override
+            public Baseline convert(String value) {
+                for (Baseline b : values()) {
+                    if (b.toString().equalsIgnoreCase(value)) {
+                        return b;
+                    }
+                }
+                throw new picocli.CommandLine.TypeConversionException("'" + value
+                        + "' is not a baseline: expected one of [grpc, netty, grpc-rdmarpc]");
+            }
+        }
 
         private final int portOffset;
         private final boolean streams;
@@ -157,7 +189,11 @@ final class MatrixOptions {
 
         /** Loads the baseline's stack from its own class loader. */
         EchoStack load() {
-            return this == grpc ? BaselineLoader.grpc() : BaselineLoader.netty();
+            return switch (this) {
+                case grpc -> BaselineLoader.grpc();
+                case grpcRdmarpc -> BaselineLoader.grpcRdmarpc();
+                case netty -> BaselineLoader.netty();
+            };
         }
 
         /** The default address of this baseline's server: rdmarpc's host and port plus the offset (0 stays 0: any free port). */
@@ -177,15 +213,17 @@ final class MatrixOptions {
      */
     static InetSocketAddress baselineAddress(CommandSpec spec, Baseline baseline, InetSocketAddress rdmarpc, String kind,
             InetSocketAddress grpc, InetSocketAddress netty) {
-        for (Baseline b : Baseline.values()) {
-            if (b != baseline && (b == Baseline.grpc ? grpc : netty) != null) {
-                throw new ParameterException(spec.commandLine(), "--" + b + "-" + kind + " only applies to --baseline " + b);
-            }
+        if (grpc != null && (baseline == null || !baseline.grpcServer())) {
+            throw new ParameterException(spec.commandLine(), "--grpc-" + kind
+                    + " only applies to --baseline grpc or grpc-rdmarpc");
+        }
+        if (netty != null && baseline != Baseline.netty) {
+            throw new ParameterException(spec.commandLine(), "--netty-" + kind + " only applies to --baseline netty");
         }
         if (baseline == null) {
             return null;
         }
-        InetSocketAddress given = baseline == Baseline.grpc ? grpc : netty;
+        InetSocketAddress given = baseline.grpcServer() ? grpc : netty;
         return given != null ? given : baseline.defaultAddress(rdmarpc);
     }
 
@@ -281,11 +319,15 @@ final class MatrixOptions {
         return parsed != null && parsed.hasMatchedOption(option);
     }
 
-    /** {@code --tls} with {@code --baseline netty}: the Netty baseline has no TLS; exit 2. */
+    /** {@code --tls} with {@code --baseline netty} or {@code grpc-rdmarpc}: those baselines run without TLS; exit 2. */
     static void checkTlsBaseline(CommandSpec spec, boolean tls, Baseline baseline) {
         if (tls && baseline == Baseline.netty) {
             throw new ParameterException(spec.commandLine(), "--tls does not apply to --baseline netty: the Netty baseline "
                     + "is a plain-text echo (compare over TLS with --baseline grpc)");
+        }
+        if (tls && baseline == Baseline.grpcRdmarpc) {
+            throw new ParameterException(spec.commandLine(), "--tls does not apply to --baseline grpc-rdmarpc: the bench "
+                    + "runs that stack in plain text (compare over TLS with --baseline grpc)");
         }
     }
 

@@ -43,12 +43,14 @@ final class ServerCommand implements Callable<Integer> {
             converter = Converters.Address.class, description = "Where the rdmarpc server listens (default: ${DEFAULT-VALUE}).")
     InetSocketAddress listen;
 
-    @Option(names = "--baseline", paramLabel = "grpc|netty",
-            description = "Also serve a baseline's echo: grpc (gRPC-java) or netty (a plain Netty NIO echo).")
+    @Option(names = "--baseline", paramLabel = "grpc|netty|grpc-rdmarpc", converter = MatrixOptions.Baseline.Converter.class,
+            description = "Also serve a baseline's echo: grpc (gRPC-java on grpc-netty), grpc-rdmarpc (gRPC-java over "
+                    + "rdmarpc's gRPC transport, TCP, no TLS) or netty (a plain Netty NIO echo).")
     MatrixOptions.Baseline baseline;
 
     @Option(names = "--grpc-listen", paramLabel = "HOST:PORT", converter = Converters.Address.class,
-            description = "Where the gRPC server listens (default: the --listen host, port + 1; any free port when --listen has port 0).")
+            description = "Where the gRPC server listens, for --baseline grpc or grpc-rdmarpc (default: the --listen host, port + 1 "
+                    + "for grpc, + 3 for grpc-rdmarpc; any free port when --listen has port 0).")
     InetSocketAddress grpcListen;
 
     @Option(names = "--netty-listen", paramLabel = "HOST:PORT", converter = Converters.Address.class,

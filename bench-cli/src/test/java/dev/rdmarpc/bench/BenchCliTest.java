@@ -98,6 +98,7 @@ class BenchCliTest {
         assertFalse(g.output.progressWanted());
         assertEquals(MatrixOptions.Baseline.netty, parseLocal("local", "--baseline", "netty").matrix.baseline);
         assertEquals(MatrixOptions.Baseline.netty, parseLocal("local", "--baseline", "Netty").matrix.baseline);
+        assertEquals(MatrixOptions.Baseline.grpcRdmarpc, parseLocal("local", "--baseline", "grpc-rdmarpc").matrix.baseline);
     }
 
     @Test
@@ -149,6 +150,10 @@ class BenchCliTest {
         Run client = run("client", "--help");
         assertTrue(client.out().contains("--netty-connect=HOST:PORT"), client.out());
         assertTrue(client.out().contains("--grpc-connect=HOST:PORT"), client.out());
+        assertTrue(local.out().contains("--baseline=grpc|netty|grpc-rdmarpc"), local.out());
+        assertTrue(local.out().replaceAll("\\s+", " ").contains("grpc-rdmarpc (the same gRPC-java calls and service over "
+                + "rdmarpc's gRPC transport, TCP only, no TLS)"), local.out());
+        assertTrue(client.out().contains("+ 3 for grpc-rdmarpc"), client.out());
     }
 
     @Test
@@ -156,6 +161,7 @@ class BenchCliTest {
         var rdmarpc = new java.net.InetSocketAddress("127.0.0.1", ServerCommand.DEFAULT_PORT);
         assertEquals(ServerCommand.DEFAULT_PORT + 1, MatrixOptions.Baseline.grpc.defaultAddress(rdmarpc).getPort());
         assertEquals(ServerCommand.DEFAULT_PORT + 2, MatrixOptions.Baseline.netty.defaultAddress(rdmarpc).getPort());
+        assertEquals(ServerCommand.DEFAULT_PORT + 3, MatrixOptions.Baseline.grpcRdmarpc.defaultAddress(rdmarpc).getPort());
         assertEquals(rdmarpc.getAddress(), MatrixOptions.Baseline.netty.defaultAddress(rdmarpc).getAddress());
         assertEquals(0, MatrixOptions.Baseline.netty.defaultAddress(new java.net.InetSocketAddress("127.0.0.1", 0)).getPort(),
                 "port 0 (any free port) stays 0");
@@ -184,8 +190,8 @@ class BenchCliTest {
         "local --concurrency many      | 'many' is not a whole number",
         "local --transport udp         | expected one of [tcp, rdma]",
         "local --format xml            | expected one of [table, csv, json]",
-        "local --baseline thrift       | expected one of [grpc, netty]",
-        "server --baseline thrift      | expected one of [grpc, netty]",
+        "local --baseline thrift       | 'thrift' is not a baseline: expected one of [grpc, netty, grpc-rdmarpc]",
+        "server --baseline thrift      | 'thrift' is not a baseline: expected one of [grpc, netty, grpc-rdmarpc]",
         "server --grpc-listen 127.0.0.1:1 | --grpc-listen only applies to --baseline grpc",
         "server --baseline grpc --netty-listen 127.0.0.1:1 | --netty-listen only applies to --baseline netty",
         "client --baseline netty --grpc-connect 127.0.0.1:1 | --grpc-connect only applies to --baseline grpc",

@@ -74,10 +74,11 @@ class LocalRunTest {
         }
     }
 
-    @Test
-    void localStreamsSideBySideWithGrpc() {
+    @ParameterizedTest
+    @CsvSource({"grpc, grpc-java", "grpc-rdmarpc, grpc-rdmarpc"})
+    void localStreamsSideBySideWithGrpc(String baseline, String baselineStack) {
         // gRPC-java's first streams on a cold JVM are slow (class loading, the interpreter): a longer initial warm-up.
-        BenchCliTest.Run r = BenchCliTest.run("local", "--workload", "stream", "--baseline", "grpc", "--sizes", "128,32K",
+        BenchCliTest.Run r = BenchCliTest.run("local", "--workload", "stream", "--baseline", baseline, "--sizes", "128,32K",
                 "--concurrency", "1,16", "--warmup", "300ms", "--duration", "400ms", "--initial-warmup", "1500ms",
                 "--format", "json", "--no-progress");
         assertEquals(0, r.code(), r.err());
@@ -98,7 +99,7 @@ class LocalRunTest {
                         "payload bytes of " + c);
             }
         }
-        assertEquals("grpc-java", ((java.util.Map<?, ?>) ((List<?>) root.get("baseline_results")).get(3)).get("stack"));
+        assertEquals(baselineStack, ((java.util.Map<?, ?>) ((List<?>) root.get("baseline_results")).get(3)).get("stack"));
         assertEquals(4, ((List<?>) root.get("speedup")).size(), r.out());
     }
 
@@ -186,6 +187,41 @@ class LocalRunTest {
     }
 
     @Test
+    void localTableWithGrpcOverRdmarpcHasItsRowsAndSpeedups() {
+        BenchCliTest.Run r = BenchCliTest.run("local", "--sizes", "128", "--concurrency", "4", "--warmup", "200ms",
+                "--duration", "400ms", "--initial-warmup", "500ms", "--baseline", "grpc-rdmarpc", "--no-progress");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("# grpc-rdmarpc: gRPC-java 1.") && r.out().contains("over rdmarpc's gRPC transport on TCP"),
+                r.out());
+        List<List<String>> rows = r.out().lines().filter(l -> !l.startsWith("#"))
+                .map(l -> List.of(l.trim().split("\\s+"))).toList();
+        assertEquals(7, rows.size(), r.out());
+        assertEquals(List.of("128B", "4", "rdmarpc-tcp"), rows.get(1).subList(0, 3), r.out());
+        assertEquals("grpc-rdmarpc", rows.get(2).get(0), r.out());
+        assertEquals("speedup", rows.get(3).get(0), r.out());
+        assertEquals(List.of(11, 9, 8), rows.subList(1, 4).stream().map(List::size).toList(), r.out());
+        for (List<String> row : rows.subList(1, 3)) {
+            assertTrue(Double.parseDouble(row.get(row.size() - 3)) > 0, "QPS: " + row);
+            assertTrue(Double.parseDouble(row.get(row.size() - 1)) > 0, "CPU per call: " + row);
+        }
+        assertTrue(Double.parseDouble(rows.get(3).get(6).replace("x", "")) > 0, "QPS ratio: " + rows.get(3));
+        assertTrue(r.out().contains("speedup: ours over grpc-rdmarpc per column; above 1 favours rdmarpc-tcp"), r.out());
+    }
+
+    @Test
+    void grpcOverRdmarpcRefusesTlsAndTheNettyAddressOption() {
+        BenchCliTest.Run tls = BenchCliTest.run("local", "--tls", "--baseline", "grpc-rdmarpc", "--sizes", "128");
+        assertEquals(2, tls.code(), tls.err());
+        assertTrue(tls.err().contains("--tls does not apply to --baseline grpc-rdmarpc"), tls.err());
+        BenchCliTest.Run netty = BenchCliTest.run("client", "--baseline", "grpc-rdmarpc", "--netty-connect", "127.0.0.1:9");
+        assertEquals(2, netty.code(), netty.err());
+        assertTrue(netty.err().contains("--netty-connect only applies to --baseline netty"), netty.err());
+        BenchCliTest.Run unknown = BenchCliTest.run("local", "--baseline", "grpc-foo");
+        assertEquals(2, unknown.code(), unknown.err());
+        assertTrue(unknown.err().contains("'grpc-foo' is not a baseline: expected one of [grpc, netty, grpc-rdmarpc]"), unknown.err());
+    }
+
+    @Test
     void localTableWithTheNettyBaselineHasItsRowsAndSpeedups() {
         BenchCliTest.Run r = BenchCliTest.run("local", "--sizes", "128", "--concurrency", "4", "--warmup", "200ms",
                 "--duration", "400ms", "--initial-warmup", "300ms", "--baseline", "netty", "--no-progress");
@@ -215,8 +251,8 @@ class LocalRunTest {
     }
 
     @ParameterizedTest
-    @CsvSource({"grpc, grpc-java", "netty, netty-nio"})
-    void serverAndClientInSeparateCommands(String baseline, String baselineStack) throws Exception {
+    @CsvSource({"grpc, grpc-java, grpc", "netty, netty-nio, netty", "grpc-rdmarpc, grpc-rdmarpc, grpc"})
+    void serverAndClientInSeparateCommands(String baseline, String baselineStack, String addressOption) throws Exception {
         StringWriter serverOut = new StringWriter();
         AtomicInteger serverCode = new AtomicInteger(-1);
         Thread server = new Thread(() -> {
@@ -243,7 +279,7 @@ class LocalRunTest {
         int baselinePort = Integer.parseInt(g.group(1));
         assertTrue(baselinePort > 1024, "port 0 means any free port for the baseline too, not port 1 or 2: " + baselinePort);
         BenchCliTest.Run r = BenchCliTest.run("client", "--connect", "127.0.0.1:" + m.group(1), "--baseline", baseline,
-                "--" + baseline + "-connect", "127.0.0.1:" + baselinePort, "--sizes", "1K",
+                "--" + addressOption + "-connect", "127.0.0.1:" + baselinePort, "--sizes", "1K",
                 "--concurrency", "4", "--warmup", "100ms", "--duration", "300ms", "--initial-warmup", "0s",
                 "--format", "csv");
         assertEquals(0, r.code(), r.err());

@@ -327,13 +327,9 @@ public final class GrpcEchoStack implements EchoStack {
         };
     }
 
-    @Override
-    public EchoServer startServer(InetSocketAddress bindAddress, StackOptions options) throws IOException {
-        EventLoopGroup boss = new NioEventLoopGroup(1, new DefaultThreadFactory("grpc-bench-boss", true));
-        EventLoopGroup workers = new NioEventLoopGroup(options.ioThreads(),
-                new DefaultThreadFactory("grpc-bench-server-io", true));
-        int maxMessage = options.maxMessageBytes();
-        ServerServiceDefinition service = ServerServiceDefinition.builder(SERVICE)
+    /** The echo service of both gRPC stacks: unary echo and the server stream, messages up to {@code maxMessage}. */
+    static ServerServiceDefinition echoService(int maxMessage) {
+        return ServerServiceDefinition.builder(SERVICE)
                 .addMethod(ECHO, ServerCalls.asyncUnaryCall((byte[] request, StreamObserver<byte[]> response) -> {
                     int n = EchoProtocol.responseBytes(request);
                     if (n < 0 || n > maxMessage) {
@@ -354,6 +350,15 @@ public final class GrpcEchoStack implements EchoStack {
                     new StreamSender((ServerCallStreamObserver<byte[]>) response, new byte[n]).start();
                 }))
                 .build();
+    }
+
+    @Override
+    public EchoServer startServer(InetSocketAddress bindAddress, StackOptions options) throws IOException {
+        EventLoopGroup boss = new NioEventLoopGroup(1, new DefaultThreadFactory("grpc-bench-boss", true));
+        EventLoopGroup workers = new NioEventLoopGroup(options.ioThreads(),
+                new DefaultThreadFactory("grpc-bench-server-io", true));
+        int maxMessage = options.maxMessageBytes();
+        ServerServiceDefinition service = echoService(maxMessage);
         Server server;
         try {
             NettyServerBuilder b = NettyServerBuilder.forAddress(bindAddress)
@@ -395,6 +400,12 @@ public final class GrpcEchoStack implements EchoStack {
                 .directExecutor()
                 .maxInboundMessageSize(options.maxMessageBytes() + EchoProtocol.HEADER_BYTES + 64)
                 .build();
+        awaitReady(channel, serverAddress, clientTls != null);
+        return new GrpcConnection(channel);
+    }
+
+    /** Waits up to 10 s for {@code channel} to connect; shuts it down and says why if it does not. */
+    static void awaitReady(ManagedChannel channel, InetSocketAddress serverAddress, boolean tls) throws IOException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         ConnectivityState state = channel.getState(true);
         while (state != ConnectivityState.READY) {
@@ -402,7 +413,7 @@ public final class GrpcEchoStack implements EchoStack {
                 channel.shutdownNow();
                 throw new IOException("cannot connect to the gRPC echo server at " + serverAddress
                         + (state == ConnectivityState.TRANSIENT_FAILURE
-                                ? clientTls == null ? " (connection failed)" : " (connection or TLS handshake failed)"
+                                ? !tls ? " (connection failed)" : " (connection or TLS handshake failed)"
                                 : " within 10 s"));
             }
             try {
@@ -414,7 +425,6 @@ public final class GrpcEchoStack implements EchoStack {
             }
             state = channel.getState(true);
         }
-        return new GrpcConnection(channel);
     }
 
     @Override
@@ -476,7 +486,7 @@ public final class GrpcEchoStack implements EchoStack {
         }
     }
 
-    private static final class GrpcConnection implements EchoConnection {
+    static final class GrpcConnection implements EchoConnection {
         private final ManagedChannel channel;
         private final AtomicBoolean closed = new AtomicBoolean();
 

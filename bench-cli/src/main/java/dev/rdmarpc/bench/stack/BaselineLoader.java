@@ -15,8 +15,8 @@ import java.util.stream.Stream;
 
 /**
  * Loads a baseline stack from its own directory of jars beside the bench jar (or beside
- * {@code target/classes} when run from a build tree): the gRPC-java baseline from {@code grpc-lib}, the
- * plain Netty echo from {@code netty-lib}.
+ * {@code target/classes} when run from a build tree): the gRPC-java baseline and gRPC-java over rdmarpc's
+ * gRPC transport from {@code grpc-lib}, the plain Netty echo from {@code netty-lib}.
  *
  * <p>A baseline's jars are kept out of the module graph on purpose: on the module path every one of them
  * would become an automatic module resolved into every launch of the bench. Instead a
@@ -38,6 +38,15 @@ public final class BaselineLoader {
     public static EchoStack grpc() {
         // gRPC's Netty is shaded, so its switch carries the shaded package prefix.
         return load("gRPC", GRPC_LIB, "dev.rdmarpc.bench.grpc.GrpcEchoStack",
+                "io.grpc.netty.shaded.io.netty.transport.noNative");
+    }
+
+    /**
+     * Loads a fresh stack of gRPC-java over rdmarpc's gRPC transport, from the gRPC baseline's jars (which
+     * hold the {@code rdmarpc-grpc} jar too), or says in one sentence why it cannot.
+     */
+    public static EchoStack grpcRdmarpc() {
+        return load("gRPC-over-rdmarpc", GRPC_LIB, "dev.rdmarpc.bench.grpc.GrpcRdmarpcEchoStack",
                 "io.grpc.netty.shaded.io.netty.transport.noNative");
     }
 
