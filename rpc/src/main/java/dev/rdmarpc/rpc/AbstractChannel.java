@@ -78,9 +78,6 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         throw error;
     }
 
-    /** How far away the deadline of a stream without one is put (about 146 years: never, and no overflow). */
-    private static final long NO_DEADLINE_NANOS = 1L << 62;
-
     /**
      * The deadline of a call made now: its own timeout, or the channel's default, or the deadline of
      * the call the current thread's handler serves when that is earlier.
@@ -96,7 +93,7 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
             if (!stream) {
                 throw new IllegalArgumentException("only a stream can go without a deadline (CallOptions.withoutDeadline)");
             }
-            timeoutNanos = NO_DEADLINE_NANOS;
+            timeoutNanos = ClientCore.NO_DEADLINE_NANOS;
         }
         long timeout = timeoutNanos > 0 ? timeoutNanos : stream ? defaultStreamTimeoutNanos() : defaultTimeoutNanos();
         long inherited = ClientCore.inheritedRemainingNanos();
@@ -226,7 +223,7 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
                 try {
                     long left = remaining(deadline, method);
                     // no deadline of its own and none inherited: the stream has none, on the wire too
-                    return c.openStream(method, left >= NO_DEADLINE_NANOS / 2 ? Long.MAX_VALUE : left, metadata, onEnd);
+                    return c.openStream(method, left >= ClientCore.NO_DEADLINE_NANOS / 2 ? Long.MAX_VALUE : left, metadata, onEnd);
                 } catch (RpcException e) {
                     c = retry(c, e, attempt, deadline, true);
                 }

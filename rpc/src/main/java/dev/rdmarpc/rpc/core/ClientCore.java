@@ -118,7 +118,7 @@ public final class ClientCore implements FrameHandler {
     private static final int LEGACY_TIMEOUT_CODE = 3;
 
     /** A stream without a deadline gets one this far away (about 146 years: never, and no overflow). */
-    private static final long NO_DEADLINE_NANOS = 1L << 62;
+    public static final long NO_DEADLINE_NANOS = 1L << 62;
     /** Run around every typed call (by the channel), in this order. */
     private final ClientInterceptor[] interceptors;
     private final Object[] expiredSinks;
