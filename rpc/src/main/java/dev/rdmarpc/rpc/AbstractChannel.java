@@ -238,6 +238,59 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         }
     }
 
+    @Override
+    public final <Q, R> AsyncClientStream<Q, R> openAsyncStream(Method<Q, R> method, CallOptions options,
+                                                             StreamListener<? super R> listener,
+                                                             java.util.concurrent.Executor executor) {
+        Objects.requireNonNull(method, "method");
+        Objects.requireNonNull(listener, "listener");
+        if (options.attachment().length() != 0 || options.responseAttachment() != null) {
+            throw new IllegalArgumentException("a stream carries no attachments: its messages are its codecs' bytes");
+        }
+        long deadline = deadlineOf(options.timeoutNanos(), true);
+        ClientCore c = pickNow();
+        if (c == null) {
+            c = pick(deadline); // a pool with no open connection yet: it waits for one
+        }
+        ClientInterceptor[] interceptors = c.interceptors();
+        Metadata metadata = options.metadata();
+        java.util.function.BiConsumer<RpcException, Metadata> onEnd = null;
+        try {
+            if (interceptors.length != 0) {
+                long t0 = System.nanoTime();
+                try {
+                    for (ClientInterceptor i : interceptors) {
+                        metadata = Objects.requireNonNull(i.beforeCall(method, metadata),
+                                "a client interceptor returned null metadata");
+                    }
+                } catch (RuntimeException e) {
+                    RpcException failure = e instanceof RpcException re ? re
+                            : new RpcException(Status.HANDLER_FAILED, "client interceptor failed: " + e, e);
+                    afterCall(interceptors, method, failure.status(), failure.metadata(), t0);
+                    throw failure;
+                }
+                java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
+                onEnd = (failure, md) -> {
+                    if (told.compareAndSet(false, true)) {
+                        afterCall(interceptors, method, failure == null ? Status.OK : failure.status(), md, t0);
+                    }
+                };
+            }
+            long left = remaining(deadline, method);
+            try {
+                return c.openAsyncStream(method, left >= ClientCore.NO_DEADLINE_NANOS / 2 ? Long.MAX_VALUE : left,
+                        metadata, listener, executor, onEnd);
+            } catch (RpcException e) {
+                if (onEnd != null) {
+                    onEnd.accept(e, e.metadata()); // it never opened
+                }
+                throw e;
+            }
+        } finally {
+            started(c);
+        }
+    }
+
     /**
      * Starts a typed call: a blocking one on the connection {@link #pick} gives (waiting for one being
      * opened), an asynchronous one on an open connection or, when it must wait for one, once it is

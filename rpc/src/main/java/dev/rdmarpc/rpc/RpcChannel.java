@@ -270,4 +270,33 @@ public interface RpcChannel {
      *                      DEADLINE_EXCEEDED (no connection opened in time)
      */
     <Q, R> ClientStream<Q, R> openStream(Method<Q, R> method, CallOptions options);
+    /**
+     * Opens a streaming call of {@code method} that holds no thread (see {@link AsyncClientStream}):
+     * as {@link #openStream(Method, CallOptions)} on the wire, with {@code listener} told of the
+     * server's messages (as they are requested), of readiness and of the end, on the connection's
+     * I/O thread. It does not wait for a call slot or for room in the send queue (the opening frame
+     * waits in the stream if the queue is full); a pool that has no connection open yet is the
+     * exception: it waits for one, up to the stream's deadline.
+     *
+     * @param method   the streaming method
+     * @param options  as for {@link #openStream(Method, CallOptions)}
+     * @param listener told what happens on the stream (see {@link StreamListener} for its threads)
+     * @return the stream, opening
+     * @throws RpcException when it cannot open now: CONNECTION_CLOSED, OVERLOADED (every call slot
+     *                      of the connection is held), PAYLOAD_TOO_LARGE (metadata); the listener is
+     *                      then not told
+     */
+    default <Q, R> AsyncClientStream<Q, R> openAsyncStream(Method<Q, R> method, CallOptions options,
+                                                           StreamListener<? super R> listener) {
+        return openAsyncStream(method, options, listener, null);
+    }
+
+    /**
+     * As {@link #openAsyncStream(Method, CallOptions, StreamListener)}, with the listener told on
+     * {@code executor} (one task at a time per stream, in order) instead of the I/O thread; null
+     * for the I/O thread.
+     */
+    <Q, R> AsyncClientStream<Q, R> openAsyncStream(Method<Q, R> method, CallOptions options,
+                                                   StreamListener<? super R> listener,
+                                                   java.util.concurrent.Executor executor);
 }

@@ -607,6 +607,9 @@ public final class ClientCore implements FrameHandler {
 
     @Override
     public void onSendProgress(Connection c) {
+        if (!roomWaiters.isEmpty()) {
+            wakeRoomWaiters();
+        }
         if (sendRoomWaiters > 0) {
             lock.lock();
             try {
@@ -875,6 +878,125 @@ public final class ClientCore implements FrameHandler {
         return s;
     }
 
+    /**
+     * Opens an asynchronous stream without waiting: takes a free call slot (OVERLOADED when none is
+     * free now) and queues the opening frame, which goes at once when the send queue has room.
+     *
+     * @param timeoutNanos the stream's timeout, {@link Long#MAX_VALUE} for none
+     * @throws RpcException CONNECTION_CLOSED, OVERLOADED (no free slot), PAYLOAD_TOO_LARGE (metadata)
+     */
+    void openAsyncStream(AsyncClientStreamCall<?, ?> s, long timeoutNanos, Metadata metadata) {
+        checkMetadata(metadata);
+        int frame = FrameDescriptor.HEADER_LENGTH + MetadataLimits.blockLength(metadata);
+        long timeout = inheritTimeout(timeoutNanos > 0 ? timeoutNanos : Long.MAX_VALUE);
+        long deadline = System.nanoTime() + (timeout == Long.MAX_VALUE ? NO_DEADLINE_NANOS : timeout);
+        s.deadline(deadline);
+        long id = reserve(s, 0, s.method(), timeout, frame, false, 0, false, true, deadline);
+        if (id < 0) {
+            metrics.rejected.increment();
+            metrics.errors.increment();
+            throw overloaded();
+        }
+        s.id = id;
+        metrics.calls.increment();
+        s.open(metadata, timeout == Long.MAX_VALUE);
+    }
+
+    /**
+     * Opens an asynchronous stream ({@link dev.rdmarpc.rpc.RpcChannel#openAsyncStream}); never waits.
+     *
+     * @param timeoutNanos the stream's timeout, {@link Long#MAX_VALUE} for none
+     * @param onEnd        told once when the stream ends, if it opened; null for none
+     */
+    public <Q, R> dev.rdmarpc.rpc.AsyncClientStream<Q, R> openAsyncStream(Method<Q, R> method, long timeoutNanos,
+            Metadata metadata, dev.rdmarpc.rpc.StreamListener<? super R> listener, java.util.concurrent.Executor executor,
+            java.util.function.BiConsumer<RpcException, Metadata> onEnd) {
+        AsyncClientStreamCall<Q, R> s = new AsyncClientStreamCall<>(this, method, streamWindowBytes, listener, executor, onEnd);
+        openAsyncStream(s, timeoutNanos, metadata);
+        return s;
+    }
+
+    /** Writes an asynchronous stream's opening frame and its first grant; never waits. */
+    int writeAsyncStreamOpen(ClientStreamSink s, Metadata metadata, boolean noDeadline, long deadline) {
+        int frame = FrameDescriptor.HEADER_LENGTH + MetadataLimits.blockLength(metadata);
+        long left = noDeadline ? Long.MAX_VALUE : deadline - System.nanoTime();
+        if (left <= 0) {
+            return AsyncStreamIo.GONE; // its deadline passed while it waited to open: the sweep ends it
+        }
+        int r = asyncClaim(s, frame);
+        if (r != AsyncStreamIo.WROTE) {
+            return r;
+        }
+        FrameWriter w = writer;
+        w.request(s.id, s.method().id(), left).metadata(metadata).flag(FrameDescriptor.FLAG_STREAM)
+                .payload(MemorySegment.NULL, 0, 0);
+        w.commit();
+        metrics.bytesSent.add(frame);
+        long grant = s.flow().grantNow();
+        if (grant > 0 && !writeStreamWindow(s, grant)) {
+            s.flow().ungrant(grant);
+        }
+        return AsyncStreamIo.WROTE;
+    }
+
+    /** Writes an asynchronous stream's message if the send queue has room; never waits. */
+    <T> int writeAsyncStreamMessage(ClientStreamSink s, Codec<T> codec, T value, int plen) {
+        int frame = FrameDescriptor.HEADER_LENGTH + plen;
+        int r = asyncClaim(s, frame);
+        if (r != AsyncStreamIo.WROTE) {
+            return r;
+        }
+        writer.stream(FrameDescriptor.TYPE_STREAM_MESSAGE, s.id, s.method().id(), 0).payload(codec, value, plen);
+        writer.commit();
+        metrics.bytesSent.add(frame);
+        return AsyncStreamIo.WROTE;
+    }
+
+    /** Writes an asynchronous stream's half-close if the send queue has room; never waits. */
+    int writeAsyncStreamEnd(ClientStreamSink s) {
+        int r = asyncClaim(s, FrameDescriptor.HEADER_LENGTH);
+        if (r != AsyncStreamIo.WROTE) {
+            return r;
+        }
+        writer.stream(FrameDescriptor.TYPE_STREAM_MESSAGE, s.id, s.method().id(), FrameDescriptor.FLAG_END_STREAM).commit();
+        metrics.bytesSent.add(FrameDescriptor.HEADER_LENGTH);
+        return AsyncStreamIo.WROTE;
+    }
+
+    /** Claims a frame as an asynchronous call does (room under the high-water mark, whoever waits). */
+    private int asyncClaim(ClientStreamSink s, int frame) {
+        long off = writer.claim(frame, sendHighWaterMark);
+        if (off >= 0) {
+            return AsyncStreamIo.WROTE;
+        }
+        if (off == Connection.BACK_PRESSURED) {
+            return AsyncStreamIo.NO_ROOM;
+        }
+        if (off == Connection.NO_BUFFER) {
+            streamFailed(s, new RpcException(Status.RESOURCE_EXHAUSTED, "buffer pool exhausted: no send buffer"));
+        }
+        return AsyncStreamIo.GONE; // closed: the close fails the stream
+    }
+
+    /** Asynchronous streams waiting for room in the send queue; told on the transport's progress. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<ClientStreamSink> roomWaiters =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+    /** {@code s} waits for room in the send queue: {@link ClientStreamSink#onRoom} once the transport sent something. */
+    void awaitRoom(ClientStreamSink s) {
+        roomWaiters.add(s);
+    }
+
+    private void wakeRoomWaiters() {
+        for (int n = roomWaiters.size(); n > 0; n--) {
+            ClientStreamSink s = roomWaiters.poll();
+            if (s == null) {
+                return;
+            }
+            s.onRoom();
+        }
+    }
+
     void checkStreamFrame(long frame) {
         checkFrame(frame);
     }
@@ -901,7 +1023,7 @@ public final class ClientCore implements FrameHandler {
      * @return false when it cannot be sent now (the caller owes it still); true when sent, or when
      *         the connection is closed (nothing is owed any more)
      */
-    boolean writeStreamWindow(ClientStreamCall<?, ?> s, long increment) {
+    boolean writeStreamWindow(ClientStreamSink s, long increment) {
         if (!writer.windowUpdate(s.id, s.method().id(), increment)) {
             return false;
         }
@@ -955,7 +1077,7 @@ public final class ClientCore implements FrameHandler {
         } finally {
             lock.unlock();
         }
-        if (!(sink instanceof ClientStreamCall<?, ?> s)) {
+        if (!(sink instanceof ClientStreamSink s)) {
             return; // a stream that ended here (cancelled, timed out): its late frames are dropped
         }
         lastActivityNanos = System.nanoTime();
@@ -968,7 +1090,7 @@ public final class ClientCore implements FrameHandler {
             streamFailed(s, new RpcException(Status.PROTOCOL_ERROR, "server sent a stream window update of " + increment));
             return;
         }
-        s.flow().granted(increment);
+        s.onWindow(increment);
     }
 
     /** A stream failed here for the server's fault: it ends with {@code error}, and the server is sent a cancel. */
@@ -983,7 +1105,7 @@ public final class ClientCore implements FrameHandler {
         }
     }
 
-    void streamFailed(ClientStreamCall<?, ?> s, RpcException error) {
+    void streamFailed(ClientStreamSink s, RpcException error) {
         metrics.errors.increment();
         s.failed(error);
         cancel(s.id);
@@ -1095,7 +1217,7 @@ public final class ClientCore implements FrameHandler {
                         + error.getMessage() + ")");
             }
             metrics.errors.increment();
-            if (sink instanceof ClientStreamCall<?, ?> s) {
+            if (sink instanceof ClientStreamSink s) {
                 s.ended(error, Metadata.EMPTY); // after the messages that came before it
             } else {
                 fail(sink, tag, error);
@@ -1114,7 +1236,7 @@ public final class ClientCore implements FrameHandler {
             } finally {
                 view.clear();
             }
-        } else if (sink instanceof ClientStreamCall<?, ?> s) {
+        } else if (sink instanceof ClientStreamSink s) {
             int mlen = FrameHeader.metadataLength(buf, offset); // checked above
             s.ended(null, mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(buf, offset + FrameDescriptor.HEADER_LENGTH));
         } else {
@@ -1164,7 +1286,7 @@ public final class ClientCore implements FrameHandler {
             }
         } else if (sink instanceof PendingCall p) {
             p.completeExceptionally(error);
-        } else if (sink instanceof ClientStreamCall<?, ?> s) {
+        } else if (sink instanceof ClientStreamSink s) {
             s.failed(error);
         }
     }
@@ -1177,6 +1299,9 @@ public final class ClientCore implements FrameHandler {
 
     @Override
     public void onTick(Connection c, long nowNanos) {
+        if (!roomWaiters.isEmpty()) {
+            wakeRoomWaiters(); // a progress that came between a refused claim and its wait
+        }
         int n = 0;
         lock.lock();
         try {

@@ -15,7 +15,7 @@ import java.lang.foreign.MemorySegment;
  * from its opening until the server's response ends it, and its {@link StreamFlow} holds what came
  * in and what may go out.
  */
-final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
+final class ClientStreamCall<Q, R> extends ClientStreamSink implements ClientStream<Q, R> {
     private final ClientCore core;
     private final Method<Q, R> method;
     private final StreamFlow flow;
@@ -24,8 +24,6 @@ final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
 
     /** The stream's deadline ({@link System#nanoTime()}); far away when it has none. */
     private final long deadlineNanos;
-    /** Set once the open frame was written; 0 before. */
-    volatile long id;
     private volatile boolean halfClosed;
     private volatile Metadata trailers = Metadata.EMPTY;
     /** Told once, when the stream ends (the client's interceptors' afterCall); null for none. */
@@ -47,17 +45,19 @@ final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
         this.deadlineNanos = deadlineNanos;
     }
 
+    @Override
     StreamFlow flow() {
         return flow;
     }
 
+    @Override
     Method<Q, R> method() {
         return method;
     }
 
     // ------------------------------------------------------------------ the I/O thread
 
-    /** A message frame of this stream arrived. */
+    @Override
     void onMessage(MemorySegment buf, long offset, int length) {
         if ((FrameHeader.flags(buf, offset) & FrameDescriptor.FLAG_END_STREAM) != 0) {
             core.streamFailed(this, new RpcException(Status.PROTOCOL_ERROR, "server half-closed a stream: it ends"
@@ -81,7 +81,7 @@ final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
         flow.deliver(value, length);
     }
 
-    /** The server's response ended the stream (its slot is free already). */
+    @Override
     void ended(RpcException error, Metadata trailers) {
         if (error == null) {
             this.trailers = trailers;
@@ -91,7 +91,7 @@ final class ClientStreamCall<Q, R> implements ClientStream<Q, R> {
         }
     }
 
-    /** The stream failed here (timeout, close, cancel): nothing more is read. */
+    @Override
     void failed(RpcException error) {
         if (flow.end(error, true)) {
             tellEnd(error, error.metadata());

@@ -311,8 +311,14 @@ final class ServerConnection implements FrameHandler, RawCall {
         if (!admit(id, mid)) {
             return;
         }
-        ServerStreamCall call = new ServerStreamCall(this, e, id, mid, deadline, due,
-                mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(frame, offset + FrameDescriptor.HEADER_LENGTH));
+        Metadata md = mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(frame, offset + FrameDescriptor.HEADER_LENGTH);
+        if (e.stream() instanceof dev.rdmarpc.rpc.AsyncStreamHandler<?, ?>) {
+            AsyncServerStreamCall async = new AsyncServerStreamCall(this, e, id, mid, deadline, due, md);
+            callStarted(async);
+            async.start(); // here, on the I/O thread: no thread of its own
+            return;
+        }
+        ServerStreamCall call = new ServerStreamCall(this, e, id, mid, deadline, due, md);
         callStarted(call);
         call.grantInitial();
         try {
@@ -325,7 +331,16 @@ final class ServerConnection implements FrameHandler, RawCall {
 
     /** A message or window update of a stream; dropped when the stream is over (answered, cancelled). */
     private void streamFrame(int type, MemorySegment frame, long offset, int length) {
-        if (!(running.get(FrameHeader.requestId(frame, offset)) instanceof ServerStreamCall call)) {
+        HeldCall held = running.get(FrameHeader.requestId(frame, offset));
+        if (held instanceof AsyncServerStreamCall async) {
+            if (type == FrameDescriptor.TYPE_STREAM_MESSAGE) {
+                async.onMessage(frame, offset, length);
+            } else {
+                async.onWindow(StreamMessages.increment(frame, offset));
+            }
+            return;
+        }
+        if (!(held instanceof ServerStreamCall call)) {
             return;
         }
         if (type == FrameDescriptor.TYPE_STREAM_MESSAGE) {
@@ -387,6 +402,9 @@ final class ServerConnection implements FrameHandler, RawCall {
     /** Stops the blocking calls whose deadline has passed (the transport times frames and idleness). */
     @Override
     public void onTick(Connection c, long nowNanos) {
+        if (!roomWaiters.isEmpty()) {
+            wakeRoomWaiters(); // a progress that came between a refused claim and its wait
+        }
         if (running.isEmpty()) {
             return;
         }
@@ -425,6 +443,9 @@ final class ServerConnection implements FrameHandler, RawCall {
     @Override
     public void onSendProgress(Connection c) {
         sendProgress++; // the I/O thread's alone
+        if (!roomWaiters.isEmpty()) {
+            wakeRoomWaiters();
+        }
         if (sendRoomWaiters > 0) {
             sendRoomLock.lock();
             try {
@@ -432,6 +453,25 @@ final class ServerConnection implements FrameHandler, RawCall {
             } finally {
                 sendRoomLock.unlock();
             }
+        }
+    }
+
+    /** Asynchronous streams waiting for room in the send queue. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<AsyncServerStreamCall> roomWaiters =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+    /** {@code s} waits for room in the send queue: told on the transport's next progress (or tick). */
+    void awaitRoom(AsyncServerStreamCall s) {
+        roomWaiters.add(s);
+    }
+
+    private void wakeRoomWaiters() {
+        for (int n = roomWaiters.size(); n > 0; n--) {
+            AsyncServerStreamCall s = roomWaiters.poll();
+            if (s == null) {
+                return;
+            }
+            s.onRoom();
         }
     }
 

@@ -290,6 +290,72 @@ final class StreamFlow {
         }
     }
 
+    /**
+     * Takes the next message without waiting (the asynchronous reader's {@link #take}); the bytes it
+     * frees are granted back by {@link #grantDue}.
+     *
+     * @return the message; {@link #END} once the peer finished sending (or the stream ended) and
+     *         everything was read; null when nothing is there now
+     */
+    Object poll() {
+        lock.lock();
+        try {
+            if (!inbox.isEmpty()) {
+                toGrant += sizes[sizeHead];
+                sizeHead = (sizeHead + 1) % sizes.length;
+                sizeCount--;
+                return inbox.poll();
+            }
+            return peerDone || ended || failure != null ? END : null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * What the asynchronous reader owes the peer now: once half the window was read, that much (the
+     * caller sends it, or gives it back with {@link #ungrant}); else 0.
+     */
+    long grantDue() {
+        lock.lock();
+        try {
+            if (ended || toGrant < window / 2) {
+                return 0;
+            }
+            long give = toGrant;
+            toGrant = 0;
+            granted += give;
+            return give;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The asynchronous sender's check: how much the peer accepts now.
+     *
+     * @return the send window (above 0: one frame may go), or {@link Long#MIN_VALUE} once the stream
+     *         ended or failed (nothing goes any more)
+     */
+    long sendRoom() {
+        lock.lock();
+        try {
+            return ended || failure != null ? Long.MIN_VALUE : sendWindow;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The asynchronous sender wrote a frame of {@code frameBytes} after {@link #sendRoom} said it may. */
+    void sent(int frameBytes) {
+        lock.lock();
+        try {
+            sendWindow -= frameBytes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     // ------------------------------------------------------------------ the sender
 
     /**
@@ -336,6 +402,16 @@ final class StreamFlow {
         lock.lock();
         try {
             return sendWindow;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return true once the peer finished sending (or the stream ended) and every message was taken */
+    boolean peerFinished() {
+        lock.lock();
+        try {
+            return (peerDone || ended) && inbox.isEmpty();
         } finally {
             lock.unlock();
         }

@@ -84,6 +84,12 @@ final class ConfiguredChannel implements RpcChannel {
     }
 
     @Override
+    public <Q, R> dev.rdmarpc.rpc.AsyncClientStream<Q, R> openAsyncStream(Method<Q, R> method, CallOptions options,
+            dev.rdmarpc.rpc.StreamListener<? super R> listener, java.util.concurrent.Executor executor) {
+        return channel.openAsyncStream(method, apply(options), listener, executor);
+    }
+
+    @Override
     public String toString() {
         return channel + " with " + (timeoutNanos > 0 ? "timeout " + timeoutNanos / 1_000_000 + " ms, " : "") + metadata;
     }

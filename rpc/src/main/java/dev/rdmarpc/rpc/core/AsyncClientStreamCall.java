@@ -1,0 +1,243 @@
+package dev.rdmarpc.rpc.core;
+
+import dev.rdmarpc.rpc.AsyncClientStream;
+import dev.rdmarpc.rpc.Metadata;
+import dev.rdmarpc.rpc.Method;
+import dev.rdmarpc.rpc.RpcException;
+import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.StreamListener;
+import dev.rdmarpc.rpc.codec.Codec;
+import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.protocol.FrameHeader;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.Executor;
+import java.util.function.BiConsumer;
+
+/**
+ * An asynchronous streaming call on the client: it holds its call slot in {@link ClientCore} from its
+ * opening until the server's response (or a cancel, the deadline, a close) ends it, like a
+ * {@link ClientStreamCall}, but nothing waits: what cannot go out yet waits in its
+ * {@link AsyncStreamIo}'s outbox, and what came in goes to the listener as it is requested.
+ */
+final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements AsyncClientStream<Q, R> {
+    /** The opening frame, queued first. */
+    private record Open(Metadata metadata, boolean noDeadline) {
+    }
+
+    private final ClientCore core;
+    private final Method<Q, R> method;
+    private final StreamFlow flow;
+    private final Io io;
+    private volatile long deadlineNanos;
+    private volatile boolean halfClosed;
+    private volatile Metadata endMetadata = Metadata.EMPTY;
+    private final BiConsumer<RpcException, Metadata> endListener;
+
+    @SuppressWarnings("unchecked")
+    AsyncClientStreamCall(ClientCore core, Method<Q, R> method, int window, StreamListener<? super R> listener,
+                          Executor executor, BiConsumer<RpcException, Metadata> endListener) {
+        this.core = core;
+        this.method = method;
+        this.flow = new StreamFlow(window);
+        this.io = new Io(flow, executor);
+        this.io.listener((StreamListener<Object>) listener);
+        this.endListener = endListener;
+    }
+
+    @Override
+    Method<Q, R> method() {
+        return method;
+    }
+
+    @Override
+    StreamFlow flow() {
+        return flow;
+    }
+
+    void deadline(long deadlineNanos) {
+        this.deadlineNanos = deadlineNanos;
+    }
+
+    /** The slot is held: queue the opening frame (written at once when there is room). */
+    void open(Metadata metadata, boolean noDeadline) {
+        io.queueMarker(new Open(metadata, noDeadline));
+    }
+
+    // ------------------------------------------------------------------ the I/O thread
+
+    @Override
+    void onMessage(MemorySegment buf, long offset, int length) {
+        if ((FrameHeader.flags(buf, offset) & FrameDescriptor.FLAG_END_STREAM) != 0) {
+            core.streamFailed(this, new RpcException(Status.PROTOCOL_ERROR, "server half-closed a stream: it ends"
+                    + " streams with a response"));
+            return;
+        }
+        if (!flow.admit(length)) {
+            if (flow.failure() != null && !flow.isEnded()) {
+                core.streamFailed(this, flow.failure());
+            }
+            return;
+        }
+        Object value;
+        try {
+            value = StreamMessages.decode(method.responseCodec(), buf, offset);
+        } catch (RuntimeException e) {
+            core.streamFailed(this, new RpcException(Status.PROTOCOL_ERROR,
+                    "message of " + method.name() + " could not be decoded: " + e.getMessage(), e));
+            return;
+        }
+        flow.deliver(value, length);
+        io.signal();
+    }
+
+    @Override
+    void onWindow(int increment) {
+        flow.granted(increment);
+        io.flush();
+    }
+
+    @Override
+    void onRoom() {
+        io.onRoom();
+    }
+
+    @Override
+    void ended(RpcException error, Metadata trailers) {
+        endMetadata = error == null ? trailers : error.metadata();
+        if (flow.end(error, false)) {
+            io.dropOutbox();
+            tellEnd(error, endMetadata);
+        }
+        io.signal();
+    }
+
+    @Override
+    void failed(RpcException error) {
+        endMetadata = error.metadata();
+        if (flow.end(error, true)) {
+            io.dropOutbox();
+            tellEnd(error, endMetadata);
+        }
+        io.signal();
+    }
+
+    private void tellEnd(RpcException error, Metadata md) {
+        if (endListener != null) {
+            endListener.accept(error, md);
+        }
+    }
+
+    // ------------------------------------------------------------------ AsyncClientStream
+
+    @Override
+    public void send(Q message) {
+        StreamMessages.requireMessage(message);
+        if (halfClosed) {
+            throw new IllegalStateException("send after halfClose");
+        }
+        int plen = method.requestCodec().encodedSize(message);
+        core.checkStreamFrame((long) FrameDescriptor.HEADER_LENGTH + plen);
+        io.send(message, plen);
+    }
+
+    @Override
+    public boolean isReady() {
+        return !halfClosed && io.isReady();
+    }
+
+    @Override
+    public void request(int n) {
+        io.request(n);
+    }
+
+    @Override
+    public void halfClose() {
+        if (halfClosed) {
+            return;
+        }
+        halfClosed = true;
+        io.queueMarker(AsyncStreamIo.HALF_CLOSE);
+    }
+
+    @Override
+    public void cancel() {
+        boolean expired = System.nanoTime() - deadlineNanos >= 0;
+        RpcException end = expired
+                ? new RpcException(Status.DEADLINE_EXCEEDED, "stream of " + method.name() + ": its deadline passed")
+                : new RpcException(Status.CANCELLED, "stream of " + method.name() + " cancelled");
+        if (flow.end(end, true)) {
+            io.dropOutbox();
+            tellEnd(end, Metadata.EMPTY);
+            long callId = id;
+            if (callId > 0) {
+                if (expired) {
+                    core.expired(callId);
+                } else {
+                    core.cancel(callId);
+                }
+            }
+        }
+        io.signal();
+    }
+
+    @Override
+    public boolean isDone() {
+        return flow.isEnded();
+    }
+
+    @Override
+    public String toString() {
+        return "AsyncClientStream[" + method.name() + ", id=" + id + (flow.isEnded() ? ", ended" : "") + "]";
+    }
+
+    /** The outbox and the listener of this stream, written through the client's core. */
+    private final class Io extends AsyncStreamIo {
+        Io(StreamFlow flow, Executor executor) {
+            super(flow, executor);
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        int writeMessage(Object value, int plen) {
+            try {
+                return core.writeAsyncStreamMessage(AsyncClientStreamCall.this, (Codec<Object>) method.requestCodec(),
+                        value, plen);
+            } catch (RuntimeException e) { // the codec failed: the writer aborted the claim
+                core.streamFailed(AsyncClientStreamCall.this, new RpcException(Status.HANDLER_FAILED,
+                        "a message of " + method.name() + " could not be encoded: " + e, e));
+                return GONE;
+            }
+        }
+
+        @Override
+        int writeMarker(Object marker) {
+            if (flow.isEnded()) {
+                return GONE;
+            }
+            if (marker instanceof Open o) {
+                return core.writeAsyncStreamOpen(AsyncClientStreamCall.this, o.metadata(), o.noDeadline(), deadlineNanos);
+            }
+            return core.writeAsyncStreamEnd(AsyncClientStreamCall.this);
+        }
+
+        @Override
+        boolean writeGrant(long increment) {
+            return core.writeStreamWindow(AsyncClientStreamCall.this, increment);
+        }
+
+        @Override
+        void awaitRoom() {
+            core.awaitRoom(AsyncClientStreamCall.this);
+        }
+
+        @Override
+        Metadata endMetadata() {
+            return endMetadata;
+        }
+
+        @Override
+        void listenerFailed(RuntimeException e) {
+            cancel();
+        }
+    }
+}
