@@ -1,9 +1,10 @@
 package dev.rdmarpc.grpc.internal;
 
 import dev.rdmarpc.grpc.MessageCopies;
-import dev.rdmarpc.rpc.ClientStream;
+import dev.rdmarpc.rpc.AsyncClientStream;
 import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.RpcException;
+import dev.rdmarpc.rpc.StreamListener;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.Codec;
@@ -26,17 +27,18 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The client's end of one gRPC call: one rdmarpc stream. A sender thread (virtual) opens the stream
- * and sends what {@link #writeMessage} queued, waiting on the stream's window; a reader thread
- * (virtual) receives only while the application has asked for messages ({@link #request}), so an
- * application that reads slowly holds messages back in the server's window.
+ * The client's end of one gRPC call: one asynchronous rdmarpc stream ({@link AsyncClientStream}),
+ * with no thread of its own. {@link #start} opens it on the caller's thread without waiting;
+ * {@link #writeMessage} sends or queues in the stream (never waits); the server's headers, messages
+ * and end come to the stream's listener on the connection's I/O thread, messages only as gRPC
+ * {@link #request}s them, so an application that reads slowly holds messages back in the server's
+ * window. gRPC's own call listener moves them onto the application's executor.
  */
 final class ClientStreamImpl implements io.grpc.internal.ClientStream {
     private final ClientTransportImpl transport;
     private final MethodDescriptor<?, ?> method;
     private final Metadata headers;
     private final StatsTraceContext stats;
-    private final StreamQueue queue;
     private volatile ClientStreamListener listener;
     private volatile Deadline deadline;
     private volatile String authority;
@@ -46,9 +48,10 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
     private volatile boolean messageCompression = true;
     private volatile DecompressorRegistry decompressors = DecompressorRegistry.getDefaultInstance();
     private volatile Decompressor decompressor;
-    private volatile ClientStream<Object, Object> stream;
+    private volatile AsyncClientStream<Object, Object> stream;
     private volatile boolean closed;
     private int outSeq;
+    /** The I/O thread's: messages delivered. */
     private int inSeq;
 
     ClientStreamImpl(ClientTransportImpl transport, MethodDescriptor<?, ?> method, Metadata headers,
@@ -58,7 +61,6 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
         this.method = method;
         this.headers = headers;
         this.stats = stats;
-        this.queue = new StreamQueue(this::fireReady);
     }
 
     @Override
@@ -66,11 +68,7 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
         this.listener = listener;
         transport.streamStarted(this);
         stats.clientOutboundHeaders();
-        Thread.ofVirtual().name("rdmarpc-grpc-send").start(this::openAndSend);
-    }
-
-    private void openAndSend() {
-        ClientStream<Object, Object> s;
+        AsyncClientStream<Object, Object> s;
         try {
             dev.rdmarpc.rpc.Metadata md = Headers.toRdmarpc(headers).with(Headers.PATH, "/" + method.getFullMethodName());
             if (authority != null) {
@@ -89,7 +87,7 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
                 options = options.withTimeout(Duration.ofNanos(left));
             }
             RpcClient client = transport.client();
-            s = client.openStream(Wire.method(maxInbound), options);
+            s = client.openAsyncStream(Wire.method(maxInbound), options, new Listener());
         } catch (RpcException e) {
             close(Headers.statusOf(e), RpcProgress.REFUSED, new Metadata());
             return;
@@ -103,95 +101,58 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
             s.cancel();
             return;
         }
-        Thread.ofVirtual().name("rdmarpc-grpc-receive").start(this::receive);
-        queue.opened();
-        send(s);
+        s.request(1); // the server's headers (or, in a trailers-only answer, nothing): asked for by the transport
     }
 
-    private void send(ClientStream<Object, Object> s) {
-        try {
-            while (true) {
-                Object item = queue.take();
-                if (item == StreamQueue.STOP) {
-                    return;
-                }
-                if (item == StreamQueue.HALF_CLOSE) {
-                    s.halfClose();
-                    continue;
-                }
-                Wire.Out out = (Wire.Out) item;
-                s.send(out);
-                MessageCopies.sentMessage();
-                queue.sent(out.length);
+    /** What the rdmarpc stream tells, on the I/O thread (one at a time). */
+    private final class Listener implements StreamListener<Object> {
+        @Override
+        public void onMessage(Object m) {
+            if (closed) {
+                return;
             }
-        } catch (RpcException e) {
-            // the reader sees the stream's end and reports it; a message the stream refused is this end's failure
-            if (e.status() == dev.rdmarpc.rpc.Status.PAYLOAD_TOO_LARGE) {
-                cancel(Headers.statusOf(e));
+            if (m instanceof Wire.TooLarge tl) {
+                cancel(Status.RESOURCE_EXHAUSTED.withDescription("gRPC message exceeds maximum size " + maxInbound
+                        + ": " + tl.length()));
+                return;
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (RuntimeException e) {
-            cancel(Status.INTERNAL.withDescription("sending failed: " + e).withCause(e));
+            Wire.In in = (Wire.In) m;
+            if (in.kind() == Wire.HEADERS) {
+                Metadata h = Headers.fromBlock(in.body());
+                String encoding = h.get(GrpcUtil.MESSAGE_ENCODING_KEY);
+                if (encoding != null) {
+                    decompressor = decompressors.lookupDecompressor(encoding);
+                }
+                stats.clientInboundHeaders(h);
+                synchronized (ClientStreamImpl.this) {
+                    if (!closed) {
+                        listener.headersRead(h);
+                    }
+                }
+                return;
+            }
+            deliver(in);
         }
-    }
 
-    private void receive() {
-        ClientStream<Object, Object> s = stream;
-        boolean first = true;
-        try {
-            while (!closed) {
-                if (!first && !queue.awaitDemand()) {
-                    return;
-                }
-                Object m = s.receive();
-                if (m == null) {
-                    dev.rdmarpc.rpc.Metadata t = s.trailers();
-                    Metadata trailers = Headers.toGrpc(t);
-                    stats.clientInboundTrailers(trailers);
-                    close(Headers.statusOf(t), RpcProgress.PROCESSED, trailers);
-                    return;
-                }
-                if (m instanceof Wire.TooLarge tl) {
-                    cancel(Status.RESOURCE_EXHAUSTED.withDescription("gRPC message exceeds maximum size " + maxInbound
-                            + ": " + tl.length()));
-                    return;
-                }
-                Wire.In in = (Wire.In) m;
-                if (in.kind() == Wire.HEADERS) {
-                    Metadata h = Headers.fromBlock(in.body());
-                    String encoding = h.get(GrpcUtil.MESSAGE_ENCODING_KEY);
-                    if (encoding != null) {
-                        decompressor = decompressors.lookupDecompressor(encoding);
-                    }
-                    stats.clientInboundHeaders(h);
-                    synchronized (this) {
-                        if (!closed) {
-                            listener.headersRead(h);
-                        }
-                    }
-                    first = false;
-                    continue;
-                }
-                if (first) {
-                    first = false;
-                    if (!queue.awaitDemand()) {
-                        return;
-                    }
-                }
-                deliver(in);
+        @Override
+        public void onReady() {
+            fireReady();
+        }
+
+        @Override
+        public void onEnd(RpcException failure, dev.rdmarpc.rpc.Metadata md) {
+            if (failure == null) {
+                Metadata trailers = Headers.toGrpc(md);
+                stats.clientInboundTrailers(trailers);
+                close(Headers.statusOf(md), RpcProgress.PROCESSED, trailers);
+                return;
             }
-        } catch (RpcException e) {
-            Status status = Headers.statusOf(e);
+            Status status = Headers.statusOf(failure);
             if (!transport.isOpen()) {
                 // the connection is gone (or the server refused it, with a reason): gRPC's UNAVAILABLE
-                status = Status.UNAVAILABLE.withDescription(status.getDescription()).withCause(e);
+                status = Status.UNAVAILABLE.withDescription(status.getDescription()).withCause(failure);
             }
             close(status, RpcProgress.PROCESSED, new Metadata());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (RuntimeException e) {
-            cancel(Status.INTERNAL.withDescription("receiving failed: " + e).withCause(e));
         }
     }
 
@@ -206,11 +167,11 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
             try {
                 body = d.decompress(body);
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                cancel(Status.INTERNAL.withDescription("the message could not be decompressed: " + e).withCause(e));
+                return;
             }
         }
         MessageCopies.receivedMessage();
-        queue.consumed();
         int seq = inSeq++;
         stats.inboundMessage(seq);
         stats.inboundMessageRead(seq, in.body().length, -1);
@@ -239,7 +200,6 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
             }
             closed = true;
         }
-        queue.stop();
         stats.streamClosed(status);
         transport.streamEnded(this);
         synchronized (this) {
@@ -258,7 +218,7 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
         } else {
             close(reason, RpcProgress.PROCESSED, new Metadata());
         }
-        ClientStream<Object, Object> s = stream;
+        AsyncClientStream<Object, Object> s = stream;
         if (s != null) {
             s.cancel();
         }
@@ -266,12 +226,18 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
 
     @Override
     public void halfClose() {
-        queue.halfClose();
+        AsyncClientStream<Object, Object> s = stream;
+        if (s != null && !closed) {
+            s.halfClose();
+        }
     }
 
     @Override
     public void request(int numMessages) {
-        queue.request(numMessages);
+        AsyncClientStream<Object, Object> s = stream;
+        if (s != null) {
+            s.request(numMessages);
+        }
     }
 
     @Override
@@ -285,15 +251,26 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
                     + maxOutbound));
             return;
         }
+        AsyncClientStream<Object, Object> s = stream;
+        if (s == null) {
+            return;
+        }
         int seq = outSeq++;
         stats.outboundMessage(seq);
         stats.outboundMessageSent(seq, out.length, -1);
-        queue.put(out);
+        try {
+            s.send(out); // written now, or queued in the stream: never waits
+        } catch (RpcException e) {
+            cancel(Headers.statusOf(e)); // over the maximum frame length
+            return;
+        }
+        MessageCopies.sentMessage();
     }
 
     @Override
     public boolean isReady() {
-        return !closed && queue.isReady();
+        AsyncClientStream<Object, Object> s = stream;
+        return !closed && s != null && s.isReady();
     }
 
     @Override

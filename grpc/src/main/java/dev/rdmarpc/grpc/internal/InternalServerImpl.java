@@ -41,7 +41,8 @@ final class InternalServerImpl implements InternalServer {
         ServerTransportImpl t = new ServerTransportImpl(tracers, timer, maxInbound, secure);
         ServerTransportImpl[] holder = {t};
         try {
-            server = builder.registerStream(Wire.method(maxInbound), s -> holder[0].handle(s)).start();
+            server = builder.registerStream(Wire.method(maxInbound),
+                    (dev.rdmarpc.rpc.AsyncStreamHandler<Object, Object>) s -> holder[0].open(s)).start();
         } catch (RuntimeException e) {
             SharedResourceHolder.release(GrpcUtil.TIMER_SERVICE, timer);
             throw new IOException("the rdmarpc server could not start: " + e.getMessage(), e);

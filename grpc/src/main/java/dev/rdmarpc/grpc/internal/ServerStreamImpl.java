@@ -1,8 +1,9 @@
 package dev.rdmarpc.grpc.internal;
 
 import dev.rdmarpc.grpc.MessageCopies;
+import dev.rdmarpc.rpc.AsyncServerStream;
 import dev.rdmarpc.rpc.RpcException;
-import dev.rdmarpc.rpc.ServerStream;
+import dev.rdmarpc.rpc.StreamListener;
 import io.grpc.Attributes;
 import io.grpc.Codec;
 import io.grpc.Compressor;
@@ -16,132 +17,92 @@ import java.io.IOException;
 import java.io.InputStream;
 
 /**
- * The server's end of one gRPC call, on the rdmarpc stream handler's thread: that thread sends what
- * gRPC queued (headers, messages, then the close, whose trailers end the stream) and a second
- * (virtual) thread receives while the application asks for messages.
+ * The server's end of one gRPC call: one asynchronous rdmarpc stream ({@link AsyncServerStream}),
+ * with no thread of its own. What gRPC writes (headers, messages, the close with its trailers) is
+ * sent or queued in the stream at once, never waiting; the client's messages, its half-close and
+ * the stream's end come to {@link #listener()} on the connection's I/O thread, messages only as
+ * gRPC {@link #request}s them. gRPC's server moves them onto the application's executor.
  */
 final class ServerStreamImpl implements io.grpc.internal.ServerStream {
-    /** The call's end as gRPC gave it; the last item of the send queue. */
-    private record Close(Status status, Metadata trailers) {
-    }
-
-    private final ServerStream<Object, Object> stream;
+    private final AsyncServerStream<Object, Object> stream;
     private final StatsTraceContext stats;
     private final Attributes attributes;
     private final String authority;
     private final int streamId;
     private final int maxInbound;
-    private final StreamQueue queue;
+    private final Runnable ended;
     private volatile ServerStreamListener listener;
     private volatile Compressor compressor = Codec.Identity.NONE;
     private volatile boolean messageCompression = true;
     private volatile Decompressor decompressor = Codec.Identity.NONE;
     private boolean reported;
-    private volatile boolean closing;
     private int outSeq;
     private int inSeq;
 
-    ServerStreamImpl(ServerStream<Object, Object> stream, StatsTraceContext stats, Attributes attributes, String authority,
-                     int maxInbound) {
+    /** @param ended run once when the call is over (told to gRPC) */
+    ServerStreamImpl(AsyncServerStream<Object, Object> stream, StatsTraceContext stats, Attributes attributes,
+                     String authority, int maxInbound, Runnable ended) {
         this.stream = stream;
         this.stats = stats;
         this.attributes = attributes;
         this.authority = authority;
         this.streamId = (int) stream.requestId();
         this.maxInbound = maxInbound;
-        this.queue = new StreamQueue(this::fireReady);
+        this.ended = ended;
     }
 
-    /** Runs the call on the handler's thread until it ends; the stream ends when this returns. */
-    void run() {
-        stream.onCancel(() -> {
-            Status s = stream.remainingNanos() <= 0 ? Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed")
-                    : Status.CANCELLED.withDescription("the client cancelled the call or went away");
-            report(s);
-        });
-        Thread reader = Thread.ofVirtual().name("rdmarpc-grpc-receive").start(this::receive);
-        queue.opened();
-        try {
-            while (true) {
-                Object item = queue.take();
-                if (item == StreamQueue.STOP) {
-                    return;
-                }
-                if (item instanceof Close c) {
-                    stream.responseMetadata(Headers.trailers(c.status(), c.trailers()));
-                    report(Status.OK);
-                    return;
-                }
-                Wire.Out out = (Wire.Out) item;
-                stream.send(out);
-                if (out.kind != Wire.HEADERS) {
-                    MessageCopies.sentMessage();
-                }
-                queue.sent(out.length);
+    /** @return the listener of the rdmarpc stream (its callbacks run one at a time, on the I/O thread) */
+    StreamListener<Object> listener() {
+        return new StreamListener<>() {
+            @Override
+            public void onMessage(Object m) {
+                received(m);
             }
-        } catch (RpcException e) {
-            report(Headers.statusOf(e));
-        } catch (InterruptedException e) {
-            // the client cancelled (it hears nothing more) or the server is stopping now (shutdownNow): say so
-            Status s = Status.UNAVAILABLE.withDescription("the server stopped the call (shutdownNow)");
-            stream.responseMetadata(Headers.trailers(s, new Metadata()));
-            report(Status.CANCELLED.withDescription("the call was stopped"));
-        } catch (RuntimeException e) {
-            Status s = Status.INTERNAL.withDescription("sending failed: " + e).withCause(e);
-            stream.responseMetadata(Headers.trailers(s, new Metadata()));
-            report(s);
-        } finally {
-            closing = true;
-            queue.stop();
-            reader.interrupt();
-        }
-    }
 
-    private void receive() {
-        try {
-            while (!closing) {
-                if (!queue.awaitDemand() || closing) {
-                    return;
-                }
-                Object m = stream.receive();
-                if (closing) {
-                    return;
-                }
-                if (m == null) {
-                    synchronized (this) {
-                        if (!reported) {
-                            listener.halfClosed();
-                        }
+            @Override
+            public void onReady() {
+                synchronized (ServerStreamImpl.this) {
+                    if (!reported && listener != null) {
+                        listener.onReady();
                     }
-                    return;
                 }
-                if (m instanceof Wire.TooLarge tl) {
-                    Status s = Status.RESOURCE_EXHAUSTED.withDescription("gRPC message exceeds maximum size " + maxInbound
-                            + ": " + tl.length());
-                    cancel(s);
-                    return;
+            }
+
+            @Override
+            public void onHalfClose() {
+                synchronized (ServerStreamImpl.this) {
+                    if (!reported) {
+                        listener.halfClosed();
+                    }
                 }
-                Wire.In in = (Wire.In) m;
-                if (in.kind() == Wire.HEADERS) {
-                    throw new IllegalArgumentException("a client sent headers inside its stream");
+            }
+
+            @Override
+            public void onEnd(RpcException failure, dev.rdmarpc.rpc.Metadata metadata) {
+                if (failure == null) {
+                    report(Status.OK); // the close went out
+                } else if (failure.status() == dev.rdmarpc.rpc.Status.DEADLINE_EXCEEDED) {
+                    report(Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed"));
+                } else if (failure.status() == dev.rdmarpc.rpc.Status.CANCELLED) {
+                    report(Status.CANCELLED.withDescription("the client cancelled the call or went away"));
+                } else {
+                    report(Headers.statusOf(failure));
                 }
-                deliver(in);
             }
-        } catch (RpcException e) {
-            if (!closing) {
-                report(Headers.statusOf(e));
-                queue.stop();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (RuntimeException e) {
-            if (!closing) {
-                cancel(Status.INTERNAL.withDescription("receiving failed: " + e).withCause(e));
-            }
-        }
+        };
     }
 
-    private void deliver(Wire.In in) {
+    private void received(Object m) {
+        if (m instanceof Wire.TooLarge tl) {
+            cancel(Status.RESOURCE_EXHAUSTED.withDescription("gRPC message exceeds maximum size " + maxInbound
+                    + ": " + tl.length()));
+            return;
+        }
+        Wire.In in = (Wire.In) m;
+        if (in.kind() == Wire.HEADERS) {
+            cancel(Status.INTERNAL.withDescription("a client sent headers inside its stream"));
+            return;
+        }
         InputStream body = new ByteArrayInputStream(in.body());
         if (in.kind() == Wire.COMPRESSED) {
             Decompressor d = decompressor;
@@ -152,26 +113,17 @@ final class ServerStreamImpl implements io.grpc.internal.ServerStream {
             try {
                 body = d.decompress(body);
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                cancel(Status.INTERNAL.withDescription("the message could not be decompressed: " + e).withCause(e));
+                return;
             }
         }
         MessageCopies.receivedMessage();
-        queue.consumed();
         int seq = inSeq++;
         stats.inboundMessage(seq);
         stats.inboundMessageRead(seq, in.body().length, -1);
-        InputStream message = body;
         synchronized (this) {
             if (!reported) {
-                listener.messagesAvailable(new SingleMessage(message));
-            }
-        }
-    }
-
-    private void fireReady() {
-        synchronized (this) {
-            if (!reported && listener != null) {
-                listener.onReady();
+                listener.messagesAvailable(new SingleMessage(body));
             }
         }
     }
@@ -185,7 +137,18 @@ final class ServerStreamImpl implements io.grpc.internal.ServerStream {
             reported = true;
         }
         stats.streamClosed(status);
-        listener.closed(status);
+        ServerStreamListener l = listener;
+        if (l != null) {
+            l.closed(status);
+        }
+        ended.run();
+    }
+
+    /** The server stops now (shutdownNow): the client is told UNAVAILABLE, gRPC that the call was cancelled. */
+    void stopNow() {
+        Status s = Status.UNAVAILABLE.withDescription("the server stopped the call (shutdownNow)");
+        report(Status.CANCELLED.withDescription("the call was stopped"));
+        stream.close(Headers.trailers(s, new Metadata()));
     }
 
     @Override
@@ -195,7 +158,7 @@ final class ServerStreamImpl implements io.grpc.internal.ServerStream {
 
     @Override
     public void writeHeaders(Metadata headers, boolean flush) {
-        queue.put(Wire.Out.headers(Headers.block(headers)));
+        send(Wire.Out.headers(Headers.block(headers)));
     }
 
     @Override
@@ -204,12 +167,26 @@ final class ServerStreamImpl implements io.grpc.internal.ServerStream {
         int seq = outSeq++;
         stats.outboundMessage(seq);
         stats.outboundMessageSent(seq, out.length, -1);
-        queue.put(out);
+        if (send(out)) {
+            MessageCopies.sentMessage();
+        }
+    }
+
+    private boolean send(Wire.Out out) {
+        try {
+            stream.send(out); // written now, or queued in the stream: never waits
+            return true;
+        } catch (IllegalStateException e) {
+            return false; // closed already: gRPC wrote after its close or cancel
+        } catch (RpcException e) {
+            cancel(Headers.statusOf(e));
+            return false;
+        }
     }
 
     @Override
     public void close(Status status, Metadata trailers) {
-        queue.putLast(new Close(status, trailers));
+        stream.close(Headers.trailers(status, trailers)); // after what is queued; onEnd reports it
     }
 
     @Override
@@ -219,23 +196,23 @@ final class ServerStreamImpl implements io.grpc.internal.ServerStream {
                 return;
             }
         }
-        report(status); // first: the sender, once it has sent the close, must not report it as a success
-        queue.putLast(new Close(status, new Metadata()));
+        report(status); // first: the stream's end, once sent, must not be reported as a success
+        stream.close(Headers.trailers(status, new Metadata()));
     }
 
     @Override
     public void request(int numMessages) {
-        queue.request(numMessages);
+        stream.request(numMessages);
     }
 
     @Override
     public boolean isReady() {
-        return queue.isReady();
+        return stream.isReady();
     }
 
     @Override
     public void setOnReadyThreshold(int numBytes) {
-        queue.readyThreshold(numBytes);
+        // readiness is the client's window: a send is ready while it goes out at once
     }
 
     @Override

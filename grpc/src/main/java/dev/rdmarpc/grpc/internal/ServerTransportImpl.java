@@ -4,7 +4,8 @@ import com.google.common.util.concurrent.ListenableFuture;
 import com.google.common.util.concurrent.SettableFuture;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.RpcServer;
-import dev.rdmarpc.rpc.ServerStream;
+import dev.rdmarpc.rpc.AsyncServerStream;
+import dev.rdmarpc.rpc.StreamListener;
 import io.grpc.Attributes;
 import io.grpc.Grpc;
 import io.grpc.InternalChannelz.SocketStats;
@@ -36,8 +37,7 @@ final class ServerTransportImpl implements ServerTransport {
     private final boolean secure;
     private final InternalLogId logId = InternalLogId.allocate(getClass(), null);
     private final AtomicInteger active = new AtomicInteger();
-    private final java.util.Set<Thread> handlers = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    private final java.util.concurrent.CountDownLatch ready = new java.util.concurrent.CountDownLatch(1);
+    private final java.util.Set<ServerStreamImpl> streams = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile ServerTransportListener listener;
     private volatile RpcServer server;
     private volatile boolean shutdown;
@@ -52,9 +52,8 @@ final class ServerTransportImpl implements ServerTransport {
     }
 
     void started(ServerTransportListener listener, RpcServer server) {
-        this.listener = listener;
         this.server = server;
-        ready.countDown();
+        this.listener = listener;
     }
 
     /** New calls are answered SHUTTING_DOWN (gRPC's UNAVAILABLE); calls in flight go on. */
@@ -62,43 +61,54 @@ final class ServerTransportImpl implements ServerTransport {
         shutdown = true;
     }
 
-    /** The rdmarpc stream handler: one gRPC call. */
-    void handle(ServerStream<Object, Object> s) {
+    /**
+     * The rdmarpc stream handler of one gRPC call, on the I/O thread: hands the call to gRPC and
+     * returns the listener of its stream. Nothing here waits.
+     */
+    StreamListener<Object> open(AsyncServerStream<Object, Object> s) {
+        ServerTransportListener l = listener;
+        if (shutdown || l == null) {
+            throw new RpcException(dev.rdmarpc.rpc.Status.SHUTTING_DOWN, l == null ? "the gRPC server is starting"
+                    : "the gRPC server is shutting down");
+        }
+        dev.rdmarpc.rpc.Metadata md = s.requestMetadata();
+        String path = md.get(Headers.PATH);
+        if (path == null || !path.startsWith("/")) {
+            throw new RpcException(dev.rdmarpc.rpc.Status.PROTOCOL_ERROR, "a gRPC call without its method (" + Headers.PATH + ")");
+        }
+        Metadata headers = Headers.toGrpc(md);
+        long left = s.remainingNanos();
+        if (left != Long.MAX_VALUE) {
+            headers.discardAll(GrpcUtil.TIMEOUT_KEY);
+            headers.put(GrpcUtil.TIMEOUT_KEY, Math.max(left, 1));
+        }
+        String method = path.substring(1);
+        StatsTraceContext stats = StatsTraceContext.newServerContext(tracers, method, headers);
+        Attributes attrs = Attributes.newBuilder()
+                .set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, s.peer())
+                .set(Grpc.TRANSPORT_ATTR_LOCAL_ADDR, server.address())
+                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, secure ? SecurityLevel.PRIVACY_AND_INTEGRITY : SecurityLevel.NONE)
+                .build();
         active.incrementAndGet();
-        handlers.add(Thread.currentThread());
+        ServerStreamImpl[] self = new ServerStreamImpl[1];
+        ServerStreamImpl stream = new ServerStreamImpl(s, stats, attrs, md.get(Headers.AUTHORITY), maxInbound,
+                () -> ended(self[0]));
+        self[0] = stream;
+        streams.add(stream);
+        StreamListener<Object> sl = stream.listener();
         try {
-            ready.await();
-            if (shutdown) {
-                throw new RpcException(dev.rdmarpc.rpc.Status.SHUTTING_DOWN, "the gRPC server is shutting down");
-            }
-            dev.rdmarpc.rpc.Metadata md = s.requestMetadata();
-            String path = md.get(Headers.PATH);
-            if (path == null || !path.startsWith("/")) {
-                throw new RpcException(dev.rdmarpc.rpc.Status.PROTOCOL_ERROR, "a gRPC call without its method (" + Headers.PATH + ")");
-            }
-            Metadata headers = Headers.toGrpc(md);
-            long left = s.remainingNanos();
-            if (left != Long.MAX_VALUE) {
-                headers.discardAll(GrpcUtil.TIMEOUT_KEY);
-                headers.put(GrpcUtil.TIMEOUT_KEY, Math.max(left, 1));
-            }
-            String method = path.substring(1);
-            StatsTraceContext stats = StatsTraceContext.newServerContext(tracers, method, headers);
-            Attributes attrs = Attributes.newBuilder()
-                    .set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, s.peer())
-                    .set(Grpc.TRANSPORT_ATTR_LOCAL_ADDR, server.address())
-                    .set(GrpcAttributes.ATTR_SECURITY_LEVEL, secure ? SecurityLevel.PRIVACY_AND_INTEGRITY : SecurityLevel.NONE)
-                    .build();
-            ServerStreamImpl stream = new ServerStreamImpl(s, stats, attrs, md.get(Headers.AUTHORITY), maxInbound);
-            listener.streamCreated(stream, method, headers);
-            stream.run();
-        } catch (InterruptedException e) {
-            throw new RpcException(dev.rdmarpc.rpc.Status.CANCELLED, "stopped before the call started");
-        } finally {
-            handlers.remove(Thread.currentThread());
-            if (active.decrementAndGet() == 0 && shutdown) {
-                terminate();
-            }
+            l.streamCreated(stream, method, headers);
+        } catch (RuntimeException e) {
+            ended(stream);
+            throw e;
+        }
+        return sl;
+    }
+
+    /** A call ended (told to gRPC). */
+    private void ended(ServerStreamImpl stream) {
+        if (streams.remove(stream) && active.decrementAndGet() == 0 && shutdown) {
+            terminate();
         }
     }
 
@@ -113,8 +123,8 @@ final class ServerTransportImpl implements ServerTransport {
     @Override
     public void shutdownNow(Status reason) {
         shutdown = true;
-        for (Thread t : handlers) {
-            t.interrupt();
+        for (ServerStreamImpl s : streams) {
+            s.stopNow();
         }
         terminate();
     }
