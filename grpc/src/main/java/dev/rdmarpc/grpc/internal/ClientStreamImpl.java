@@ -20,7 +20,6 @@ import io.grpc.internal.ClientStreamListener.RpcProgress;
 import io.grpc.internal.GrpcUtil;
 import io.grpc.internal.InsightBuilder;
 import io.grpc.internal.StatsTraceContext;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
@@ -50,6 +49,7 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
     private volatile Decompressor decompressor;
     private volatile AsyncClientStream<Object, Object> stream;
     private volatile boolean closed;
+    private volatile boolean readyBeforeStart;
     private int outSeq;
     /** The I/O thread's: messages delivered. */
     private int inSeq;
@@ -101,6 +101,9 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
             s.cancel();
             return;
         }
+        if (readyBeforeStart) {
+            fireReady(); // the stream was ready before this had it: gRPC's isReady() said false then
+        }
         s.request(1); // the server's headers (or, in a trailers-only answer, nothing): asked for by the transport
     }
 
@@ -136,6 +139,12 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
 
         @Override
         public void onReady() {
+            if (stream == null) {
+                readyBeforeStart = true; // told while openAsyncStream runs: start() tells gRPC
+                if (stream == null) {
+                    return;
+                }
+            }
             fireReady();
         }
 
@@ -157,7 +166,7 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
     }
 
     private void deliver(Wire.In in) {
-        InputStream body = new ByteArrayInputStream(in.body());
+        InputStream body = new ReceivedMessage(in.body());
         if (in.kind() == Wire.COMPRESSED) {
             Decompressor d = decompressor;
             if (d == null) {

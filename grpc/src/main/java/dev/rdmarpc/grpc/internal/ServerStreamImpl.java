@@ -12,7 +12,6 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.internal.ServerStreamListener;
 import io.grpc.internal.StatsTraceContext;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 
@@ -103,7 +102,7 @@ final class ServerStreamImpl implements io.grpc.internal.ServerStream {
             cancel(Status.INTERNAL.withDescription("a client sent headers inside its stream"));
             return;
         }
-        InputStream body = new ByteArrayInputStream(in.body());
+        InputStream body = new ReceivedMessage(in.body());
         if (in.kind() == Wire.COMPRESSED) {
             Decompressor d = decompressor;
             if (d == Codec.Identity.NONE) {
