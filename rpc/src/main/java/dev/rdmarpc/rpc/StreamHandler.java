@@ -6,6 +6,7 @@ package dev.rdmarpc.rpc;
  * stream by returning (OK) or throwing (an {@link RpcException}'s status, or {@code HANDLER_FAILED}
  * with the exception's message). Blocking in it is expected: a slow client holds back only this
  * stream. The stream counts among the server's {@code maxInFlight} calls until the handler returns.
+ * An {@link AsyncStreamHandler} (a subtype) is served without a thread of its own instead.
  *
  * @param <Q> request message type
  * @param <R> response message type
