@@ -37,9 +37,21 @@ final class Wire {
      * @return the stream method with a codec that writes {@link Out}s and reads {@link In}s
      */
     static Method<Object, Object> method(int maxInbound) {
+        Cached c = last;
+        if (c != null && c.maxInbound() == maxInbound) {
+            return c.method(); // calls of a channel share their limit: one method, not one per call
+        }
         FrameCodec codec = new FrameCodec(maxInbound);
-        return Method.of(METHOD_NAME, codec, codec);
+        Method<Object, Object> m = Method.of(METHOD_NAME, codec, codec);
+        last = new Cached(maxInbound, m);
+        return m;
     }
+
+    /** The method of the last limit asked for. */
+    private record Cached(int maxInbound, Method<Object, Object> method) {
+    }
+
+    private static volatile Cached last;
 
     /** A message or headers to send. */
     static final class Out {
