@@ -466,4 +466,59 @@ class AsyncStreamsTcpTest {
         }
         TestSupport.await("client slots free", Duration.ofSeconds(10), () -> client.metrics().inFlight() == 0);
     }
+
+    private static byte[] frame(int type, int flags, long id, int methodId, byte[] payload) {
+        byte[] f = new byte[FrameDescriptor.HEADER_LENGTH + payload.length];
+        new dev.rdmarpc.rpc.protocol.FrameHeaderEncoder().wrap(java.lang.foreign.MemorySegment.ofArray(f), 0).type(type)
+                .flags(flags).requestId(id).methodId(methodId).payloadLength(payload.length);
+        System.arraycopy(payload, 0, f, FrameDescriptor.HEADER_LENGTH, payload.length);
+        return f;
+    }
+
+    /**
+     * A client that sends past the window an asynchronous handler granted (it requested nothing):
+     * the stream fails with PROTOCOL_ERROR, which the client gets as the stream's end and the
+     * handler's listener as its end; the connection goes on.
+     */
+    @Test
+    void aPeerPastItsWindowLosesItsAsyncStreamNotTheConnection() throws Exception {
+        try (java.nio.channels.SocketChannel ch = TestSupport.open(server.address())) {
+            int hang = HANG.id();
+            TestSupport.write(ch, frame(FrameDescriptor.TYPE_REQUEST, FrameDescriptor.FLAG_STREAM, 1, hang, new byte[0]));
+            byte[] kib = new byte[1024];
+            int allowed = WINDOW / (FrameDescriptor.HEADER_LENGTH + kib.length) + 1;
+            for (int i = 0; i < allowed + 40; i++) {
+                TestSupport.write(ch, frame(FrameDescriptor.TYPE_STREAM_MESSAGE, 0, 1, hang, kib));
+            }
+            java.nio.ByteBuffer end;
+            while (true) {
+                end = TestSupport.readFrame(ch);
+                if (end == null) {
+                    throw new AssertionError("closed before the stream's end");
+                }
+                if (end.get(FrameDescriptor.TYPE_OFFSET) == FrameDescriptor.TYPE_RESPONSE
+                        && end.getLong(FrameDescriptor.REQUEST_ID_OFFSET) == 1) {
+                    break;
+                }
+            }
+            assertEquals(Status.PROTOCOL_ERROR.code(), end.getShort(FrameDescriptor.STATUS_OFFSET));
+            assertTrue(hangEnded.await(10, TimeUnit.SECONDS));
+            assertEquals(Status.PROTOCOL_ERROR, hangEnd.get().status());
+            // the connection goes on: a stream after it works
+            TestSupport.write(ch, frame(FrameDescriptor.TYPE_REQUEST, FrameDescriptor.FLAG_STREAM, 2, SUM.id(), new byte[0]));
+            TestSupport.write(ch, frame(FrameDescriptor.TYPE_STREAM_MESSAGE, FrameDescriptor.FLAG_END_STREAM, 2, SUM.id(),
+                    new byte[0]));
+            while (true) {
+                java.nio.ByteBuffer f = TestSupport.readFrame(ch);
+                if (f == null) {
+                    throw new AssertionError("the connection closed");
+                }
+                if (f.get(FrameDescriptor.TYPE_OFFSET) == FrameDescriptor.TYPE_RESPONSE
+                        && f.getLong(FrameDescriptor.REQUEST_ID_OFFSET) == 2) {
+                    assertEquals(0, f.getShort(FrameDescriptor.STATUS_OFFSET));
+                    break;
+                }
+            }
+        }
+    }
 }
