@@ -449,6 +449,16 @@ public final class RpcClientPool implements AutoCloseable {
         return metrics;
     }
 
+    /** @return the transport all the pool's connections share (owned by the pool when it created it) */
+    public Transport transport() {
+        return transport;
+    }
+
+    /** @return the buffer pool of the pool's transport (its counters, its high-water mark) */
+    public dev.rdmarpc.rpc.buffer.BufferPool bufferPool() {
+        return transport.bufferPool();
+    }
+
     /** Closes every connection (pending calls fail with CONNECTION_CLOSED) and the owned transport. */
     @Override
     public void close() {

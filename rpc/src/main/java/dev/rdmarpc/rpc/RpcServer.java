@@ -78,6 +78,15 @@ public final class RpcServer implements AutoCloseable {
         return transport.bufferPool();
     }
 
+    /**
+     * @return the server's transport (its name, its own counters: an RDMA transport's
+     *         {@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#metrics()}); owned by the server when it
+     *         created it, closed with it then
+     */
+    public Transport transport() {
+        return transport;
+    }
+
     /** @return true until shutdown starts */
     public boolean isRunning() {
         return running;
