@@ -195,9 +195,11 @@ public abstract class TelemetryContract {
     @Test
     public void aClientSpanIsTheChildOfTheCurrentSpan() throws Exception {
         Span parent = otel.getTracer("test").spanBuilder("parent").startSpan();
-        try (Scope ignored = parent.makeCurrent()) {
+        Scope scope = parent.makeCurrent();
+        try {
             channel().call(ECHO, "hi");
         } finally {
+            scope.close();
             parent.end();
         }
         List<SpanData> all = spans(3);
