@@ -45,12 +45,14 @@ public final class RpcServer implements AutoCloseable {
     private final ServerCore core;
     private final ServerEndpoint endpoint;
     private final Duration drainTimeout;
+    private final ServerHealth health;
     private final Object shutdownLock = new Object();
     private volatile boolean running = true;
     private Boolean drained;
 
     private RpcServer(Transport transport, boolean ownsTransport, ServerCore core, ServerEndpoint endpoint,
-                      Duration drainTimeout) {
+                      Duration drainTimeout, ServerHealth health) {
+        this.health = health;
         this.transport = transport;
         this.ownsTransport = ownsTransport;
         this.core = core;
@@ -78,6 +80,26 @@ public final class RpcServer implements AutoCloseable {
         return transport.bufferPool();
     }
 
+    /**
+     * @return the server's transport (its name, its own counters: an RDMA transport's
+     *         {@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#metrics()}); owned by the server when it
+     *         created it, closed with it then
+     */
+    public Transport transport() {
+        return transport;
+    }
+
+    /**
+     * What the server answers to {@link Health#CHECK}: every server registers the health method
+     * ({@link Health#METHOD_NAME}) itself; {@code ""} and each service it has methods of start
+     * {@link Health.ServingStatus#SERVING}, and all are NOT_SERVING once shutdown starts.
+     *
+     * @return the server's health, which the application may set per service
+     */
+    public ServerHealth health() {
+        return health;
+    }
+
     /** @return true until shutdown starts */
     public boolean isRunning() {
         return running;
@@ -97,6 +119,7 @@ public final class RpcServer implements AutoCloseable {
                 return drained;
             }
             running = false;
+            health.shuttingDown();
             core.beginShutdown();
             endpoint.close();
             boolean ok = core.awaitDrained(drainTimeout.toNanos());
@@ -136,6 +159,8 @@ public final class RpcServer implements AutoCloseable {
         private Duration drainTimeout = Duration.ofSeconds(5);
         private final MethodRegistry registry = new MethodRegistry();
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
+        /** The health of the server this builder started last, which its health method answers from. */
+        private volatile ServerHealth lastHealth;
 
         private Builder() {
         }
@@ -269,6 +294,31 @@ public final class RpcServer implements AutoCloseable {
         }
 
         /**
+         * Registers {@link Health#CHECK} (once per builder), answered by the health of the services registered
+         * so far.
+         */
+        private ServerHealth health() {
+            java.util.Set<String> services = new java.util.LinkedHashSet<>();
+            for (MethodRegistry.Entry e : registry.entries()) {
+                if (e.method() == Health.CHECK) {
+                    continue; // registered by an earlier start() of this builder
+                }
+                if (e.method().name().equals(Health.METHOD_NAME)) {
+                    throw new IllegalArgumentException(Health.METHOD_NAME + " is the server's own health method;"
+                            + " set what it answers with RpcServer.health()");
+                }
+                services.add(Health.serviceOf(e.method().name()));
+            }
+            services.remove("");
+            ServerHealth health = new ServerHealth(services);
+            if (registry.entries().stream().noneMatch(e -> e.method() == Health.CHECK)) {
+                register(Health.CHECK, (ctx, service) -> lastHealth.check(service));
+            }
+            lastHealth = health;
+            return health;
+        }
+
+        /**
          * Validates the settings, binds and starts serving.
          *
          * @return the running server, owned by the caller
@@ -281,6 +331,7 @@ public final class RpcServer implements AutoCloseable {
             int streamWindowBytes = checkedStreamWindowBytes();
             Settings.checkAtLeastOne("maxInFlight", maxInFlight);
             Settings.checkNotNegative("drainTimeout", drainTimeout);
+            ServerHealth health = health();
             boolean owns = ownsTransport();
             Transport t = openTransport(Role.SERVER);
             try {
@@ -289,7 +340,7 @@ public final class RpcServer implements AutoCloseable {
                 ServerEndpoint endpoint = t.listen(bind, maxFrameLength, core);
                 LOG.log(System.Logger.Level.INFO, "RPC server listening on {0} ({1}, {2} methods)", endpoint.address(),
                         t.name(), registry.size());
-                return new RpcServer(t, owns, core, endpoint, drainTimeout);
+                return new RpcServer(t, owns, core, endpoint, drainTimeout, health);
             } catch (IOException e) {
                 if (owns) {
                     t.close();
