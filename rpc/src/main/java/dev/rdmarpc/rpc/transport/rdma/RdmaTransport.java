@@ -2,7 +2,6 @@ package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.ibverbs.Ibverbs;
 import dev.rdmarpc.rpc.buffer.BufferPool;
-import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Acceptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
@@ -10,6 +9,7 @@ import dev.rdmarpc.rpc.transport.PeerRefusedException;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.frame.EndpointChecks;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import dev.rdmarpc.rpc.transport.tcp.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
@@ -22,7 +22,6 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -57,7 +56,7 @@ public final class RdmaTransport implements Transport {
 
     private RdmaTransport(RdmaConfig config) {
         this.config = config;
-        IoLoop.checkCpus(config.polling().ioThreadCpus(), "RdmaConfig polling.ioThreadCpus"); // before anything is opened
+        IoLoop.checkCpus(config.loop().ioThreadCpus(), "RdmaConfig polling.ioThreadCpus"); // before anything is opened
         Ibverbs.ensureAvailability();
         this.devices = new DeviceTable(config);
         // The devices register each slab first; a listener the user set is told after them (kept, not replaced).
@@ -66,8 +65,8 @@ public final class RdmaTransport implements Transport {
         TcpTransport t = null;
         RdmaLoop[] l = new RdmaLoop[config.ioThreads()];
         try {
-            t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tickInterval(config.polling().tickInterval())
-                    .idleTickInterval(config.polling().idleTickInterval())
+            t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tickInterval(config.loop().tickInterval())
+                    .idleTickInterval(config.loop().idleTickInterval())
                     .threadNamePrefix(config.threadNamePrefix() + "-tcp")
                     // the large budget is the RDMA pool's: the per-address frame shares of the
                     // connection counts (RDMA frames claim them too) are reckoned against it
@@ -76,7 +75,7 @@ public final class RdmaTransport implements Transport {
                     .limits(limits -> ConnectionLimits.settingsTable().copy(config.limits(), limits))
                     .tls(config.tls()));
             for (int i = 0; i < l.length; i++) {
-                l[i] = new RdmaLoop(this, config.threadNamePrefix() + "-" + i, config.polling().ioThreadCpu(i));
+                l[i] = new RdmaLoop(this, config.threadNamePrefix() + "-" + i, config.loop().ioThreadCpu(i));
             }
         } catch (RuntimeException | Error e) {
             if (t != null) {
@@ -224,13 +223,6 @@ public final class RdmaTransport implements Transport {
         }
     }
 
-    private static void checkMaxFrame(int maxFrameLength) {
-        if (maxFrameLength < FrameDescriptor.HEADER_LENGTH || maxFrameLength > FrameDescriptor.MAX_FRAME_LENGTH_LIMIT) {
-            throw new IllegalArgumentException("maxFrameLength must be in [" + FrameDescriptor.HEADER_LENGTH + ", "
-                    + FrameDescriptor.MAX_FRAME_LENGTH_LIMIT + "]: " + maxFrameLength);
-        }
-    }
-
     /** Why a new connection cannot have its buffers now, or null when it can. */
     String poolRefusal(String side) {
         long inUse = bytesInUse();
@@ -318,9 +310,7 @@ public final class RdmaTransport implements Transport {
 
     @Override
     public ServerEndpoint listen(InetSocketAddress address, int maxFrameLength, Acceptor acceptor) throws IOException {
-        Objects.requireNonNull(address, "address");
-        Objects.requireNonNull(acceptor, "acceptor");
-        checkMaxFrame(maxFrameLength);
+        EndpointChecks.check(address, "acceptor", acceptor, maxFrameLength);
         ensureOpen();
         return tcp.listen(address, maxFrameLength, c -> new ServerHandshake(this, c, maxFrameLength, acceptor));
     }
@@ -361,9 +351,7 @@ public final class RdmaTransport implements Transport {
     @Override
     public Connection connect(InetSocketAddress address, int maxFrameLength, FrameHandler handler, Duration timeout)
             throws IOException {
-        Objects.requireNonNull(address, "address");
-        Objects.requireNonNull(handler, "handler");
-        checkMaxFrame(maxFrameLength);
+        EndpointChecks.check(address, "handler", handler, maxFrameLength);
         ensureOpen();
         String full = poolRefusal("client");
         if (full != null) {
