@@ -353,13 +353,7 @@ public final class RdmaTransport implements Transport {
             throws IOException {
         EndpointChecks.check(address, "handler", handler, maxFrameLength);
         ensureOpen();
-        String full = poolRefusal("client");
-        if (full != null) {
-            metrics.connectionsRefused.increment();
-            RdmaEvents.poolPressure("connection refused", String.valueOf(address), bytesInUse(), config.poolHighWaterMark(),
-                    config.bufferPool().maxPooledBytes());
-            throw new ResourceExhaustedException(full);
-        }
+        refuseWhenPoolFull(address);
         ClientHandshake side = new ClientHandshake();
         Connection c = tcp.connect(address, maxFrameLength, side, timeout);
         RdmaConnection conn = null;
@@ -375,41 +369,8 @@ public final class RdmaTransport implements Transport {
                 throw refusedByServer(side) ? new PeerRefusedException(msg) : new IOException(msg);
             }
             long deadline = System.nanoTime() + config.timeouts().handshake().toNanos();
-            Hello peer;
-            try {
-                peer = side.reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (ExecutionException e) {
-                Throwable cause = e.getCause();
-                if (cause instanceof Hello.HelloException he) {
-                    String msg = "the server refused the RDMA connection: " + he.getMessage();
-                    throw he.status() == Hello.REFUSED_EXHAUSTED ? new ResourceExhaustedException(msg)
-                            : new IOException(msg, he);
-                }
-                if (cause instanceof IOException io) {
-                    throw io;
-                }
-                throw new IOException("RDMA handshake with " + address + " failed: " + cause, cause);
-            } catch (TimeoutException e) {
-                throw new IOException("no RDMA hello from " + address + " within " + config.timeouts().handshake()
-                        + " (is rdma() enabled on the server?)");
-            }
-            conn.connect(peer);
-            RdmaConnection ready = conn;
-            RdmaLoop loop = conn.loop();
-            CompletableFuture<Boolean> done = new CompletableFuture<>();
-            loop.execute(() -> {
-                if (ready.isClosing() || !c.isOpen()) {
-                    done.complete(false);
-                    return;
-                }
-                loop.attach(ready, handler);
-                done.complete(true);
-            });
-            try {
-                attached = done.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (ExecutionException | TimeoutException e) {
-                throw new IOException("the RDMA I/O thread did not take the connection in time", e);
-            }
+            conn.connect(awaitHello(side, address, deadline));
+            attached = attach(conn, c, handler, deadline);
             if (!attached) {
                 throw new EOFException("the server closed the connection right after the RDMA handshake");
             }
@@ -439,6 +400,70 @@ public final class RdmaTransport implements Transport {
             if (conn == null && !attached) {
                 LOG.log(System.Logger.Level.DEBUG, "RDMA connect to {0} failed", address);
             }
+        }
+    }
+
+    /** A client connection's buffers would take the pool past its high-water mark: refuse it here. */
+    private void refuseWhenPoolFull(InetSocketAddress address) throws ResourceExhaustedException {
+        String full = poolRefusal("client");
+        if (full != null) {
+            metrics.connectionsRefused.increment();
+            RdmaEvents.poolPressure("connection refused", String.valueOf(address), bytesInUse(), config.poolHighWaterMark(),
+                    config.bufferPool().maxPooledBytes());
+            throw new ResourceExhaustedException(full);
+        }
+    }
+
+    /**
+     * Waits until {@code deadline} for the server's hello.
+     *
+     * @throws ResourceExhaustedException when the server refused the connection for want of resources
+     * @throws IOException                when it refused it otherwise, the hello channel failed, or no hello came
+     */
+    private Hello awaitHello(ClientHandshake side, InetSocketAddress address, long deadline)
+            throws IOException, InterruptedException {
+        try {
+            return side.reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof Hello.HelloException he) {
+                String msg = "the server refused the RDMA connection: " + he.getMessage();
+                throw he.status() == Hello.REFUSED_EXHAUSTED ? new ResourceExhaustedException(msg)
+                        : new IOException(msg, he);
+            }
+            if (cause instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException("RDMA handshake with " + address + " failed: " + cause, cause);
+        } catch (TimeoutException e) {
+            throw new IOException("no RDMA hello from " + address + " within " + config.timeouts().handshake()
+                    + " (is rdma() enabled on the server?)");
+        }
+    }
+
+    /**
+     * Hands a connected {@code ready} to its I/O thread, with {@code handler}, unless it or its hello
+     * channel {@code c} closed meanwhile.
+     *
+     * @return true when the I/O thread took it, false when it had closed
+     * @throws IOException when the I/O thread did not answer by {@code deadline}
+     */
+    private static boolean attach(RdmaConnection ready, Connection c, FrameHandler handler, long deadline)
+            throws IOException, InterruptedException {
+        RdmaLoop loop = ready.loop();
+        CompletableFuture<Boolean> done = new CompletableFuture<>();
+        loop.execute(() -> {
+            if (ready.isClosing() || !c.isOpen()) {
+                done.complete(false);
+                return;
+            }
+            loop.attach(ready, handler);
+            done.complete(true);
+        });
+        try {
+            return done.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IOException("the RDMA I/O thread did not take the connection in time", e);
         }
     }
 
