@@ -97,11 +97,7 @@ public final class IoLoop implements Runnable {
             return false;
         }
 
-        /**
-         * For a poller's {@link #hasTimedWork} and {@link #hasCallsInFlight}: whether any of its
-         * connections passes {@code test}. Indexed, so it allocates nothing; pass a lambda that
-         * captures nothing.
-         */
+        /** Whether any of {@code connections} passes {@code test}; allocates nothing (a lambda capturing nothing). */
         static <C> boolean any(List<C> connections, Predicate<? super C> test) {
             for (int i = 0; i < connections.size(); i++) {
                 if (test.test(connections.get(i))) {
@@ -157,14 +153,7 @@ public final class IoLoop implements Runnable {
     /** When the last event was handled or task ran (a wake-up for a tick is not traffic). */
     private long lastTraffic;
 
-    /**
-     * A loop with a transport's {@link LoopSettings}: its idle strategy and its two tick intervals
-     * (the CPU it is pinned to is the transport's to give, {@link #pinTo}).
-     *
-     * @param name     the thread's name
-     * @param settings the transport's loop settings
-     * @param pool     the transport's buffer pool
-     */
+    /** A loop with a transport's {@link LoopSettings} (but the CPU: the transport gives it, {@link #pinTo}). */
     public IoLoop(String name, LoopSettings settings, BufferPool pool) {
         this(name, settings.idleStrategy(), settings.tickInterval().toNanos(), settings.idleTickInterval().toNanos(), pool);
     }

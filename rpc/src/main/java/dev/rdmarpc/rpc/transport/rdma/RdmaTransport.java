@@ -414,12 +414,7 @@ public final class RdmaTransport implements Transport {
         }
     }
 
-    /**
-     * Waits until {@code deadline} for the server's hello.
-     *
-     * @throws ResourceExhaustedException when the server refused the connection for want of resources
-     * @throws IOException                when it refused it otherwise, the hello channel failed, or no hello came
-     */
+    /** Waits until {@code deadline} for the server's hello: an IOException when it refused, failed or none came. */
     private Hello awaitHello(ClientHandshake side, InetSocketAddress address, long deadline)
             throws IOException, InterruptedException {
         try {
@@ -442,11 +437,8 @@ public final class RdmaTransport implements Transport {
     }
 
     /**
-     * Hands a connected {@code ready} to its I/O thread, with {@code handler}, unless it or its hello
-     * channel {@code c} closed meanwhile.
-     *
-     * @return true when the I/O thread took it, false when it had closed
-     * @throws IOException when the I/O thread did not answer by {@code deadline}
+     * Hands a connected {@code ready} to its I/O thread, with {@code handler}: false when it or its
+     * hello channel {@code c} closed meanwhile, an IOException when the thread did not answer by {@code deadline}.
      */
     private static boolean attach(RdmaConnection ready, Connection c, FrameHandler handler, long deadline)
             throws IOException, InterruptedException {
