@@ -1,6 +1,7 @@
 package dev.rdmarpc.opentelemetry;
 
 import dev.rdmarpc.rpc.ClientInterceptor;
+import dev.rdmarpc.rpc.Observability;
 import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.RpcClientPool;
 import dev.rdmarpc.rpc.RpcServer;
@@ -20,12 +21,14 @@ import java.util.Objects;
  * (the application brings the SDK and its exporters).
  * {@snippet :
  * RdmarpcTelemetry telemetry = RdmarpcTelemetry.create(openTelemetry);
- * RpcServer server = RpcServer.builder().intercept(telemetry.serverInterceptor()) // first, before others
+ * RpcServer server = RpcServer.builder().observability(telemetry) // first, before other interceptors
  *         .register(ECHO, (ctx, req) -> req).start();
- * telemetry.observe(server);                                 // connections, buffer pool, RDMA counters
- * RpcClientPool pool = RpcClientPool.builder().intercept(telemetry.clientInterceptor()).build();
- * telemetry.observe(pool);
+ * RpcClientPool pool = RpcClientPool.builder().observability(telemetry).build();
  * }
+ * {@code observability(telemetry)} adds the interceptor and, once the server, client or pool is up, registers
+ * its transport instruments (connections, buffer pool, RDMA counters), which its {@code close()} unregisters.
+ * The same in two steps: {@code intercept(telemetry.serverInterceptor())}, then {@code telemetry.observe(server)}
+ * after start, closing what it returns after the server.
  *
  * <p>Per call, on both sides: {@code rpc.client.*} / {@code rpc.server.*} calls started, calls finished by
  * status, calls in flight and a duration histogram, with the attributes {@code rpc.system=rdmarpc},
@@ -40,7 +43,7 @@ import java.util.Objects;
  * one ran still gets its {@code afterCall}, which this one would count as a call it did not see start.
  * Thread-safe; one instance may serve any number of clients, pools and servers.
  */
-public final class RdmarpcTelemetry {
+public final class RdmarpcTelemetry implements Observability {
     /** The instrumentation scope's name, for the meter and the tracer. */
     public static final String SCOPE = "dev.rdmarpc";
     /** The default of {@link Builder#trackedServerCalls}. */
@@ -81,11 +84,13 @@ public final class RdmarpcTelemetry {
     }
 
     /** @return the interceptor a client or pool builder takes ({@code intercept(...)}); the same object each time */
+    @Override
     public ClientInterceptor clientInterceptor() {
         return client;
     }
 
     /** @return the interceptor a server builder takes ({@code intercept(...)}); the same object each time */
+    @Override
     public ServerInterceptor serverInterceptor() {
         return server;
     }
@@ -98,6 +103,7 @@ public final class RdmarpcTelemetry {
      * @param rpcServer a started server
      * @return what stops the reporting (close it when the server is closed); a no-op with metrics off
      */
+    @Override
     public AutoCloseable observe(RpcServer rpcServer) {
         AttributesBuilder a = Attributes.builder().put(TransportGauges.ROLE, "server")
                 .put(TransportGauges.TRANSPORT, rpcServer.transport().name());
@@ -116,6 +122,7 @@ public final class RdmarpcTelemetry {
      * @param pool a pool
      * @return what stops the reporting; a no-op with metrics off
      */
+    @Override
     public AutoCloseable observe(RpcClientPool pool) {
         Attributes a = Attributes.builder().put(TransportGauges.ROLE, "client")
                 .put(TransportGauges.TRANSPORT, pool.transport().name()).build();
@@ -129,6 +136,7 @@ public final class RdmarpcTelemetry {
      * @param rpcClient a client
      * @return what stops the reporting; a no-op with metrics off
      */
+    @Override
     public AutoCloseable observe(RpcClient rpcClient) {
         Attributes a = Attributes.builder().put(TransportGauges.ROLE, "client").build();
         return observe(a, rpcClient.metrics(), rpcClient.bufferPool(), null);

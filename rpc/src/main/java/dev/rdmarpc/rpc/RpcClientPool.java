@@ -71,6 +71,7 @@ public final class RpcClientPool implements AutoCloseable {
     private final ConcurrentHashMap<InetSocketAddress, EndpointChannel> endpoints = new ConcurrentHashMap<>();
     private final ScheduledExecutorService reaper;
     private volatile boolean closed;
+    private volatile Observations observations = Observations.NONE;
 
     private RpcClientPool(Builder b, Transport transport, boolean owns) {
         this.transport = transport;
@@ -482,6 +483,17 @@ public final class RpcClientPool implements AutoCloseable {
         return transport.bufferPool();
     }
 
+    /** Registers this pool with {@code observers}; when one fails, closes the pool and rethrows. */
+    private RpcClientPool observedBy(java.util.List<Observability> observers) {
+        try {
+            observations = Observations.register(observers, o -> o.observe(this));
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        return this;
+    }
+
     /** Closes every connection (pending calls fail with CONNECTION_CLOSED) and the owned transport. */
     @Override
     public void close() {
@@ -494,6 +506,7 @@ public final class RpcClientPool implements AutoCloseable {
             e.stopOpening();
             e.closeAll();
         }
+        observations.close();
         if (ownsTransport) {
             transport.close();
         }
@@ -580,14 +593,16 @@ public final class RpcClientPool implements AutoCloseable {
             validate();
             boolean owns = ownsTransport();
             Transport t = openTransport(Role.POOL);
+            RpcClientPool pool;
             try {
-                return new RpcClientPool(this, t, owns);
+                pool = new RpcClientPool(this, t, owns);
             } catch (RuntimeException e) {
                 if (owns) {
                     t.close();
                 }
                 throw e;
             }
+            return pool.observedBy(observers());
         }
     }
 }

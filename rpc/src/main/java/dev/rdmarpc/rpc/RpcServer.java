@@ -49,6 +49,7 @@ public final class RpcServer implements AutoCloseable {
     private final Object shutdownLock = new Object();
     private volatile boolean running = true;
     private Boolean drained;
+    private volatile Observations observations = Observations.NONE;
 
     private RpcServer(Transport transport, boolean ownsTransport, ServerCore core, ServerEndpoint endpoint,
                       Duration drainTimeout, ServerHealth health) {
@@ -128,6 +129,7 @@ public final class RpcServer implements AutoCloseable {
                         endpoint.address(), drainTimeout);
             }
             core.closeConnections();
+            observations.close();
             if (ownsTransport) {
                 transport.close();
             }
@@ -135,6 +137,17 @@ public final class RpcServer implements AutoCloseable {
             drained = ok;
             return ok;
         }
+    }
+
+    /** Registers this started server with {@code observers}; when one fails, closes the server and rethrows. */
+    private RpcServer observedBy(List<Observability> observers) {
+        try {
+            observations = Observations.register(observers, o -> o.observe(this));
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        return this;
     }
 
     /** {@link #shutdown(Duration)} with the builder's {@link Builder#drainTimeout}. */
@@ -159,6 +172,7 @@ public final class RpcServer implements AutoCloseable {
         private Duration drainTimeout = Duration.ofSeconds(5);
         private final MethodRegistry registry = new MethodRegistry();
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
+        private final List<Observability> observers = new ArrayList<>();
         /** The health of the server this builder started last, which its health method answers from. */
         private volatile ServerHealth lastHealth;
 
@@ -294,6 +308,23 @@ public final class RpcServer implements AutoCloseable {
         }
 
         /**
+         * Turns on metrics and traces: adds {@code observability}'s server interceptor here, in the order of
+         * {@link #intercept} calls (make it the first), and once the server is started registers the server with
+         * it ({@link Observability#observe(RpcServer)}: connections, buffer pool, RDMA counters); the server
+         * closes that registration when it shuts down, before its transport. With the opentelemetry module:
+         * {@code observability(RdmarpcTelemetry.create(openTelemetry))}.
+         *
+         * @param observability what observes the server
+         * @return this
+         */
+        public Builder observability(Observability observability) {
+            Objects.requireNonNull(observability, "observability");
+            intercept(observability.serverInterceptor());
+            observers.add(observability);
+            return this;
+        }
+
+        /**
          * Registers {@link Health#CHECK} (once per builder), answered by the health of the services registered
          * so far.
          */
@@ -334,13 +365,14 @@ public final class RpcServer implements AutoCloseable {
             ServerHealth health = health();
             boolean owns = ownsTransport();
             Transport t = openTransport(Role.SERVER);
+            RpcServer server;
             try {
                 ServerCore core = new ServerCore(registry, maxFrameLength, maxMetadataBytes, List.copyOf(interceptors),
                         maxInFlight, t.bufferPool(), t.name(), streamWindowBytes);
                 ServerEndpoint endpoint = t.listen(bind, maxFrameLength, core);
                 LOG.log(System.Logger.Level.INFO, "RPC server listening on {0} ({1}, {2} methods)", endpoint.address(),
                         t.name(), registry.size());
-                return new RpcServer(t, owns, core, endpoint, drainTimeout, health);
+                server = new RpcServer(t, owns, core, endpoint, drainTimeout, health);
             } catch (IOException e) {
                 if (owns) {
                     t.close();
@@ -352,6 +384,7 @@ public final class RpcServer implements AutoCloseable {
                 }
                 throw e;
             }
+            return server.observedBy(observers);
         }
     }
 }
