@@ -8,6 +8,13 @@ module dev.rdmarpc.bench {
     requires dev.rdmarpc.ibverbs;
     requires dev.rdmarpc.rdmacm;
     requires dev.rdmarpc.cuda;
+    requires dev.rdmarpc.opentelemetry;
+    requires io.opentelemetry.api;
+    requires io.opentelemetry.context;
+    requires io.opentelemetry.sdk;
+    requires io.opentelemetry.sdk.common;
+    requires io.opentelemetry.sdk.metrics;
+    requires io.opentelemetry.sdk.trace;
     requires info.picocli;
     requires HdrHistogram;
     requires jmh.core;

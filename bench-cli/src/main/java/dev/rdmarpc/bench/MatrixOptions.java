@@ -127,6 +127,18 @@ final class MatrixOptions {
                     + "frames, no RPC layer: the ceiling of plain Java NIO).")
     Baseline baseline;
 
+    @Option(names = "--telemetry", defaultValue = "off", paramLabel = "off|metrics|traces",
+            description = "rdmarpc's stack only: OpenTelemetry through rdmarpc-opentelemetry and the SDK, metrics (the "
+                    + "per-call instruments on the server, which the client's raw sendInPlace path does not run, and the "
+                    + "transport instruments) or traces (metrics and a span per call, sampled, counted and dropped); "
+                    + "default: off.")
+    String telemetry;
+
+    @Option(names = "--telemetry-file", paramLabel = "FILE",
+            description = "With --telemetry: write the metrics there every second, one TSV line per point (time_ms, "
+                    + "metric, unit, attributes, value, sum); default: collected, not written.")
+    String telemetryFile;
+
     @Option(names = "--tls",
             description = "TLS 1.3 on every connection, with the JDK's TLS on both sides (rdmarpc's SSLEngine; with "
                     + "--baseline grpc, gRPC through Netty's JDK provider, so both negotiate the same cipher suite; not "
@@ -379,6 +391,6 @@ final class MatrixOptions {
 
     StackOptions stackOptions(MatrixPlan plan) {
         return new StackOptions(ioThreads, Math.max(1, plan.largestMessage()), device, gidIndex == null ? -1 : gidIndex,
-                rdmaCompletions);
+                rdmaCompletions).withTelemetry(telemetry, telemetryFile);
     }
 }

@@ -86,6 +86,12 @@ final class ServerCommand implements Callable<Integer> {
                 + " gives back its native memory after 10 s idle (default: ${DEFAULT-VALUE})."})
     Duration periodicGc;
 
+    @Option(names = "--telemetry", defaultValue = "off", paramLabel = "off|metrics|traces",
+            description = "rdmarpc's stack only: the server records OpenTelemetry metrics (per call and transport) or "
+                    + "metrics and a span per call, through rdmarpc-opentelemetry and the SDK, collected and dropped; "
+                    + "default: off.")
+    String telemetry;
+
     @Option(names = "--tls",
             description = {"Serve TLS 1.3 only, with the JDK's TLS (rdmarpc's SSLEngine; the gRPC baseline through Netty's"
                 + " JDK provider; not with --baseline netty, a plain-text echo). Without --tls-cert and --tls-key, a"
@@ -130,7 +136,7 @@ final class ServerCommand implements Callable<Integer> {
             stacks.add(baseline.load());
         }
         StackOptions options = new StackOptions(ioThreads, (int) maxMessage, device, gidIndex == null ? -1 : gidIndex,
-                rdmaCompletions);
+                rdmaCompletions).withTelemetry(telemetry, null);
         String periodic = setPeriodicGc(periodicGc);
         List<EchoServer> servers = new ArrayList<>();
         ThrowawayCertificates certificates = null;

@@ -208,13 +208,14 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
                 started(c);
                 RpcException failure = e instanceof RpcException re ? re
                         : new RpcException(Status.HANDLER_FAILED, "client interceptor failed: " + e, e);
-                afterCall(interceptors, method, failure.status(), failure.metadata(), t0);
+                afterCall(interceptors, method, metadata, failure.status(), failure.metadata(), t0);
                 throw failure;
             }
             java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
+            Metadata sent = metadata;
             onEnd = (failure, md) -> {
                 if (told.compareAndSet(false, true)) {
-                    afterCall(interceptors, method, failure == null ? Status.OK : failure.status(), md, t0);
+                    afterCall(interceptors, method, sent, failure == null ? Status.OK : failure.status(), md, t0);
                 }
             };
         }
@@ -324,11 +325,12 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
             }
             RpcException failure = e instanceof RpcException re ? re
                     : new RpcException(Status.HANDLER_FAILED, "client interceptor failed: " + e, e);
-            afterCall(interceptors, method, failure.status(), failure.metadata(), t0);
+            afterCall(interceptors, method, metadata, failure.status(), failure.metadata(), t0);
             throw failure;
         }
         if (interceptors.length != 0) {
             CompletableFuture<Object> f = call;
+            Metadata sent = metadata;
             call.whenComplete((value, failure) -> {
                 Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
                         ? failure.getCause() : failure;
@@ -336,7 +338,7 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
                         : cause instanceof java.util.concurrent.CancellationException ? Status.CANCELLED : Status.HANDLER_FAILED;
                 Metadata md = cause == null ? responseMetadata(f)
                         : cause instanceof RpcException re ? re.metadata() : Metadata.EMPTY;
-                afterCall(interceptors, method, status, md, t0);
+                afterCall(interceptors, method, sent, status, md, t0);
             });
         }
         return call;
@@ -367,11 +369,12 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         }
     }
 
-    private static void afterCall(ClientInterceptor[] interceptors, Method<?, ?> method, Status status, Metadata md, long t0) {
+    private static void afterCall(ClientInterceptor[] interceptors, Method<?, ?> method, Metadata sent, Status status,
+                                  Metadata md, long t0) {
         long nanos = System.nanoTime() - t0;
         for (int i = interceptors.length - 1; i >= 0; i--) {
             try {
-                interceptors[i].afterCall(method, status, md, nanos);
+                interceptors[i].afterCall(method, sent, status, md, nanos);
             } catch (RuntimeException e) {
                 System.getLogger(AbstractChannel.class.getName()).log(System.Logger.Level.WARNING,
                         "client interceptor " + interceptors[i] + " threw in afterCall", e);

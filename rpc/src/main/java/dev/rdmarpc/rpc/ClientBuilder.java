@@ -32,6 +32,7 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
     private int maxOutstanding = 1024;
     private long sendHighWaterMark = SEND_HIGH_WATER_MARK;
     private final List<ClientInterceptor> interceptors = new ArrayList<>();
+    private final List<Observability> observers = new ArrayList<>();
 
     ClientBuilder() {
     }
@@ -112,6 +113,29 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
     public B intercept(ClientInterceptor interceptor) {
         interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
         return self();
+    }
+
+    /**
+     * Turns on metrics and traces: adds {@code observability}'s client interceptor here, in the order of
+     * {@link #intercept} calls (make it the first), and once the client is connected or the pool built
+     * registers it with {@code observability} ({@link Observability#observe(RpcClient)},
+     * {@link Observability#observe(RpcClientPool)}: connections, buffer pool, and a pool's RDMA counters); the
+     * client or pool closes that registration when it closes, before its transport. With the opentelemetry
+     * module: {@code observability(RdmarpcTelemetry.create(openTelemetry))}.
+     *
+     * @param observability what observes the client or pool
+     * @return this
+     */
+    public B observability(Observability observability) {
+        Objects.requireNonNull(observability, "observability");
+        intercept(observability.clientInterceptor());
+        observers.add(observability);
+        return self();
+    }
+
+    /** @return the observabilities added so far, in order */
+    final List<Observability> observers() {
+        return List.copyOf(observers);
     }
 
     /** Validates the settings of this class and {@link RpcBuilder}'s. */

@@ -36,4 +36,23 @@ public interface ClientInterceptor {
      */
     default void afterCall(Method<?, ?> method, Status status, Metadata responseMetadata, long nanos) {
     }
+
+    /**
+     * After the call, with the request metadata that was sent: what the last interceptor's
+     * {@link #beforeCall} returned (the call's own metadata when every {@code beforeCall} ran and
+     * none added any; the metadata as far as it got when one refused the call). An interceptor that
+     * keeps per-call state keyed by what it added to the request (a trace context, say) finds it
+     * here. The channel calls this one; by default it calls
+     * {@link #afterCall(Method, Status, Metadata, long)}. Exceptions are logged and ignored.
+     *
+     * @param method           the method called
+     * @param requestMetadata  the request metadata as sent
+     * @param status           {@link Status#OK}, or why it failed
+     * @param responseMetadata what the server's response carried ({@link Metadata#EMPTY} when none)
+     * @param nanos            from {@code beforeCall} of the first interceptor to the call's end
+     */
+    default void afterCall(Method<?, ?> method, Metadata requestMetadata, Status status, Metadata responseMetadata,
+                           long nanos) {
+        afterCall(method, status, responseMetadata, nanos);
+    }
 }

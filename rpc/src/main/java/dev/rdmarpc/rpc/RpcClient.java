@@ -5,6 +5,7 @@ import dev.rdmarpc.rpc.core.ClientCore;
 import dev.rdmarpc.rpc.core.Counters;
 import dev.rdmarpc.rpc.transport.Transport;
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -36,6 +37,7 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
     private final Counters metrics;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final long defaultStreamTimeoutNanos;
+    private volatile Observations observations = Observations.NONE;
 
     private RpcClient(Transport transport, boolean ownsTransport, ClientCore core, Counters metrics,
                       long defaultStreamTimeoutNanos) {
@@ -133,9 +135,21 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
             return;
         }
         core.close();
+        observations.close();
         if (ownsTransport) {
             transport.close();
         }
+    }
+
+    /** Registers this connected client with {@code observers}; when one fails, closes the client and rethrows. */
+    private RpcClient observedBy(List<Observability> observers) {
+        try {
+            observations = Observations.register(observers, o -> o.observe(this));
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        return this;
     }
 
     @Override
@@ -177,17 +191,19 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
             validate();
             boolean owns = ownsTransport();
             Transport t = openTransport(Role.CLIENT);
+            RpcClient client;
             try {
                 Counters metrics = new Counters();
                 ClientBuilder.Connector connector = connector(t, metrics);
                 ClientCore core = connector.connect(address);
-                return new RpcClient(t, owns, core, metrics, connector.defaultStreamTimeoutNanos());
+                client = new RpcClient(t, owns, core, metrics, connector.defaultStreamTimeoutNanos());
             } catch (RuntimeException e) {
                 if (owns) {
                     t.close();
                 }
                 throw e;
             }
+            return client.observedBy(observers());
         }
     }
 }

@@ -65,9 +65,13 @@ public final class RpcClientPool implements AutoCloseable {
     private final int maxConnections;
     private final long idleTimeoutNanos;
     private final long backoffNanos;
+    /** The service {@link Builder#healthCheck} names; null: no health checks. */
+    private final String healthService;
+    private final Duration healthInterval;
     private final ConcurrentHashMap<InetSocketAddress, EndpointChannel> endpoints = new ConcurrentHashMap<>();
     private final ScheduledExecutorService reaper;
     private volatile boolean closed;
+    private volatile Observations observations = Observations.NONE;
 
     private RpcClientPool(Builder b, Transport transport, boolean owns) {
         this.transport = transport;
@@ -77,6 +81,8 @@ public final class RpcClientPool implements AutoCloseable {
         this.maxConnections = b.maxConnections;
         this.idleTimeoutNanos = b.idleTimeout.toNanos();
         this.backoffNanos = b.reconnectBackoff.toNanos();
+        this.healthService = b.healthService;
+        this.healthInterval = b.healthInterval;
         this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "rdmarpc-pool-reaper");
             t.setDaemon(true);
@@ -84,6 +90,11 @@ public final class RpcClientPool implements AutoCloseable {
         });
         long period = Math.max(TimeUnit.MILLISECONDS.toNanos(10), idleTimeoutNanos / 4);
         reaper.scheduleWithFixedDelay(this::closeIdle, period, period, TimeUnit.NANOSECONDS);
+        if (healthService != null) {
+            long every = healthInterval.toNanos();
+            reaper.scheduleWithFixedDelay(() -> endpoints.values().forEach(e -> e.health.checkSoon()), every, every,
+                    TimeUnit.NANOSECONDS);
+        }
     }
 
     /**
@@ -101,9 +112,12 @@ public final class RpcClientPool implements AutoCloseable {
         long lastFailureNanos;
         String lastFailure;
         boolean failedOnce;
+        /** What the endpoint last reported for the pool's health-checked service; null without health checks. */
+        final PoolHealth health;
 
         EndpointChannel(InetSocketAddress address) {
             this.address = address;
+            this.health = healthService == null ? null : new PoolHealth(this, address, healthService, healthInterval);
         }
 
         /**
@@ -115,6 +129,9 @@ public final class RpcClientPool implements AutoCloseable {
         ClientCore pickNow() {
             if (closed) {
                 throw poolClosed();
+            }
+            if (health != null) {
+                health.checkServing();
             }
             ClientCore best = leastLoaded();
             if (best == null) {
@@ -403,7 +420,14 @@ public final class RpcClientPool implements AutoCloseable {
             throw poolClosed();
         }
         EndpointChannel e = endpoints.get(endpoint);
-        return e != null ? e : endpoints.computeIfAbsent(endpoint, EndpointChannel::new);
+        if (e != null) {
+            return e;
+        }
+        e = endpoints.computeIfAbsent(endpoint, EndpointChannel::new);
+        if (e.health != null) {
+            e.health.checkSoon(); // the first check now, not an interval later
+        }
+        return e;
     }
 
     private static RpcException poolClosed() {
@@ -449,6 +473,27 @@ public final class RpcClientPool implements AutoCloseable {
         return metrics;
     }
 
+    /** @return the transport all the pool's connections share (owned by the pool when it created it) */
+    public Transport transport() {
+        return transport;
+    }
+
+    /** @return the buffer pool of the pool's transport (its counters, its high-water mark) */
+    public dev.rdmarpc.rpc.buffer.BufferPool bufferPool() {
+        return transport.bufferPool();
+    }
+
+    /** Registers this pool with {@code observers}; when one fails, closes the pool and rethrows. */
+    private RpcClientPool observedBy(java.util.List<Observability> observers) {
+        try {
+            observations = Observations.register(observers, o -> o.observe(this));
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        return this;
+    }
+
     /** Closes every connection (pending calls fail with CONNECTION_CLOSED) and the owned transport. */
     @Override
     public void close() {
@@ -461,6 +506,7 @@ public final class RpcClientPool implements AutoCloseable {
             e.stopOpening();
             e.closeAll();
         }
+        observations.close();
         if (ownsTransport) {
             transport.close();
         }
@@ -475,6 +521,8 @@ public final class RpcClientPool implements AutoCloseable {
         private int maxConnections = 4;
         private Duration idleTimeout = Duration.ofSeconds(60);
         private Duration reconnectBackoff = Duration.ofMillis(100);
+        private String healthService;
+        private Duration healthInterval = Duration.ofSeconds(1);
 
         private Builder() {
         }
@@ -507,6 +555,33 @@ public final class RpcClientPool implements AutoCloseable {
         }
 
         /**
+         * Stops sending to an endpoint whose server does not report {@code service} as
+         * {@link Health.ServingStatus#SERVING}: the pool asks each endpoint's {@link Health#CHECK} every
+         * {@link #healthCheckInterval} (and when its channel is first made); while the last answer is
+         * NOT_SERVING or UNKNOWN (a server shutting down reads as NOT_SERVING), its calls fail at once with
+         * {@link Status#UNAVAILABLE}, unsent, and they go out again once it answers SERVING. A check that gets
+         * no answer changes nothing; a server without the health method counts as serving. The checks keep
+         * one connection to each endpoint open. Default: no health checks.
+         *
+         * @param service the service to ask about ({@code ""}: the server as a whole), or null for no checks
+         * @return this
+         */
+        public Builder healthCheck(String service) {
+            this.healthService = service;
+            return this;
+        }
+
+        /**
+         * @param interval how often {@link #healthCheck} asks each endpoint, and how long one check may take;
+         *                 default 1 s
+         * @return this
+         */
+        public Builder healthCheckInterval(Duration interval) {
+            this.healthInterval = Objects.requireNonNull(interval, "interval");
+            return this;
+        }
+
+        /**
          * @return the pool, owned by the caller
          * @throws IllegalArgumentException for an invalid setting
          */
@@ -514,17 +589,20 @@ public final class RpcClientPool implements AutoCloseable {
             Settings.checkAtLeastOne("maxConnectionsPerEndpoint", maxConnections);
             Settings.checkPositive("idleTimeout", idleTimeout);
             Settings.checkNotNegative("reconnectBackoff", reconnectBackoff);
+            Settings.checkPositive("healthCheckInterval", healthInterval);
             validate();
             boolean owns = ownsTransport();
             Transport t = openTransport(Role.POOL);
+            RpcClientPool pool;
             try {
-                return new RpcClientPool(this, t, owns);
+                pool = new RpcClientPool(this, t, owns);
             } catch (RuntimeException e) {
                 if (owns) {
                     t.close();
                 }
                 throw e;
             }
+            return pool.observedBy(observers());
         }
     }
 }

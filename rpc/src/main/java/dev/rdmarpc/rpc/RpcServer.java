@@ -45,12 +45,15 @@ public final class RpcServer implements AutoCloseable {
     private final ServerCore core;
     private final ServerEndpoint endpoint;
     private final Duration drainTimeout;
+    private final ServerHealth health;
     private final Object shutdownLock = new Object();
     private volatile boolean running = true;
     private Boolean drained;
+    private volatile Observations observations = Observations.NONE;
 
     private RpcServer(Transport transport, boolean ownsTransport, ServerCore core, ServerEndpoint endpoint,
-                      Duration drainTimeout) {
+                      Duration drainTimeout, ServerHealth health) {
+        this.health = health;
         this.transport = transport;
         this.ownsTransport = ownsTransport;
         this.core = core;
@@ -78,6 +81,26 @@ public final class RpcServer implements AutoCloseable {
         return transport.bufferPool();
     }
 
+    /**
+     * @return the server's transport (its name, its own counters: an RDMA transport's
+     *         {@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#metrics()}); owned by the server when it
+     *         created it, closed with it then
+     */
+    public Transport transport() {
+        return transport;
+    }
+
+    /**
+     * What the server answers to {@link Health#CHECK}: every server registers the health method
+     * ({@link Health#METHOD_NAME}) itself; {@code ""} and each service it has methods of start
+     * {@link Health.ServingStatus#SERVING}, and all are NOT_SERVING once shutdown starts.
+     *
+     * @return the server's health, which the application may set per service
+     */
+    public ServerHealth health() {
+        return health;
+    }
+
     /** @return true until shutdown starts */
     public boolean isRunning() {
         return running;
@@ -97,6 +120,7 @@ public final class RpcServer implements AutoCloseable {
                 return drained;
             }
             running = false;
+            health.shuttingDown();
             core.beginShutdown();
             endpoint.close();
             boolean ok = core.awaitDrained(drainTimeout.toNanos());
@@ -105,6 +129,7 @@ public final class RpcServer implements AutoCloseable {
                         endpoint.address(), drainTimeout);
             }
             core.closeConnections();
+            observations.close();
             if (ownsTransport) {
                 transport.close();
             }
@@ -112,6 +137,17 @@ public final class RpcServer implements AutoCloseable {
             drained = ok;
             return ok;
         }
+    }
+
+    /** Registers this started server with {@code observers}; when one fails, closes the server and rethrows. */
+    private RpcServer observedBy(List<Observability> observers) {
+        try {
+            observations = Observations.register(observers, o -> o.observe(this));
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        return this;
     }
 
     /** {@link #shutdown(Duration)} with the builder's {@link Builder#drainTimeout}. */
@@ -136,6 +172,9 @@ public final class RpcServer implements AutoCloseable {
         private Duration drainTimeout = Duration.ofSeconds(5);
         private final MethodRegistry registry = new MethodRegistry();
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
+        private final List<Observability> observers = new ArrayList<>();
+        /** The health of the server this builder started last, which its health method answers from. */
+        private volatile ServerHealth lastHealth;
 
         private Builder() {
         }
@@ -269,6 +308,48 @@ public final class RpcServer implements AutoCloseable {
         }
 
         /**
+         * Turns on metrics and traces: adds {@code observability}'s server interceptor here, in the order of
+         * {@link #intercept} calls (make it the first), and once the server is started registers the server with
+         * it ({@link Observability#observe(RpcServer)}: connections, buffer pool, RDMA counters); the server
+         * closes that registration when it shuts down, before its transport. With the opentelemetry module:
+         * {@code observability(RdmarpcTelemetry.create(openTelemetry))}.
+         *
+         * @param observability what observes the server
+         * @return this
+         */
+        public Builder observability(Observability observability) {
+            Objects.requireNonNull(observability, "observability");
+            intercept(observability.serverInterceptor());
+            observers.add(observability);
+            return this;
+        }
+
+        /**
+         * Registers {@link Health#CHECK} (once per builder), answered by the health of the services registered
+         * so far.
+         */
+        private ServerHealth health() {
+            java.util.Set<String> services = new java.util.LinkedHashSet<>();
+            for (MethodRegistry.Entry e : registry.entries()) {
+                if (e.method() == Health.CHECK) {
+                    continue; // registered by an earlier start() of this builder
+                }
+                if (e.method().name().equals(Health.METHOD_NAME)) {
+                    throw new IllegalArgumentException(Health.METHOD_NAME + " is the server's own health method;"
+                            + " set what it answers with RpcServer.health()");
+                }
+                services.add(Health.serviceOf(e.method().name()));
+            }
+            services.remove("");
+            ServerHealth health = new ServerHealth(services);
+            if (registry.entries().stream().noneMatch(e -> e.method() == Health.CHECK)) {
+                register(Health.CHECK, (ctx, service) -> lastHealth.check(service));
+            }
+            lastHealth = health;
+            return health;
+        }
+
+        /**
          * Validates the settings, binds and starts serving.
          *
          * @return the running server, owned by the caller
@@ -281,15 +362,17 @@ public final class RpcServer implements AutoCloseable {
             int streamWindowBytes = checkedStreamWindowBytes();
             Settings.checkAtLeastOne("maxInFlight", maxInFlight);
             Settings.checkNotNegative("drainTimeout", drainTimeout);
+            ServerHealth health = health();
             boolean owns = ownsTransport();
             Transport t = openTransport(Role.SERVER);
+            RpcServer server;
             try {
                 ServerCore core = new ServerCore(registry, maxFrameLength, maxMetadataBytes, List.copyOf(interceptors),
                         maxInFlight, t.bufferPool(), t.name(), streamWindowBytes);
                 ServerEndpoint endpoint = t.listen(bind, maxFrameLength, core);
                 LOG.log(System.Logger.Level.INFO, "RPC server listening on {0} ({1}, {2} methods)", endpoint.address(),
                         t.name(), registry.size());
-                return new RpcServer(t, owns, core, endpoint, drainTimeout);
+                server = new RpcServer(t, owns, core, endpoint, drainTimeout, health);
             } catch (IOException e) {
                 if (owns) {
                     t.close();
@@ -301,6 +384,7 @@ public final class RpcServer implements AutoCloseable {
                 }
                 throw e;
             }
+            return server.observedBy(observers);
         }
     }
 }

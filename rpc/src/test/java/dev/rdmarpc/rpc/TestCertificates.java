@@ -1,7 +1,9 @@
 package dev.rdmarpc.rpc;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,6 +12,7 @@ import java.security.PrivateKey;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -24,14 +27,40 @@ public final class TestCertificates {
         this.dir = dir;
     }
 
-    /** Runs the JDK's keytool with these arguments in the directory; fails with its output. */
-    private void keytool(String... args) throws IOException, InterruptedException {
+    /** keytool's options whose values are files: made absolute, since the in-process tool resolves them from the JVM's directory. */
+    private static final Set<String> FILE_OPTIONS = Set.of("-keystore", "-file", "-infile", "-outfile");
+
+    /**
+     * Runs the JDK's keytool with these arguments in the directory; fails with its output. It runs in this JVM
+     * when the test JVM exports {@code sun.security.tools.keytool} to this module (the rpc module's Surefire
+     * configuration does): in the Soft-RoCE VM's emulated CPU a keytool JVM takes about 20 s to start, and
+     * RdmaTlsTest needs a dozen. Elsewhere it starts the JDK's keytool command.
+     */
+    private void keytool(String... args) throws Exception {
+        String[] resolved = args.clone();
+        for (int i = 0; i + 1 < resolved.length; i++) {
+            if (FILE_OPTIONS.contains(resolved[i])) {
+                resolved[i + 1] = dir.resolve(resolved[i + 1]).toString();
+            }
+        }
+        Class<?> tool = Class.forName("sun.security.tools.keytool.Main");
+        if (getClass().getModule().canRead(tool.getModule()) && tool.getModule().isExported(tool.getPackageName(), getClass().getModule())) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            int rc;
+            try (PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8)) {
+                rc = (int) tool.getMethod("run", String[].class, PrintStream.class)
+                        .invoke(tool.getConstructor().newInstance(), resolved, ps);
+            }
+            if (rc != 0) {
+                throw new IOException("keytool " + String.join(" ", args) + " failed (" + rc + "): " + out.toString(StandardCharsets.UTF_8));
+            }
+            return;
+        }
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
-        // a short-lived JVM each: the C1 compiler only and the serial collector start it fastest,
-        // which matters in the Soft-RoCE VM's emulated CPU (about 20 s per keytool run there)
+        // a short-lived JVM each: the C1 compiler only and the serial collector start it fastest
         cmd.addAll(List.of("-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC"));
-        cmd.addAll(List.of(args));
+        cmd.addAll(List.of(resolved));
         Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
         byte[] out = p.getInputStream().readAllBytes();
         if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {

@@ -87,6 +87,8 @@ public final class RdmarpcTcpStack implements EchoStack {
     private Resender resender;
     /** What the first TLS call to a server of this stack arrived over; written once by an I/O thread. */
     private volatile String tlsNegotiated;
+    /** The SDK behind {@link StackOptions#telemetry()}, made by the first server or connection that asks; null when off. */
+    private BenchTelemetry telemetry;
 
     /** rdmarpc over TCP. */
     public RdmarpcTcpStack() {
@@ -184,12 +186,19 @@ public final class RdmarpcTcpStack implements EchoStack {
                     .maxFrameLength(maxFrameLength(options))
                     .registerRaw(ECHO, handler::handle)
                     .registerStream(STREAM, handler::stream);
+            BenchTelemetry t = telemetry(options);
+            if (t != null) {
+                b.intercept(t.telemetry().serverInterceptor());
+            }
             if (rdma) {
                 b.rdma(rdmaConfig(options).threadNamePrefix("rdmarpc-bench-server").tls(tls));
             } else {
                 b.tcp(cfg -> cfg.ioThreads(options.ioThreads()).tls(tls));
             }
             server = b.start();
+            if (t != null) {
+                t.telemetry().observe(server);
+            }
         } catch (RuntimeException e) {
             handler.close();
             throw e;
@@ -224,12 +233,19 @@ public final class RdmarpcTcpStack implements EchoStack {
                             .tls(tls));
             resender = new Resender();
         }
-        RpcClient client = RpcClient.builder()
+        RpcClient.Builder cb = RpcClient.builder()
                 .address(serverAddress)
                 .transport(clientTransport)
                 .maxFrameLength(maxFrameLength(options))
-                .maxOutstanding(65536)
-                .connect();
+                .maxOutstanding(65536);
+        BenchTelemetry t = telemetry(options);
+        if (t != null) {
+            cb.intercept(t.telemetry().clientInterceptor()); // typed calls only: the stream workload's, not sendInPlace
+        }
+        RpcClient client = cb.connect();
+        if (t != null) {
+            t.telemetry().observe(client);
+        }
         SendQueue queue = resender.register();
         return new EchoConnection() {
             @Override
@@ -251,8 +267,19 @@ public final class RdmarpcTcpStack implements EchoStack {
         };
     }
 
+    private synchronized BenchTelemetry telemetry(StackOptions options) {
+        if (telemetry == null && !"off".equals(options.telemetry())) {
+            telemetry = new BenchTelemetry(options.telemetry(), options.telemetryFile());
+        }
+        return telemetry;
+    }
+
     @Override
     public synchronized void close() {
+        if (telemetry != null) {
+            telemetry.close();
+            telemetry = null;
+        }
         if (resender != null) {
             resender.close();
             resender = null;

@@ -1,13 +1,7 @@
 package dev.rdmarpc.ibverbs.verbs;
 
-import dev.rdmarpc.ibverbs.Ibverbs;
 import dev.rdmarpc.ibverbs.raw.ibv_mw_bind_info;
 import dev.rdmarpc.ibverbs.raw.ibv_send_wr;
-
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A reusable batch of send work requests in native memory: {@code capacity} {@code struct ibv_send_wr}
@@ -30,7 +24,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Owns its native memory (shared arena: any thread may post it); {@link #close()} frees it once.
  * Not thread-safe: one thread fills and posts a batch at a time.
  */
-public final class SendWorkRequests implements AutoCloseable {
+public final class SendWorkRequests extends WorkRequestBatch {
     /** Size and field offsets of {@code struct ibv_send_wr}, read once from the generated layout. */
     static final class Offsets {
         static final long WR_SIZE = ibv_send_wr.sizeof();
@@ -62,57 +56,15 @@ public final class SendWorkRequests implements AutoCloseable {
         static final long BIND_INFO_ACCESS = BIND_INFO + ibv_mw_bind_info.mw_access_flags$offset();
     }
 
-    private final Arena arena;
-    private final MemorySegment wrs;
-    private final MemorySegment sges;
-    private final MemorySegment badWr;
-    private final long badWrAddress;
-    private final int capacity;
-    private final int maxSge;
     private final SendWorkRequest flyweight;
-    private final AtomicBoolean closed = new AtomicBoolean();
 
     /**
      * @param capacity work requests in the batch (at most the queue pair's send queue size is useful)
      * @param maxSge   SGEs per work request (at most the queue pair's {@code maxSendSge})
      */
     public SendWorkRequests(int capacity, int maxSge) {
-        if (capacity < 1 || maxSge < 1) {
-            throw new IllegalArgumentException("capacity and maxSge must be >= 1: " + capacity + ", " + maxSge);
-        }
-        Ibverbs.ensureAvailability();
-        this.capacity = capacity;
-        this.maxSge = maxSge;
-        this.arena = Arena.ofShared();
-        this.wrs = arena.allocate(Offsets.WR_SIZE * capacity, 8);
-        this.sges = arena.allocate(ScatterGatherEntry.SIZE * capacity * maxSge, 8);
-        this.badWr = arena.allocate(ValueLayout.ADDRESS);
-        this.badWrAddress = badWr.address();
-        for (int i = 0; i < capacity; i++) {
-            wrs.set(ValueLayout.ADDRESS, i * Offsets.WR_SIZE + Offsets.SG_LIST, sges.asSlice(i * maxSge * ScatterGatherEntry.SIZE));
-        }
+        super(capacity, maxSge, Offsets.WR_SIZE, Offsets.NEXT, Offsets.SG_LIST);
         this.flyweight = new SendWorkRequest(this);
-        VerbsResources.onCreated(ResourceKind.NATIVE_BUFFER);
-    }
-
-    /** Work requests in the batch. */
-    public int capacity() {
-        return capacity;
-    }
-
-    /** SGEs per work request. */
-    public int maxSge() {
-        return maxSge;
-    }
-
-    /** The native {@code struct ibv_send_wr[capacity]}. */
-    public MemorySegment segment() {
-        return wrs;
-    }
-
-    /** The native {@code struct ibv_sge[capacity * maxSge]}; entry {@code i}'s SGEs start at {@code i * maxSge}. */
-    public MemorySegment sgeSegment() {
-        return sges;
     }
 
     /**
@@ -121,56 +73,7 @@ public final class SendWorkRequests implements AutoCloseable {
      * @throws IndexOutOfBoundsException outside 0 to capacity - 1
      */
     public SendWorkRequest get(int index) {
-        if (index < 0 || index >= capacity) {
-            throw new IndexOutOfBoundsException("work request " + index + " of " + capacity);
-        }
+        checkIndex(index);
         return flyweight.at(index);
-    }
-
-    /**
-     * Chains entries {@code first} to {@code first + count - 1} through their {@code next} pointers
-     * (the last one's is NULL), clears the failure pointer, and returns the first one's address:
-     * what {@code ibv_post_send} takes.
-     */
-    long link(int first, int count) {
-        if (count < 1 || first < 0 || first > capacity - count) {
-            throw new IndexOutOfBoundsException("work requests [" + first + ", +" + count + ") of " + capacity);
-        }
-        long base = first * Offsets.WR_SIZE;
-        long last = (first + count - 1) * Offsets.WR_SIZE;
-        long address = wrs.address();
-        for (long off = base; off < last; off += Offsets.WR_SIZE) {
-            wrs.set(ValueLayout.JAVA_LONG, off + Offsets.NEXT, address + off + Offsets.WR_SIZE);
-        }
-        wrs.set(ValueLayout.JAVA_LONG, last + Offsets.NEXT, 0L);
-        badWr.set(ValueLayout.JAVA_LONG, 0, 0L);
-        return address + base;
-    }
-
-    /** The address of the {@code bad_wr} out-pointer the provider sets on failure. */
-    long badWrAddress() {
-        return badWrAddress;
-    }
-
-    /**
-     * After a post that failed: the index of the first work request that was not posted (those
-     * before it were), or -1 when the last post succeeded or the failure named no entry.
-     */
-    public int failedIndex() {
-        long bad = badWr.get(ValueLayout.JAVA_LONG, 0);
-        long off = bad - wrs.address();
-        if (bad == 0 || off < 0 || off >= wrs.byteSize()) {
-            return -1;
-        }
-        return (int) (off / Offsets.WR_SIZE);
-    }
-
-    /** Frees the native memory, once. Not while a post of it is running. */
-    @Override
-    public void close() {
-        if (closed.compareAndSet(false, true)) {
-            arena.close();
-            VerbsResources.onDestroyed(ResourceKind.NATIVE_BUFFER);
-        }
     }
 }

@@ -91,6 +91,11 @@ public final class MethodRegistry {
         return null;
     }
 
+    /** @return the registered methods, in the order they were added (read-only) */
+    public java.util.Collection<Entry> entries() {
+        return java.util.Collections.unmodifiableCollection(entries.values());
+    }
+
     /** @return number of methods */
     public int size() {
         return entries.size();

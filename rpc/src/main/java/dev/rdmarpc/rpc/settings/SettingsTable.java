@@ -99,6 +99,32 @@ public final class SettingsTable<C> {
         }
     }
 
+    /**
+     * A setting another table declares, of an object every C holds: listed, read from a property and
+     * copied as one of C's own, under C's prefix.
+     */
+    private record Borrowed<C, G>(Setting<G, ?> setting, Function<C, G> get) implements Entry<C> {
+        @Override
+        public void properties(String prefix, List<String> into) {
+            setting.properties(prefix, into);
+        }
+
+        @Override
+        public void applySystemProperties(C target, String prefix) {
+            setting.applySystemProperties(get.apply(target), prefix);
+        }
+
+        @Override
+        public void copy(C from, C to) {
+            setting.copy(get.apply(from), get.apply(to));
+        }
+
+        @Override
+        public void append(StringBuilder sb, C c) {
+            setting.append(sb, get.apply(c));
+        }
+    }
+
     private final String typeName;
     private final String propertyPrefix;
     private final List<Entry<C>> settings = new ArrayList<>();
@@ -141,6 +167,28 @@ public final class SettingsTable<C> {
     public <G> SettingsTable<C> group(String name, SettingsTable<G> table, Function<C, G> get) {
         settings.add(new Group<>(name, table, get));
         return this;
+    }
+
+    /**
+     * Declares, as one of this table's own settings, a setting that {@code table} declares for an
+     * object every {@code C} holds (created with it, never replaced): one declaration serves several
+     * configuration classes, each listing it, reading it from {@code <prefix><name>} and copying it
+     * as if it were its own.
+     *
+     * @param table the table that declares the setting
+     * @param name  the setting's name there (and here)
+     * @param get   the object of a configuration that holds the setting
+     * @return this
+     * @throws IllegalArgumentException when {@code table} declares no setting of that name
+     */
+    public <G> SettingsTable<C> addFrom(SettingsTable<G> table, String name, Function<C, G> get) {
+        for (Entry<G> e : table.settings) {
+            if (e instanceof Setting<G, ?> s && s.name().equals(name)) {
+                settings.add(new Borrowed<>(s, get));
+                return this;
+            }
+        }
+        throw new IllegalArgumentException(table.typeName + " declares no setting " + name);
     }
 
     /** @return the system property that gives {@code setting} its default */

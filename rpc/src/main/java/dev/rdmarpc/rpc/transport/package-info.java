@@ -4,7 +4,11 @@
  * frames to a {@link dev.rdmarpc.rpc.transport.FrameHandler} on its I/O thread and takes outgoing
  * frames through claim/commit (encode in place, then publish; Aeron's {@code tryClaim}).
  *
- * <p>Layering: transports ({@code ...transport.tcp}, later {@code ...transport.rdma}) depend on this
+ * <p>What both transports share is here too: how their I/O threads wait and tick
+ * ({@link dev.rdmarpc.rpc.transport.LoopSettings}, with its {@link dev.rdmarpc.rpc.transport.IdleStrategy}),
+ * declared once, held by each transport's configuration.
+ *
+ * <p>Layering: transports ({@code ...transport.tcp}, {@code ...transport.rdma}) depend on this
  * package, {@code ...buffer} and {@code ...protocol}; the core never depends on a transport.
  */
 package dev.rdmarpc.rpc.transport;

@@ -2,11 +2,13 @@ package dev.rdmarpc.rpc.transport.loop;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
+import dev.rdmarpc.rpc.transport.LoopSettings;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 
 /**
  * One I/O thread, the same for both transports: it owns the thread, the task queue, the wake-up
@@ -94,6 +96,16 @@ public final class IoLoop implements Runnable {
         default boolean hasCallsInFlight() {
             return false;
         }
+
+        /** Whether any of {@code connections} passes {@code test}; allocates nothing (a lambda capturing nothing). */
+        static <C> boolean any(List<C> connections, Predicate<? super C> test) {
+            for (int i = 0; i < connections.size(); i++) {
+                if (test.test(connections.get(i))) {
+                    return true;
+                }
+            }
+            return false;
+        }
     }
 
     /** A connection whose committed frames go out at the end of the iteration. */
@@ -140,6 +152,11 @@ public final class IoLoop implements Runnable {
     private long lastActivity;
     /** When the last event was handled or task ran (a wake-up for a tick is not traffic). */
     private long lastTraffic;
+
+    /** A loop with a transport's {@link LoopSettings} (but the CPU: the transport gives it, {@link #pinTo}). */
+    public IoLoop(String name, LoopSettings settings, BufferPool pool) {
+        this(name, settings.idleStrategy(), settings.tickInterval().toNanos(), settings.idleTickInterval().toNanos(), pool);
+    }
 
     /**
      * @param name         the thread's name

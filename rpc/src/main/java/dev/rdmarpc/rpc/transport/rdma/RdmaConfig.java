@@ -1,10 +1,10 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
-import dev.rdmarpc.rpc.settings.CpuList;
 import dev.rdmarpc.rpc.settings.SettingsTable;
 import dev.rdmarpc.rpc.transport.tcp.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
+import dev.rdmarpc.rpc.transport.LoopSettings;
 import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
 import java.time.Duration;
 import java.util.List;
@@ -117,10 +117,10 @@ public final class RdmaConfig {
     public static final int SUGGESTED_RENDEZVOUS_THRESHOLD = 512 * 1024;
     /** Default completion queue size (entries, per queue, per I/O thread): 4096. */
     public static final int DEFAULT_COMPLETION_QUEUE_SIZE = 4096;
-    /** Default tick period (call timeouts are swept on it): 10 ms. */
-    public static final Duration DEFAULT_TICK_INTERVAL = Duration.ofMillis(10);
-    /** Default tick period of an I/O thread with no traffic and nothing to time: 250 ms. */
-    public static final Duration DEFAULT_IDLE_TICK_INTERVAL = Duration.ofMillis(250);
+    /** The default tick period: {@link LoopSettings#DEFAULT_TICK_INTERVAL}, 10 ms. */
+    public static final Duration DEFAULT_TICK_INTERVAL = LoopSettings.DEFAULT_TICK_INTERVAL;
+    /** The default tick period of an idle I/O thread: {@link LoopSettings#DEFAULT_IDLE_TICK_INTERVAL}, 250 ms. */
+    public static final Duration DEFAULT_IDLE_TICK_INTERVAL = LoopSettings.DEFAULT_IDLE_TICK_INTERVAL;
     /** Default handshake timeout: 5 s. */
     public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(5);
     /** Default local ACK timeout code: 14, that is 4.096 us x 2^14 = 67 ms before a packet is sent again. */
@@ -425,6 +425,14 @@ public final class RdmaConfig {
     /** @return the send side's settings: this configuration's own */
     public Send send() {
         return send;
+    }
+
+    /**
+     * @return how the I/O threads wait and tick: this configuration's own, edited in place (the
+     *         settings every event loop has, TCP's too), set through {@link #polling(Consumer)}
+     */
+    public LoopSettings loop() {
+        return polling.loop;
     }
 
     /** @return the polling settings: this configuration's own */
@@ -833,41 +841,35 @@ public final class RdmaConfig {
 
     /**
      * How the I/O threads wait for completions and how often they tick ({@code rdmarpc.rdma.polling.*}).
-     * Held by an {@link RdmaConfig}, edited through {@link RdmaConfig#polling(Consumer)}.
+     * Held by an {@link RdmaConfig}, edited through {@link RdmaConfig#polling(Consumer)}. The settings
+     * every event loop has, TCP's too (idle strategy, tick intervals, CPUs), are declared once, by
+     * {@link LoopSettings}: its {@link #loop()} holds them and the setters here set them there.
      */
     public static final class Polling {
         private static final SettingsTable<Polling> SETTINGS = new SettingsTable<Polling>("Polling", "rdmarpc.rdma.polling.")
-                .add("idleStrategy", SettingsTable::parseIdleStrategy, Polling::idleStrategy, Polling::idleStrategy)
+                .addFrom(LoopSettings.settingsTable(), "idleStrategy", Polling::loop)
                 .add("completionQueueSize", SettingsTable::parseInt, Polling::completionQueueSize, Polling::completionQueueSize)
-                .add("tickInterval", SettingsTable::parseDuration, Polling::tickInterval, Polling::tickInterval)
-                .add("idleTickInterval", SettingsTable::parseDuration, Polling::idleTickInterval,
-                        Polling::idleTickInterval)
-                .add("ioThreadCpus", SettingsTable::parseCpus, Polling::cpuList, Polling::cpuList);
+                .addFrom(LoopSettings.settingsTable(), "tickInterval", Polling::loop)
+                .addFrom(LoopSettings.settingsTable(), "idleTickInterval", Polling::loop)
+                .addFrom(LoopSettings.settingsTable(), "ioThreadCpus", Polling::loop);
 
-        private IdleStrategy idleStrategy = IdleStrategy.adaptive();
-        private CpuList ioThreadCpus = CpuList.NONE;
+        private final LoopSettings loop = new LoopSettings("polling.");
         private int completionQueueSize = DEFAULT_COMPLETION_QUEUE_SIZE;
-        private Duration tickInterval = DEFAULT_TICK_INTERVAL;
-        private Duration idleTickInterval = DEFAULT_IDLE_TICK_INTERVAL;
 
         private Polling() {
         }
 
+        /** @return how the I/O threads wait and tick: this configuration's own */
+        public LoopSettings loop() {
+            return loop;
+        }
+
         /**
-         * @param idle how I/O threads wait for completions: {@link IdleStrategy#adaptive()} (the
-         *             default) polls the completion queues while the next completion is likely to
-         *             come within 2 ms (a response awaited, or traffic at a pace it has learnt), then
-         *             sleeps as event does; {@link IdleStrategy#event()} sleeps on the completion
-         *             channel until the device signals, with one wake-up per burst because only the
-         *             last message of a burst asks for an event (solicited events, which every sender
-         *             sets whatever its own mode, so any pairing of modes works);
-         *             {@link IdleStrategy#busyPoll()} polls the completion queues without ever
-         *             sleeping (lowest latency, one core per I/O thread); {@link IdleStrategy#backOff}
-         *             polls for a while after the last completion, then sleeps as event does
+         * @param idle see {@link LoopSettings#idleStrategy(IdleStrategy)}
          * @return this
          */
         public Polling idleStrategy(IdleStrategy idle) {
-            this.idleStrategy = Objects.requireNonNull(idle, "idle");
+            loop.idleStrategy(idle);
             return this;
         }
 
@@ -884,78 +886,50 @@ public final class RdmaConfig {
         }
 
         /**
-         * @param interval period of the connections' ticks (call timeouts), in [1 ms, 60 s];
-         *                 default 10 ms
+         * @param interval see {@link LoopSettings#tickInterval(Duration)}
          * @return this
          */
         public Polling tickInterval(Duration interval) {
-            this.tickInterval = Objects.requireNonNull(interval, "interval");
+            loop.tickInterval(interval);
             return this;
         }
 
         /**
-         * @param interval period of the ticks of an I/O thread that has had no traffic for this long
-         *                 and has nothing to time (no call waiting with a deadline, no handshake, no
-         *                 close under way), in [1 ms, 60 s]; default 250 ms. Each tick wakes an idle
-         *                 thread: with 10 ms ticks throughout an idle connection cost 6.1-6.5 % of a
-         *                 core per side in the Soft-RoCE VM, with idle ticks 0.4-0.6 %
-         *                 (RdmaIdleCostTest). The first traffic brings the full rate back at once. The
-         *                 connection's TCP liveness channel ticks at the same two intervals, at the idle
-         *                 one while calls wait too, except within an idle tick of its ping or of the
-         *                 ping's timeout ({@code TcpTransport.Config.pingInterval}). At most
-         *                 {@link #tickInterval} turns idle ticks off.
+         * @param interval see {@link LoopSettings#idleTickInterval(Duration)}
          * @return this
          */
         public Polling idleTickInterval(Duration interval) {
-            this.idleTickInterval = Objects.requireNonNull(interval, "interval");
+            loop.idleTickInterval(interval);
             return this;
         }
 
         /**
-         * @param cpus the CPUs the I/O threads run on: thread {@code i} is pinned to
-         *             {@code cpus[i % cpus.length]} ({@code sched_setaffinity}, Linux only); none (the
-         *             default) leaves them to the scheduler. Each must be a CPU the thread creating the
-         *             transport may run on, or the transport refuses to start. Meant for threads that
-         *             spin ({@link IdleStrategy#busyPoll()}, the adaptive mode under steady traffic),
-         *             each on a core kept free for it: two spinning threads on one core take turns a
-         *             time slice at a time. It pays only where the cores are spare; in the Soft-RoCE VM,
-         *             whose 2 vCPUs carry both JVMs and rxe, pinning the I/O threads did not shorten the
-         *             busy-poll round trip and pinning each whole JVM to a vCPU ({@code taskset}) did
-         *             (docs/performance-archive.md, section 4). Property form:
-         *             {@code -Drdmarpc.rdma.polling.ioThreadCpus=2,3}
+         * @param cpus see {@link LoopSettings#ioThreadCpus(int...)}
          * @return this
          */
         public Polling ioThreadCpus(int... cpus) {
-            this.ioThreadCpus = CpuList.of("polling.ioThreadCpus", cpus);
+            loop.ioThreadCpus(cpus);
             return this;
         }
 
         /** @return the CPUs the I/O threads are pinned to (empty: not pinned) */
         public int[] ioThreadCpus() {
-            return ioThreadCpus.cpus();
-        }
-
-        /** @return the CPU of I/O thread {@code index}, -1 for none */
-        int ioThreadCpu(int index) {
-            return ioThreadCpus.cpuOf(index);
-        }
-
-        private CpuList cpuList() {
-            return ioThreadCpus;
-        }
-
-        private void cpuList(CpuList cpus) {
-            this.ioThreadCpus = cpus;
+            return loop.ioThreadCpus();
         }
 
         /** @return the tick period of an idle I/O thread */
         public Duration idleTickInterval() {
-            return idleTickInterval;
+            return loop.idleTickInterval();
         }
 
         /** @return how I/O threads wait for completions */
         public IdleStrategy idleStrategy() {
-            return idleStrategy;
+            return loop.idleStrategy();
+        }
+
+        /** @return the CPU of I/O thread {@code index}, -1 for none ({@link LoopSettings#ioThreadCpu}) */
+        int ioThreadCpu(int index) {
+            return loop.ioThreadCpu(index);
         }
 
         /** @return the completion queue size */
@@ -965,19 +939,14 @@ public final class RdmaConfig {
 
         /** @return the tick interval */
         public Duration tickInterval() {
-            return tickInterval;
+            return loop.tickInterval();
         }
 
         private void check() {
             if (completionQueueSize < 64 || completionQueueSize > (1 << 20)) {
                 throw new IllegalArgumentException("polling.completionQueueSize must be in [64, 1048576]: " + completionQueueSize);
             }
-            if (tickInterval.toMillis() < 1 || tickInterval.toSeconds() > 60) {
-                throw new IllegalArgumentException("polling.tickInterval must be in [1 ms, 60 s]: " + tickInterval);
-            }
-            if (idleTickInterval.toMillis() < 1 || idleTickInterval.toSeconds() > 60) {
-                throw new IllegalArgumentException("polling.idleTickInterval must be in [1 ms, 60 s]: " + idleTickInterval);
-            }
+            loop.check();
         }
 
         /** @return an independent copy */

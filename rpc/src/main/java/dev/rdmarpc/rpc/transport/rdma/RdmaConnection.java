@@ -529,7 +529,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
 
     @Override
     public long tickIntervalNanos() {
-        return config.polling().tickInterval().toNanos();
+        return config.loop().tickInterval().toNanos();
     }
 
     @Override

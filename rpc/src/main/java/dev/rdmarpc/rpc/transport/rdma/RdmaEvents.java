@@ -25,14 +25,7 @@ final class RdmaEvents {
 
     static void completionError(String device, int qpn, String peer, String operation, String status, int vendorError) {
         if (COMPLETION_PROBE.isEnabled()) {
-            CompletionError e = new CompletionError();
-            e.device = device;
-            e.qpn = qpn;
-            e.peer = peer;
-            e.operation = operation;
-            e.status = status;
-            e.vendorError = vendorError;
-            e.commit();
+            new CompletionError(device, qpn, peer, operation, status, vendorError).commit();
         }
     }
 
@@ -40,52 +33,52 @@ final class RdmaEvents {
         return STALL_PROBE.isEnabled();
     }
 
+    /** Only after {@link #stallEnabled()} said yes: the caller measures the stall only then. */
     static void stall(int qpn, String peer, String reason, long durationNanos, long queuedBytes) {
-        SendStall e = new SendStall();
-        e.qpn = qpn;
-        e.peer = peer;
-        e.reason = reason;
-        e.stalledFor = durationNanos;
-        e.queuedBytes = queuedBytes;
-        e.commit();
+        new SendStall(qpn, peer, reason, durationNanos, queuedBytes).commit();
     }
 
     static void poolPressure(String what, String peer, long inUseBytes, long highWaterMark, long poolBytes) {
         if (POOL_PROBE.isEnabled()) {
-            PoolPressure e = new PoolPressure();
-            e.what = what;
-            e.peer = peer;
-            e.inUse = inUseBytes;
-            e.highWaterMark = highWaterMark;
-            e.poolBytes = poolBytes;
-            e.commit();
+            new PoolPressure(what, peer, inUseBytes, highWaterMark, poolBytes).commit();
         }
     }
 
     static void qpState(String device, int qpn, String peer, String state, String reason) {
         if (QP_PROBE.isEnabled()) {
-            QpStateChange e = new QpStateChange();
-            e.device = device;
-            e.qpn = qpn;
-            e.peer = peer;
-            e.state = state;
-            e.reason = reason;
-            e.commit();
+            new QpStateChange(device, qpn, peer, state, reason).commit();
         }
     }
 
-    @Name("rdmarpc.RdmaCompletionError")
-    @Label("RDMA Completion Error")
-    @Description("A work request completed with an error: retry exceeded (peer gone), RNR retry exceeded (no receive posted), access or length errors")
+    /** What every event here shares: its category, and no stack trace (the loop's stack says nothing). */
     @Category({"rdmarpc", "RDMA"})
     @StackTrace(false)
-    static final class CompletionError extends Event {
+    abstract static class RdmaEvent extends Event {
+    }
+
+    /** An event about one queue pair of a connection: which device, which QP, which peer. */
+    abstract static class QueuePairEvent extends RdmaEvent {
         @Label("Device")
         String device;
         @Label("QP Number")
         int qpn;
         @Label("Peer")
         String peer;
+
+        QueuePairEvent() {
+        }
+
+        QueuePairEvent(String device, int qpn, String peer) {
+            this.device = device;
+            this.qpn = qpn;
+            this.peer = peer;
+        }
+    }
+
+    @Name("rdmarpc.RdmaCompletionError")
+    @Label("RDMA Completion Error")
+    @Description("A work request completed with an error: retry exceeded (peer gone), RNR retry exceeded (no receive posted), access or length errors")
+    static final class CompletionError extends QueuePairEvent {
         @Label("Operation")
         @Description("send, credit (credit-only send) or receive")
         String operation;
@@ -93,14 +86,22 @@ final class RdmaEvents {
         String status;
         @Label("Vendor Error")
         int vendorError;
+
+        CompletionError() {
+        }
+
+        CompletionError(String device, int qpn, String peer, String operation, String status, int vendorError) {
+            super(device, qpn, peer);
+            this.operation = operation;
+            this.status = status;
+            this.vendorError = vendorError;
+        }
     }
 
     @Name("rdmarpc.RdmaSendStall")
     @Label("RDMA Send Stall")
     @Description("Committed frames waited: for the send window (all sends in flight) or for credits (no receive known posted at the peer)")
-    @Category({"rdmarpc", "RDMA"})
-    @StackTrace(false)
-    static final class SendStall extends Event {
+    static final class SendStall extends RdmaEvent {
         @Label("QP Number")
         int qpn;
         @Label("Peer")
@@ -114,14 +115,23 @@ final class RdmaEvents {
         @Label("Queued")
         @DataAmount
         long queuedBytes;
+
+        SendStall() {
+        }
+
+        SendStall(int qpn, String peer, String reason, long stalledFor, long queuedBytes) {
+            this.qpn = qpn;
+            this.peer = peer;
+            this.reason = reason;
+            this.stalledFor = stalledFor;
+            this.queuedBytes = queuedBytes;
+        }
     }
 
     @Name("rdmarpc.RdmaPoolPressure")
     @Label("RDMA Pool Pressure")
     @Description("The registered buffer pool reached its high-water mark (a connection was refused) or ran out of buffers")
-    @Category({"rdmarpc", "RDMA"})
-    @StackTrace(false)
-    static final class PoolPressure extends Event {
+    static final class PoolPressure extends RdmaEvent {
         @Label("What")
         String what;
         @Label("Peer")
@@ -135,23 +145,35 @@ final class RdmaEvents {
         @Label("Pool Size")
         @DataAmount
         long poolBytes;
+
+        PoolPressure() {
+        }
+
+        PoolPressure(String what, String peer, long inUse, long highWaterMark, long poolBytes) {
+            this.what = what;
+            this.peer = peer;
+            this.inUse = inUse;
+            this.highWaterMark = highWaterMark;
+            this.poolBytes = poolBytes;
+        }
     }
 
     @Name("rdmarpc.RdmaQpState")
     @Label("RDMA Queue Pair State")
     @Description("A queue pair of a connection changed state: RTS (connected), ERR (failed or closing), DESTROYED")
-    @Category({"rdmarpc", "RDMA"})
-    @StackTrace(false)
-    static final class QpStateChange extends Event {
-        @Label("Device")
-        String device;
-        @Label("QP Number")
-        int qpn;
-        @Label("Peer")
-        String peer;
+    static final class QpStateChange extends QueuePairEvent {
         @Label("State")
         String state;
         @Label("Reason")
         String reason;
+
+        QpStateChange() {
+        }
+
+        QpStateChange(String device, int qpn, String peer, String state, String reason) {
+            super(device, qpn, peer);
+            this.state = state;
+            this.reason = reason;
+        }
     }
 }

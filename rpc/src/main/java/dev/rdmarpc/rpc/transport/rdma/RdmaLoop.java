@@ -61,8 +61,7 @@ final class RdmaLoop implements IoLoop.Poller {
         this.pool = transport.bufferPool();
         this.wakeup = new Wakeup();
         this.wc = new WorkCompletions(POLL_BATCH);
-        this.io = new IoLoop(name, config.polling().idleStrategy(), config.polling().tickInterval().toNanos(),
-                config.polling().idleTickInterval().toNanos(), pool);
+        this.io = new IoLoop(name, config.loop(), pool);
         io.pinTo(cpu);
     }
 
@@ -310,22 +309,12 @@ final class RdmaLoop implements IoLoop.Poller {
         if (!drainingList.isEmpty()) {
             return true;
         }
-        for (int i = 0; i < connections.size(); i++) {
-            if (connections.get(i).hasTimedWork()) {
-                return true;
-            }
-        }
-        return false;
+        return IoLoop.Poller.any(connections, RdmaConnection::hasTimedWork);
     }
 
     @Override
     public boolean hasCallsInFlight() {
-        for (int i = 0; i < connections.size(); i++) {
-            if (connections.get(i).callsInFlight() > 0) {
-                return true;
-            }
-        }
-        return false;
+        return IoLoop.Poller.any(connections, c -> c.callsInFlight() > 0);
     }
 
     @Override

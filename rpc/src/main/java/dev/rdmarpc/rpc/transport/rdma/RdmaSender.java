@@ -348,49 +348,11 @@ final class RdmaSender {
                 return false;
             }
         }
-        if (register) {
-            try {
-                Rendezvous.writePart(desc, descOffset, 0, headAddress, rendezvous.register(s, 0, headAddress, headLength),
-                        headLength);
-                if (parts == 2) {
-                    Rendezvous.writePart(desc, descOffset, 1, tailAddress,
-                            rendezvous.register(s, 1, tailAddress, tailLength), tailLength);
-                }
-            } catch (RuntimeException e) {
-                // the slot holds the frame and any region registered: close() gives them back
-                failSend("ibv_reg_mr of a rendezvous frame's " + (parts == 2 ? "parts" : "bytes") + " failed: "
-                        + e.getMessage() + " (the locked-memory limit, ulimit -l, counts each registration)");
-                return false;
-            }
-            metrics.rendezvousRegistrations.add(parts);
-        } else {
-            int access = Access.REMOTE_READ.bit();
-            int key = rendezvous.nextKey(s, 0);
-            wrs.get(bindBase + s * Rendezvous.MAX_PARTS).clear()
-                    .wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.BIND, s * Rendezvous.MAX_PARTS))
-                    .bindMemoryWindow(rendezvous.window(s, 0).segment(), key, DeviceTable.region(b, devIndex).segment(),
-                            headAddress, headLength, access)
-                    .flags(SendWorkRequest.SIGNALED);
-            Rendezvous.writePart(desc, descOffset, 0, headAddress, key, headLength);
-            if (parts == 2) {
-                int tailKey = rendezvous.nextKey(s, 1);
-                wrs.get(bindBase + s * Rendezvous.MAX_PARTS + 1).clear()
-                        .wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.BIND, s * Rendezvous.MAX_PARTS + 1))
-                        .bindMemoryWindow(rendezvous.window(s, 1).segment(), tailKey, tailRegion.segment(), tailAddress,
-                                tailLength, access)
-                        .flags(SendWorkRequest.SIGNALED);
-                Rendezvous.writePart(desc, descOffset, 1, tailAddress, tailKey, tailLength);
-            }
-            int rc = qp.postSend(wrs, bindBase + s * Rendezvous.MAX_PARTS, parts);
-            if (rc != 0) {
-                failSend("ibv_post_send (memory window bind) failed (errno " + rc + ") on " + qp);
-                return false;
-            }
-            postedSends += parts;
-            // the provider took each window's current key with the bind; the next bind is matched against this one
-            for (int j = 0; j < parts; j++) {
-                rendezvous.window(s, j).bound(rendezvous.key(s, j));
-            }
+        boolean described = register
+                ? registerParts(s, desc, descOffset, headAddress, headLength, tailAddress, tailLength, parts)
+                : bindWindows(s, b, desc, descOffset, headAddress, headLength, tailRegion, tailAddress, tailLength, parts);
+        if (!described) {
+            return false;
         }
         if (parts == 2) {
             metrics.zeroCopyBytes.add(tailLength); // read by the peer straight from the application's memory
@@ -405,6 +367,69 @@ final class RdmaSender {
                 .immData(credits.nextImm(false) | takeDone() | Credits.RENDEZVOUS).flags(flags)
                 .sge(0, headAddress + descOffset, len, DeviceTable.lkey(b, devIndex)).sgeCount(1);
         metrics.rendezvousSent.increment();
+        return true;
+    }
+
+    /**
+     * Registers each part of rendezvous slot {@code s}'s frame on its own and writes its key into the
+     * descriptor.
+     *
+     * @return false when a registration failed (the connection is closing)
+     */
+    private boolean registerParts(int s, MemorySegment desc, long descOffset, long headAddress, int headLength,
+            long tailAddress, int tailLength, int parts) {
+        try {
+            Rendezvous.writePart(desc, descOffset, 0, headAddress, rendezvous.register(s, 0, headAddress, headLength),
+                    headLength);
+            if (parts == 2) {
+                Rendezvous.writePart(desc, descOffset, 1, tailAddress,
+                        rendezvous.register(s, 1, tailAddress, tailLength), tailLength);
+            }
+        } catch (RuntimeException e) {
+            // the slot holds the frame and any region registered: close() gives them back
+            failSend("ibv_reg_mr of a rendezvous frame's " + (parts == 2 ? "parts" : "bytes") + " failed: "
+                    + e.getMessage() + " (the locked-memory limit, ulimit -l, counts each registration)");
+            return false;
+        }
+        metrics.rendezvousRegistrations.add(parts);
+        return true;
+    }
+
+    /**
+     * Binds a memory window of rendezvous slot {@code s} to each part of its frame (posted at once,
+     * before the descriptor's run) and writes its key into the descriptor.
+     *
+     * @return false when the post failed (the connection is closing)
+     */
+    private boolean bindWindows(int s, PooledBuffer b, MemorySegment desc, long descOffset, long headAddress,
+            int headLength, MemoryRegion tailRegion, long tailAddress, int tailLength, int parts) {
+        int access = Access.REMOTE_READ.bit();
+        int key = rendezvous.nextKey(s, 0);
+        wrs.get(bindBase + s * Rendezvous.MAX_PARTS).clear()
+                .wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.BIND, s * Rendezvous.MAX_PARTS))
+                .bindMemoryWindow(rendezvous.window(s, 0).segment(), key, DeviceTable.region(b, devIndex).segment(),
+                        headAddress, headLength, access)
+                .flags(SendWorkRequest.SIGNALED);
+        Rendezvous.writePart(desc, descOffset, 0, headAddress, key, headLength);
+        if (parts == 2) {
+            int tailKey = rendezvous.nextKey(s, 1);
+            wrs.get(bindBase + s * Rendezvous.MAX_PARTS + 1).clear()
+                    .wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.BIND, s * Rendezvous.MAX_PARTS + 1))
+                    .bindMemoryWindow(rendezvous.window(s, 1).segment(), tailKey, tailRegion.segment(), tailAddress,
+                            tailLength, access)
+                    .flags(SendWorkRequest.SIGNALED);
+            Rendezvous.writePart(desc, descOffset, 1, tailAddress, tailKey, tailLength);
+        }
+        int rc = qp.postSend(wrs, bindBase + s * Rendezvous.MAX_PARTS, parts);
+        if (rc != 0) {
+            failSend("ibv_post_send (memory window bind) failed (errno " + rc + ") on " + qp);
+            return false;
+        }
+        postedSends += parts;
+        // the provider took each window's current key with the bind; the next bind is matched against this one
+        for (int j = 0; j < parts; j++) {
+            rendezvous.window(s, j).bound(rendezvous.key(s, j));
+        }
         return true;
     }
 

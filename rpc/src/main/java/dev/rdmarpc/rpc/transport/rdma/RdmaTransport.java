@@ -2,7 +2,6 @@ package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.ibverbs.Ibverbs;
 import dev.rdmarpc.rpc.buffer.BufferPool;
-import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Acceptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
@@ -10,6 +9,7 @@ import dev.rdmarpc.rpc.transport.PeerRefusedException;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.frame.EndpointChecks;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import dev.rdmarpc.rpc.transport.tcp.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
@@ -22,7 +22,6 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -57,7 +56,7 @@ public final class RdmaTransport implements Transport {
 
     private RdmaTransport(RdmaConfig config) {
         this.config = config;
-        IoLoop.checkCpus(config.polling().ioThreadCpus(), "RdmaConfig polling.ioThreadCpus"); // before anything is opened
+        IoLoop.checkCpus(config.loop().ioThreadCpus(), "RdmaConfig polling.ioThreadCpus"); // before anything is opened
         Ibverbs.ensureAvailability();
         this.devices = new DeviceTable(config);
         // The devices register each slab first; a listener the user set is told after them (kept, not replaced).
@@ -66,8 +65,8 @@ public final class RdmaTransport implements Transport {
         TcpTransport t = null;
         RdmaLoop[] l = new RdmaLoop[config.ioThreads()];
         try {
-            t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tickInterval(config.polling().tickInterval())
-                    .idleTickInterval(config.polling().idleTickInterval())
+            t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tickInterval(config.loop().tickInterval())
+                    .idleTickInterval(config.loop().idleTickInterval())
                     .threadNamePrefix(config.threadNamePrefix() + "-tcp")
                     // the large budget is the RDMA pool's: the per-address frame shares of the
                     // connection counts (RDMA frames claim them too) are reckoned against it
@@ -76,7 +75,7 @@ public final class RdmaTransport implements Transport {
                     .limits(limits -> ConnectionLimits.settingsTable().copy(config.limits(), limits))
                     .tls(config.tls()));
             for (int i = 0; i < l.length; i++) {
-                l[i] = new RdmaLoop(this, config.threadNamePrefix() + "-" + i, config.polling().ioThreadCpu(i));
+                l[i] = new RdmaLoop(this, config.threadNamePrefix() + "-" + i, config.loop().ioThreadCpu(i));
             }
         } catch (RuntimeException | Error e) {
             if (t != null) {
@@ -224,13 +223,6 @@ public final class RdmaTransport implements Transport {
         }
     }
 
-    private static void checkMaxFrame(int maxFrameLength) {
-        if (maxFrameLength < FrameDescriptor.HEADER_LENGTH || maxFrameLength > FrameDescriptor.MAX_FRAME_LENGTH_LIMIT) {
-            throw new IllegalArgumentException("maxFrameLength must be in [" + FrameDescriptor.HEADER_LENGTH + ", "
-                    + FrameDescriptor.MAX_FRAME_LENGTH_LIMIT + "]: " + maxFrameLength);
-        }
-    }
-
     /** Why a new connection cannot have its buffers now, or null when it can. */
     String poolRefusal(String side) {
         long inUse = bytesInUse();
@@ -318,9 +310,7 @@ public final class RdmaTransport implements Transport {
 
     @Override
     public ServerEndpoint listen(InetSocketAddress address, int maxFrameLength, Acceptor acceptor) throws IOException {
-        Objects.requireNonNull(address, "address");
-        Objects.requireNonNull(acceptor, "acceptor");
-        checkMaxFrame(maxFrameLength);
+        EndpointChecks.check(address, "acceptor", acceptor, maxFrameLength);
         ensureOpen();
         return tcp.listen(address, maxFrameLength, c -> new ServerHandshake(this, c, maxFrameLength, acceptor));
     }
@@ -361,17 +351,9 @@ public final class RdmaTransport implements Transport {
     @Override
     public Connection connect(InetSocketAddress address, int maxFrameLength, FrameHandler handler, Duration timeout)
             throws IOException {
-        Objects.requireNonNull(address, "address");
-        Objects.requireNonNull(handler, "handler");
-        checkMaxFrame(maxFrameLength);
+        EndpointChecks.check(address, "handler", handler, maxFrameLength);
         ensureOpen();
-        String full = poolRefusal("client");
-        if (full != null) {
-            metrics.connectionsRefused.increment();
-            RdmaEvents.poolPressure("connection refused", String.valueOf(address), bytesInUse(), config.poolHighWaterMark(),
-                    config.bufferPool().maxPooledBytes());
-            throw new ResourceExhaustedException(full);
-        }
+        refuseWhenPoolFull(address);
         ClientHandshake side = new ClientHandshake();
         Connection c = tcp.connect(address, maxFrameLength, side, timeout);
         RdmaConnection conn = null;
@@ -387,41 +369,8 @@ public final class RdmaTransport implements Transport {
                 throw refusedByServer(side) ? new PeerRefusedException(msg) : new IOException(msg);
             }
             long deadline = System.nanoTime() + config.timeouts().handshake().toNanos();
-            Hello peer;
-            try {
-                peer = side.reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (ExecutionException e) {
-                Throwable cause = e.getCause();
-                if (cause instanceof Hello.HelloException he) {
-                    String msg = "the server refused the RDMA connection: " + he.getMessage();
-                    throw he.status() == Hello.REFUSED_EXHAUSTED ? new ResourceExhaustedException(msg)
-                            : new IOException(msg, he);
-                }
-                if (cause instanceof IOException io) {
-                    throw io;
-                }
-                throw new IOException("RDMA handshake with " + address + " failed: " + cause, cause);
-            } catch (TimeoutException e) {
-                throw new IOException("no RDMA hello from " + address + " within " + config.timeouts().handshake()
-                        + " (is rdma() enabled on the server?)");
-            }
-            conn.connect(peer);
-            RdmaConnection ready = conn;
-            RdmaLoop loop = conn.loop();
-            CompletableFuture<Boolean> done = new CompletableFuture<>();
-            loop.execute(() -> {
-                if (ready.isClosing() || !c.isOpen()) {
-                    done.complete(false);
-                    return;
-                }
-                loop.attach(ready, handler);
-                done.complete(true);
-            });
-            try {
-                attached = done.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (ExecutionException | TimeoutException e) {
-                throw new IOException("the RDMA I/O thread did not take the connection in time", e);
-            }
+            conn.connect(awaitHello(side, address, deadline));
+            attached = attach(conn, c, handler, deadline);
             if (!attached) {
                 throw new EOFException("the server closed the connection right after the RDMA handshake");
             }
@@ -451,6 +400,62 @@ public final class RdmaTransport implements Transport {
             if (conn == null && !attached) {
                 LOG.log(System.Logger.Level.DEBUG, "RDMA connect to {0} failed", address);
             }
+        }
+    }
+
+    /** A client connection's buffers would take the pool past its high-water mark: refuse it here. */
+    private void refuseWhenPoolFull(InetSocketAddress address) throws ResourceExhaustedException {
+        String full = poolRefusal("client");
+        if (full != null) {
+            metrics.connectionsRefused.increment();
+            RdmaEvents.poolPressure("connection refused", String.valueOf(address), bytesInUse(), config.poolHighWaterMark(),
+                    config.bufferPool().maxPooledBytes());
+            throw new ResourceExhaustedException(full);
+        }
+    }
+
+    /** Waits until {@code deadline} for the server's hello: an IOException when it refused, failed or none came. */
+    private Hello awaitHello(ClientHandshake side, InetSocketAddress address, long deadline)
+            throws IOException, InterruptedException {
+        try {
+            return side.reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof Hello.HelloException he) {
+                String msg = "the server refused the RDMA connection: " + he.getMessage();
+                throw he.status() == Hello.REFUSED_EXHAUSTED ? new ResourceExhaustedException(msg)
+                        : new IOException(msg, he);
+            }
+            if (cause instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException("RDMA handshake with " + address + " failed: " + cause, cause);
+        } catch (TimeoutException e) {
+            throw new IOException("no RDMA hello from " + address + " within " + config.timeouts().handshake()
+                    + " (is rdma() enabled on the server?)");
+        }
+    }
+
+    /**
+     * Hands a connected {@code ready} to its I/O thread, with {@code handler}: false when it or its
+     * hello channel {@code c} closed meanwhile, an IOException when the thread did not answer by {@code deadline}.
+     */
+    private static boolean attach(RdmaConnection ready, Connection c, FrameHandler handler, long deadline)
+            throws IOException, InterruptedException {
+        RdmaLoop loop = ready.loop();
+        CompletableFuture<Boolean> done = new CompletableFuture<>();
+        loop.execute(() -> {
+            if (ready.isClosing() || !c.isOpen()) {
+                done.complete(false);
+                return;
+            }
+            loop.attach(ready, handler);
+            done.complete(true);
+        });
+        try {
+            return done.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IOException("the RDMA I/O thread did not take the connection in time", e);
         }
     }
 

@@ -63,6 +63,11 @@ final class ServerHandshake implements FrameHandler {
             tcpHandler.onFrame(c, buffer, offset, length);
             return;
         }
+        onHello(c, buffer, offset, length);
+    }
+
+    /** The client's hello, its first frame: refuse it, or set up its RDMA connection and answer. */
+    private void onHello(Connection c, MemorySegment buffer, long offset, int length) {
         helloSeen = true;
         if (refusedEarly != null) {
             refuse(Hello.REFUSED_EXHAUSTED, refusedEarly.getMessage());
@@ -107,6 +112,15 @@ final class ServerHandshake implements FrameHandler {
             return;
         }
         rdma = conn;
+        acceptOnLoop(conn, mine);
+    }
+
+    /**
+     * On {@code conn}'s I/O thread: hands it to the acceptor, attaches it with the handler the
+     * acceptor gives, and sends this side's hello; or abandons it when the hello channel closed
+     * meanwhile or the acceptor failed.
+     */
+    private void acceptOnLoop(RdmaConnection conn, Hello mine) {
         RdmaLoop loop = conn.loop();
         loop.execute(() -> {
             if (!tcpConnection.isOpen()) {

@@ -128,6 +128,50 @@ final class SendEntries {
         }
     }
 
+    /**
+     * After a gathering write of the first {@code n} entries through {@code iov}: drops those written
+     * whole (the last one left, a small chunk is kept for the next frames) and releases their
+     * buffers. The caller holds the send lock, so no claim is open.
+     *
+     * @param headFlushed bytes of the head entry written before
+     * @return bytes of the (new) head entry written: where the next write starts
+     */
+    long retireWritten(ByteBuffer[] iov, int n, long headFlushed) {
+        for (int i = 0; i < n; i++) {
+            ByteBuffer bb = iov[i];
+            int idx = head;
+            int entryBase = buffer[idx] == null ? base[idx] : 0;
+            if (bb.hasRemaining() || bb.limit() < entryBase + limit[idx]) {
+                return bb.position() - entryBase;
+            }
+            if (count == 1) {
+                PooledBuffer b = buffer[idx];
+                if (b == null) {
+                    dropInPlace(idx);
+                    count = 0;
+                } else if (b.isLarge()) {
+                    buffer[idx] = null;
+                    count = 0;
+                    b.release();
+                } else {
+                    limit[idx] = 0; // keep the last chunk for the next frames
+                }
+                return 0;
+            }
+            PooledBuffer b = buffer[idx];
+            buffer[idx] = null;
+            head = (head + 1) & mask;
+            count--;
+            headFlushed = 0;
+            if (b == null) {
+                dropInPlace(idx);
+            } else {
+                b.release();
+            }
+        }
+        return headFlushed;
+    }
+
     /** Releases every entry, but a buffer {@code partial} keeps (its producer still writes into it), and empties the ring. */
     void releaseAll(PartialFrame partial) {
         for (int i = 0; i < count; i++) {

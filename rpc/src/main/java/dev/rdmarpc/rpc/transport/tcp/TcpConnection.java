@@ -85,7 +85,7 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
         this.ring = new TcpSendRing(this, loop, pool);
         this.liveness = new Liveness(ring);
         TcpTransport.Config settings = loop.transport().settings();
-        this.idleTickNanos = settings.idleTickInterval().toNanos();
+        this.idleTickNanos = settings.loop().idleTickInterval().toNanos();
         this.timers = new ReceiveTimers(settings.frameReadTimeout().toNanos(),
                 serverSide ? settings.idleTimeout().toNanos() : 0,
                 serverSide ? 0 : settings.pingInterval().toNanos(), settings.pingTimeout().toNanos(), System.nanoTime());

@@ -30,8 +30,7 @@ final class TcpLoop implements IoLoop.Poller {
     TcpLoop(TcpTransport transport, String name, TcpTransport.Config config, int cpu) throws IOException {
         this.transport = transport;
         this.selector = Selector.open();
-        this.io = new IoLoop(name, config.idleStrategy(), config.tickInterval().toNanos(),
-                config.idleTickInterval().toNanos(), transport.bufferPool());
+        this.io = new IoLoop(name, config.loop(), transport.bufferPool());
         io.pinTo(cpu);
     }
 
@@ -122,22 +121,12 @@ final class TcpLoop implements IoLoop.Poller {
 
     @Override
     public boolean hasCallsInFlight() {
-        for (int i = 0; i < connections.size(); i++) {
-            if (connections.get(i).callsInFlight() > 0) {
-                return true;
-            }
-        }
-        return false;
+        return IoLoop.Poller.any(connections, c -> c.callsInFlight() > 0);
     }
 
     @Override
     public boolean hasTimedWork() {
-        for (int i = 0; i < connections.size(); i++) {
-            if (connections.get(i).hasTimedWork()) {
-                return true;
-            }
-        }
-        return false;
+        return IoLoop.Poller.any(connections, TcpConnection::hasTimedWork);
     }
 
     @Override

@@ -66,6 +66,10 @@ final class TcpSendRing {
     private ByteBuffer[] iov = new ByteBuffer[0];
     /** The last {@link #write} offered more than the socket took: wait for it to become writable. */
     private boolean socketFull;
+    /** Set by {@link #gather} for the write that follows (loop thread): the bytes offered. */
+    private long gatheredBytes;
+    /** Set by {@link #gather}: a view that stood for two payloads cut the gather short. */
+    private boolean gatherCutShort;
 
     TcpSendRing(TcpConnection conn, TcpLoop loop, BufferPool pool) {
         this.conn = conn;
@@ -292,16 +296,51 @@ final class TcpSendRing {
      * @throws IOException when the write failed
      */
     long write(Wire wire) throws IOException {
-        int n;
-        long total = 0;
-        boolean cutShort = false;
+        int n = gather();
+        if (n < 0) {
+            return -1;
+        }
+        long written;
+        try {
+            written = wire.write(iov, 0, n);
+        } catch (IOException e) {
+            for (int i = 0; i < n; i++) {
+                iov[i] = null;
+            }
+            throw e;
+        }
+        socketFull = written < gatheredBytes;
+        if (gatherCutShort && !socketFull) {
+            sendLock.lock();
+            try {
+                if (!flushScheduled) {
+                    flushScheduled = true;
+                    loop.flushLater(conn);
+                }
+            } finally {
+                sendLock.unlock();
+            }
+        }
+        return retire(n, written);
+    }
+
+    /**
+     * Under the send lock, on the loop thread: points {@link #iov} at the committed bytes, from the
+     * head's unwritten part to a partly written frame's ready bytes at most, and sets
+     * {@link #gatheredBytes} and {@link #gatherCutShort}.
+     *
+     * @return the entries gathered, -1 when there is nothing to write
+     */
+    private int gather() {
         sendLock.lock();
         try {
             flushScheduled = false;
             if (closed || entries.count == 0 || pending == 0) {
                 return -1;
             }
-            n = entries.count;
+            int n = entries.count;
+            long total = 0;
+            boolean cutShort = false;
             if (iov.length < entries.capacity()) {
                 iov = new ByteBuffer[entries.capacity()]; // the ring grew (rare): loop thread, under the lock
             }
@@ -330,30 +369,22 @@ final class TcpSendRing {
                     break;
                 }
             }
+            gatheredBytes = total;
+            gatherCutShort = cutShort;
+            return n;
         } finally {
             sendLock.unlock();
         }
-        long written;
-        try {
-            written = wire.write(iov, 0, n);
-        } catch (IOException e) {
-            for (int i = 0; i < n; i++) {
-                iov[i] = null;
-            }
-            throw e;
-        }
-        socketFull = written < total;
-        if (cutShort && !socketFull) {
-            sendLock.lock();
-            try {
-                if (!flushScheduled) {
-                    flushScheduled = true;
-                    loop.flushLater(conn);
-                }
-            } finally {
-                sendLock.unlock();
-            }
-        }
+    }
+
+    /**
+     * Under the send lock, after a write of {@code n} gathered entries took {@code written} bytes:
+     * releases the entries written whole (keeping the last chunk for the next frames) and notes
+     * how far into the head the socket got.
+     *
+     * @return {@code written}, or -1 when the ring closed meanwhile
+     */
+    private long retire(int n, long written) {
         sendLock.lock();
         try {
             if (closed) {
@@ -361,47 +392,13 @@ final class TcpSendRing {
             }
             pending -= written;
             unsentBytes = pending;
-            for (int i = 0; i < n; i++) {
-                ByteBuffer bb = iov[i];
-                int idx = entries.head;
-                int base = entries.buffer[idx] == null ? entries.base[idx] : 0;
-                if (bb.hasRemaining() || bb.limit() < base + entries.limit[idx]) {
-                    headFlushed = bb.position() - base;
-                    break;
-                }
-                // This buffer is fully written. (No claim is open: we hold the send lock.)
-                if (entries.count == 1) {
-                    PooledBuffer b = entries.buffer[idx];
-                    if (b == null) {
-                        entries.dropInPlace(idx);
-                        entries.count = 0;
-                    } else if (b.isLarge()) {
-                        entries.buffer[idx] = null;
-                        entries.count = 0;
-                        b.release();
-                    } else {
-                        entries.limit[idx] = 0; // keep the last chunk for the next frames
-                    }
-                    headFlushed = 0;
-                    break;
-                }
-                PooledBuffer b = entries.buffer[idx];
-                entries.buffer[idx] = null;
-                entries.head = (entries.head + 1) & entries.mask;
-                entries.count--;
-                headFlushed = 0;
-                if (b == null) {
-                    entries.dropInPlace(idx);
-                } else {
-                    b.release();
-                }
-            }
+            headFlushed = entries.retireWritten(iov, n, headFlushed);
             ringFill = entries.count;
+            return written;
         } finally {
             java.util.Arrays.fill(iov, 0, n, null); // keep no caller's memory reachable from here
             sendLock.unlock();
         }
-        return written;
     }
 
     /** @return true when the last {@link #write} offered more than the socket took */

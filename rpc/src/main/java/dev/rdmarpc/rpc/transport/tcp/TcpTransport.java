@@ -1,18 +1,18 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
-import dev.rdmarpc.rpc.settings.CpuList;
 import dev.rdmarpc.rpc.settings.SettingsTable;
 import dev.rdmarpc.rpc.transport.Acceptor;
 import dev.rdmarpc.rpc.transport.CertificateRefusedException;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
+import dev.rdmarpc.rpc.transport.LoopSettings;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
+import dev.rdmarpc.rpc.transport.frame.EndpointChecks;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
-import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
@@ -50,14 +50,14 @@ public final class TcpTransport implements Transport {
 
     private TcpTransport(Config config) {
         this.config = config;
-        IoLoop.checkCpus(config.ioThreadCpus(), "TcpTransport.Config ioThreadCpus");
+        IoLoop.checkCpus(config.loop().ioThreadCpus(), "TcpTransport.Config ioThreadCpus");
         this.accepted = new ConnectionCounts(config.limits(), config.bufferPool().maxLargeBytes());
         this.pool = BufferPool.create(config.bufferPool());
         this.loops = new TcpLoop[config.ioThreads()];
         int started = 0;
         try {
             for (int i = 0; i < loops.length; i++) {
-                loops[i] = new TcpLoop(this, config.threadNamePrefix() + "-" + i, config, config.ioThreadCpuList().cpuOf(i));
+                loops[i] = new TcpLoop(this, config.threadNamePrefix() + "-" + i, config, config.loop().ioThreadCpu(i));
             }
             for (TcpLoop l : loops) {
                 l.start();
@@ -138,9 +138,7 @@ public final class TcpTransport implements Transport {
 
     @Override
     public ServerEndpoint listen(InetSocketAddress address, int maxFrameLength, Acceptor acceptor) throws IOException {
-        Objects.requireNonNull(address, "address");
-        Objects.requireNonNull(acceptor, "acceptor");
-        checkMaxFrame(maxFrameLength);
+        EndpointChecks.check(address, "acceptor", acceptor, maxFrameLength);
         ensureOpen();
         ServerSocketChannel ch = ServerSocketChannel.open();
         try {
@@ -165,9 +163,7 @@ public final class TcpTransport implements Transport {
     @Override
     public Connection connect(InetSocketAddress address, int maxFrameLength, FrameHandler handler, Duration timeout)
             throws IOException {
-        Objects.requireNonNull(address, "address");
-        Objects.requireNonNull(handler, "handler");
-        checkMaxFrame(maxFrameLength);
+        EndpointChecks.check(address, "handler", handler, maxFrameLength);
         ensureOpen();
         SocketChannel ch = SocketChannel.open();
         try {
@@ -270,13 +266,6 @@ public final class TcpTransport implements Transport {
         }
     }
 
-    private static void checkMaxFrame(int maxFrameLength) {
-        if (maxFrameLength < FrameDescriptor.HEADER_LENGTH || maxFrameLength > FrameDescriptor.MAX_FRAME_LENGTH_LIMIT) {
-            throw new IllegalArgumentException("maxFrameLength must be in [" + FrameDescriptor.HEADER_LENGTH + ", "
-                    + FrameDescriptor.MAX_FRAME_LENGTH_LIMIT + "]: " + maxFrameLength);
-        }
-    }
-
     /**
      * Closes every listener and connection, stops the event loops (waiting up to 5 s for them) and
      * closes the buffer pool. Idempotent.
@@ -337,10 +326,10 @@ public final class TcpTransport implements Transport {
                 .add("loopbackSocketSendBuffer", SettingsTable::parseIntBytes, Config::loopbackSocketSendBuffer,
                         Config::loopbackSocketSendBuffer)
                 .add("writeHighWaterMark", SettingsTable::parseBytes, Config::writeHighWaterMark, Config::writeHighWaterMark)
-                .add("tickInterval", SettingsTable::parseDuration, Config::tickInterval, Config::tickInterval)
-                .add("idleTickInterval", SettingsTable::parseDuration, Config::idleTickInterval, Config::idleTickInterval)
-                .add("idleStrategy", SettingsTable::parseIdleStrategy, Config::idleStrategy, Config::idleStrategy)
-                .add("ioThreadCpus", SettingsTable::parseCpus, Config::ioThreadCpuList, Config::ioThreadCpuList)
+                .addFrom(LoopSettings.settingsTable(), "tickInterval", Config::loop)
+                .addFrom(LoopSettings.settingsTable(), "idleTickInterval", Config::loop)
+                .addFrom(LoopSettings.settingsTable(), "idleStrategy", Config::loop)
+                .addFrom(LoopSettings.settingsTable(), "ioThreadCpus", Config::loop)
                 .add("frameReadTimeout", SettingsTable::parseDuration, Config::frameReadTimeout, Config::frameReadTimeout)
                 .add("idleTimeout", SettingsTable::parseDuration, Config::idleTimeout, Config::idleTimeout)
                 .add("pingInterval", SettingsTable::parseDuration, Config::pingInterval, Config::pingInterval)
@@ -358,10 +347,7 @@ public final class TcpTransport implements Transport {
         private int socketReceiveBuffer;
         private int loopbackSocketSendBuffer = DEFAULT_LOOPBACK_SOCKET_SEND_BUFFER;
         private long writeHighWaterMark = 8L << 20;
-        private Duration tickInterval = Duration.ofMillis(10);
-        private Duration idleTickInterval = Duration.ofMillis(250);
-        private IdleStrategy idleStrategy = IdleStrategy.adaptive();
-        private CpuList ioThreadCpus = CpuList.NONE;
+        private final LoopSettings loop = new LoopSettings("");
         private Duration frameReadTimeout = Duration.ofSeconds(30);
         private Duration idleTimeout = Duration.ofMinutes(5);
         private Duration pingInterval = Duration.ofSeconds(2);
@@ -463,81 +449,57 @@ public final class TcpTransport implements Transport {
         }
 
         /**
-         * @param interval period of {@link FrameHandler#onTick}; default 10 ms (the granularity of
-         *                 call timeouts)
+         * @return how the event loops wait and tick: this configuration's own, edited in place (the
+         *         one declaration of these settings, RDMA's too; the setters here set them)
+         */
+        public LoopSettings loop() {
+            return loop;
+        }
+
+        /**
+         * @param interval see {@link LoopSettings#tickInterval(Duration)}
          * @return this
          */
         public Config tickInterval(Duration interval) {
-            this.tickInterval = Objects.requireNonNull(interval, "interval");
+            loop.tickInterval(interval);
             return this;
         }
 
         /**
-         * @param interval period of the ticks of an I/O thread that has had no traffic for this long
-         *                 and has nothing to time (no call waiting with a deadline, no ping or ping
-         *                 timeout due within this interval, no frame half received, no write backed
-         *                 up, no close under way), in [1 ms, 60 s]; default 250 ms. Each tick
-         *                 wakes an idle thread; the first traffic brings {@link #tickInterval} back at
-         *                 once. Idle timeouts then fire within this interval of their due time. At most
-         *                 {@link #tickInterval} turns idle ticks off.
+         * @param interval see {@link LoopSettings#idleTickInterval(Duration)}
          * @return this
          */
         public Config idleTickInterval(Duration interval) {
-            this.idleTickInterval = Objects.requireNonNull(interval, "interval");
+            loop.idleTickInterval(interval);
             return this;
         }
 
         /** @return the tick period of an idle I/O thread */
         public Duration idleTickInterval() {
-            return idleTickInterval;
+            return loop.idleTickInterval();
         }
 
         /**
-         * @param idle what an event loop does when it finds nothing to do; default
-         *             {@link IdleStrategy#adaptive()}: poll while the next event is likely within a
-         *             learnt spin (at most 2 ms), then block in the selector. Waking a blocked thread
-         *             costs tens of microseconds on virtual machines, more than a loopback round trip;
-         *             spinning through short waits saves it, at about the same CPU time per call under
-         *             load (docs/performance-archive.md, section 1d). An idle connection costs it no more than
-         *             {@link IdleStrategy#event()} (blocking at once), but it spins through every gap
-         *             between calls shorter than its most spin: calls a millisecond apart kept a client's
-         *             and a server's I/O thread spinning, most of a core between them, against a seventh
-         *             of one with {@code event} ({@link IdleStrategy} has the figures). Choose
-         *             {@code event} where CPU matters more than latency under sparse traffic, or where
-         *             client and server share few cores; {@link IdleStrategy#backOff} or
-         *             {@link IdleStrategy#busyPoll()} where each side has cores of its own.
+         * @param idle see {@link LoopSettings#idleStrategy(IdleStrategy)}
          * @return this
          */
         public Config idleStrategy(IdleStrategy idle) {
-            this.idleStrategy = Objects.requireNonNull(idle, "idle");
+            loop.idleStrategy(idle);
             return this;
         }
 
         /**
-         * @param cpus the CPUs the event loops run on: loop {@code i} is pinned to
-         *             {@code cpus[i % cpus.length]} ({@code sched_setaffinity}, Linux only); none (the
-         *             default) leaves them to the scheduler. Each must be a CPU the thread creating the
-         *             transport may run on, or the transport refuses to start. Meant for loops that spin
-         *             ({@link IdleStrategy#busyPoll()}, {@link IdleStrategy#backOff}), which are worth a
-         *             core of their own. Property form: {@code -Drdmarpc.tcp.ioThreadCpus=2,3}
+         * @param cpus see {@link LoopSettings#ioThreadCpus(int...)}
          * @return this
          */
         public Config ioThreadCpus(int... cpus) {
-            this.ioThreadCpus = CpuList.of("ioThreadCpus", cpus);
+            loop.ioThreadCpus(cpus);
             return this;
         }
 
         /** @return the CPUs the event loops are pinned to (empty: not pinned) */
         public int[] ioThreadCpus() {
-            return ioThreadCpus.cpus();
-        }
-
-        CpuList ioThreadCpuList() {
-            return ioThreadCpus;
-        }
-
-        private void ioThreadCpuList(CpuList cpus) {
-            this.ioThreadCpus = cpus;
+            return loop.ioThreadCpus();
         }
 
         /**
@@ -546,7 +508,7 @@ public final class TcpTransport implements Transport {
          *                {@link FrameHandler#onRefused}; a server says why before it closes) and its
          *                receive buffers go back to the pool. Default 30 s; {@link Duration#ZERO}
          *                turns it off. Measured on the I/O thread's tick, so it fires up to one
-         *                {@link #tickInterval} late, and costs nothing per frame. Time the connection
+         *                {@link LoopSettings#tickInterval tickInterval} late, and costs nothing per frame. Time the connection
          *                itself does not read (a server whose responses back up) does not count. Raise
          *                it for very large frames over slow links: a 16 MiB frame at 1 MB/s takes 16 s.
          *                Client and server connections alike.
@@ -685,7 +647,7 @@ public final class TcpTransport implements Transport {
 
         /** @return what an event loop does when idle */
         public IdleStrategy idleStrategy() {
-            return idleStrategy;
+            return loop.idleStrategy();
         }
 
         /** @return the number of event loops */
@@ -720,7 +682,7 @@ public final class TcpTransport implements Transport {
 
         /** @return the tick interval */
         public Duration tickInterval() {
-            return tickInterval;
+            return loop.tickInterval();
         }
 
         /**
@@ -739,12 +701,7 @@ public final class TcpTransport implements Transport {
             if (writeHighWaterMark < 1) {
                 throw new IllegalArgumentException("writeHighWaterMark must be positive: " + writeHighWaterMark);
             }
-            if (tickInterval.toMillis() < 1 || tickInterval.toSeconds() > 60) {
-                throw new IllegalArgumentException("tickInterval must be in [1 ms, 60 s]: " + tickInterval);
-            }
-            if (idleTickInterval.toMillis() < 1 || idleTickInterval.toSeconds() > 60) {
-                throw new IllegalArgumentException("idleTickInterval must be in [1 ms, 60 s]: " + idleTickInterval);
-            }
+            loop.check();
             if (pingInterval.isNegative() || pingTimeout.toMillis() < 1) {
                 throw new IllegalArgumentException("pingInterval must not be negative and pingTimeout must be at least 1 ms: "
                         + pingInterval + ", " + pingTimeout);

@@ -23,13 +23,13 @@ import org.junit.jupiter.api.Timeout;
  * of a core per side;
  * busy-poll is measured too and must show well over that, so the measurement is seen to move.
  *
- * <p>The stretch is 20 s by default; {@code -Drdmarpc.test.idleSeconds=60} (through
+ * <p>The stretch is 10 s by default; {@code -Drdmarpc.test.idleSeconds=60} (through
  * {@code -Drdmarpc.test.argLine=...}) measures the issue's idle minute.
  */
 @RdmaTest
 @Timeout(900)
 class RdmaIdleCostTest {
-    static final long IDLE_SECONDS = Long.getLong("rdmarpc.test.idleSeconds", 20);
+    static final long IDLE_SECONDS = Long.getLong("rdmarpc.test.idleSeconds", 10);
     static final double IDLE_LIMIT = 0.02;
     static final double BUSY_FLOOR = 0.20;
 

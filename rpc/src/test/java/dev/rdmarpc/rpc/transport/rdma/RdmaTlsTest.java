@@ -18,6 +18,7 @@ import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
 import dev.rdmarpc.testsupport.RdmaTest;
 import java.nio.file.Path;
 import java.security.KeyStore;
+import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -29,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * calls see its verified identity.
  */
 @RdmaTest
-@Timeout(900) // its certificates take a dozen keytool runs, each a JVM start under the VM's emulated CPU
+@Timeout(600) // a dozen keytool steps and cold TLS handshakes on the VM's emulated CPU
 class RdmaTlsTest {
     static final Method<byte[], String> WHO = Method.of("who", Codecs.BYTES, Codecs.STRING);
     static final Method<byte[], byte[]> ECHO = Method.of("echo", Codecs.BYTES, Codecs.BYTES);
@@ -41,13 +42,14 @@ class RdmaTlsTest {
         KeyStore serverKeys = certs.key("server", "test-ca", "ip:" + RdmaTestEnv.serverAddress(), null, 2);
         certs.key("client-a", "test-ca", null, null, 2);
         TlsConfig serverTls = TlsConfig.forServer(serverKeys, TestCertificates.PASSWORD.toCharArray()).trust(ca)
-                .clientAuth(TlsConfig.ClientAuth.REQUIRE);
+                .clientAuth(TlsConfig.ClientAuth.REQUIRE).handshakeTimeout(Duration.ofSeconds(60));
         RdmaConfig serverConfig = RdmaTestEnv.smallConfig().tls(serverTls);
         try (RpcServer server = RpcServer.builder().bind(RdmaTestEnv.serverBind()).rdma(serverConfig)
                 .register(WHO, (ctx, b) -> String.valueOf(ctx.peerPrincipal()))
                 .register(ECHO, (ctx, b) -> b).start()) {
             TlsConfig clientTls = TlsConfig.forClient().trust(ca).keys(certs.crt("client-a"), certs.pkcs8("client-a"));
-            try (RpcClient client = RpcClient.builder().address(server.address())
+            // a first handshake in a JVM with C1 only on an emulated CPU: seconds, more on a busy host
+            try (RpcClient client = RpcClient.builder().address(server.address()).connectTimeout(Duration.ofSeconds(60))
                     .rdma(RdmaTestEnv.smallConfig().tls(clientTls)).connect()) {
                 assertEquals("CN=client-a", client.call(WHO, new byte[0]), "an RDMA call's handler sees the TLS identity");
                 byte[] big = new byte[1 << 20];
