@@ -267,13 +267,14 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
                 } catch (RuntimeException e) {
                     RpcException failure = e instanceof RpcException re ? re
                             : new RpcException(Status.HANDLER_FAILED, "client interceptor failed: " + e, e);
-                    afterCall(interceptors, method, failure.status(), failure.metadata(), t0);
+                    afterCall(interceptors, method, metadata, failure.status(), failure.metadata(), t0);
                     throw failure;
                 }
                 java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
+                Metadata sent = metadata;
                 onEnd = (failure, md) -> {
                     if (told.compareAndSet(false, true)) {
-                        afterCall(interceptors, method, failure == null ? Status.OK : failure.status(), md, t0);
+                        afterCall(interceptors, method, sent, failure == null ? Status.OK : failure.status(), md, t0);
                     }
                 };
             }
