@@ -276,14 +276,16 @@ public final class RpcServer implements AutoCloseable {
         /**
          * Registers a streaming method: each stream runs {@code handler} on a new virtual thread, which
          * reads and writes the stream's messages (see {@link ServerStream}) and ends it by returning or
-         * throwing. Server streaming, client streaming and bidirectional calls are all this one kind:
+         * throwing; an {@link AsyncStreamHandler} instead is called on the connection's I/O thread and
+         * gets each stream's messages through the {@link StreamListener} it returns, with no thread per
+         * stream (see {@link AsyncServerStream}). Server streaming, client streaming and bidirectional calls are all this one kind:
          * what the handler reads and writes makes the shape. A client must open it with
          * {@code openStream}; a unary call of it is answered PROTOCOL_ERROR, as is a stream opened
          * on a unary method. Interceptors run around it as around a blocking call.
          *
          * @param method  the method: its request codec for the client's messages, its response codec
          *                for the server's
-         * @param handler its implementation; may block
+         * @param handler its implementation; may block, unless it is an {@link AsyncStreamHandler}
          * @param <Q>     request message type
          * @param <R>     response message type
          * @return this
