@@ -201,23 +201,12 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         if (interceptors.length != 0) {
             long t0 = System.nanoTime();
             try {
-                for (ClientInterceptor i : interceptors) {
-                    metadata = Objects.requireNonNull(i.beforeCall(method, metadata), "a client interceptor returned null metadata");
-                }
-            } catch (RuntimeException e) {
+                metadata = beforeStream(interceptors, method, metadata, t0);
+            } catch (RpcException e) {
                 started(c);
-                RpcException failure = e instanceof RpcException re ? re
-                        : new RpcException(Status.HANDLER_FAILED, "client interceptor failed: " + e, e);
-                afterCall(interceptors, method, metadata, failure.status(), failure.metadata(), t0);
-                throw failure;
+                throw e;
             }
-            java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
-            Metadata sent = metadata;
-            onEnd = (failure, md) -> {
-                if (told.compareAndSet(false, true)) {
-                    afterCall(interceptors, method, sent, failure == null ? Status.OK : failure.status(), md, t0);
-                }
-            };
+            onEnd = streamEnd(interceptors, method, metadata, t0);
         }
         try {
             for (int attempt = 1; ; attempt++) {
@@ -259,24 +248,8 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         try {
             if (interceptors.length != 0) {
                 long t0 = System.nanoTime();
-                try {
-                    for (ClientInterceptor i : interceptors) {
-                        metadata = Objects.requireNonNull(i.beforeCall(method, metadata),
-                                "a client interceptor returned null metadata");
-                    }
-                } catch (RuntimeException e) {
-                    RpcException failure = e instanceof RpcException re ? re
-                            : new RpcException(Status.HANDLER_FAILED, "client interceptor failed: " + e, e);
-                    afterCall(interceptors, method, metadata, failure.status(), failure.metadata(), t0);
-                    throw failure;
-                }
-                java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
-                Metadata sent = metadata;
-                onEnd = (failure, md) -> {
-                    if (told.compareAndSet(false, true)) {
-                        afterCall(interceptors, method, sent, failure == null ? Status.OK : failure.status(), md, t0);
-                    }
-                };
+                metadata = beforeStream(interceptors, method, metadata, t0);
+                onEnd = streamEnd(interceptors, method, metadata, t0);
             }
             long left = remaining(deadline, method);
             try {
@@ -368,6 +341,40 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         } finally {
             started(c);
         }
+    }
+
+    /**
+     * A stream's interceptors before it opens: each one's {@code beforeCall} in order, each given the
+     * metadata the one before returned. One that throws ends the stream before it opens: the
+     * interceptors' {@code afterCall} is told, and the failure thrown as an {@link RpcException}.
+     *
+     * @return the metadata to send
+     */
+    private static Metadata beforeStream(ClientInterceptor[] interceptors, Method<?, ?> method, Metadata metadata,
+                                         long t0) {
+        try {
+            for (ClientInterceptor i : interceptors) {
+                metadata = Objects.requireNonNull(i.beforeCall(method, metadata), "a client interceptor returned null metadata");
+            }
+            return metadata;
+        } catch (RuntimeException e) {
+            RpcException failure = e instanceof RpcException re ? re
+                    : new RpcException(Status.HANDLER_FAILED, "client interceptor failed: " + e, e);
+            afterCall(interceptors, method, metadata, failure.status(), failure.metadata(), t0);
+            throw failure;
+        }
+    }
+
+    /** What tells a stream's interceptors that it ended (with the failure, or null for OK): once, however often called. */
+    private static java.util.function.BiConsumer<RpcException, Metadata> streamEnd(ClientInterceptor[] interceptors,
+                                                                                 Method<?, ?> method, Metadata sent,
+                                                                                 long t0) {
+        java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
+        return (failure, md) -> {
+            if (told.compareAndSet(false, true)) {
+                afterCall(interceptors, method, sent, failure == null ? Status.OK : failure.status(), md, t0);
+            }
+        };
     }
 
     private static void afterCall(ClientInterceptor[] interceptors, Method<?, ?> method, Metadata sent, Status status,
