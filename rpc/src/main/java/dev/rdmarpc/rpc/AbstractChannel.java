@@ -1,7 +1,8 @@
 package dev.rdmarpc.rpc;
 
+import dev.rdmarpc.rpc.core.CallKind;
 import dev.rdmarpc.rpc.core.ClientCore;
-import dev.rdmarpc.rpc.core.ClientCore.CallKind;
+import dev.rdmarpc.rpc.core.PendingCall;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -125,12 +126,12 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
 
     @Override
     public final <Q, R> R call(Method<Q, R> method, Q request, CallOptions options) {
-        return ((ClientCore.PendingCall) start(method, request, options, CallKind.CALL)).await();
+        return ((PendingCall) start(method, request, options, CallKind.CALL)).await();
     }
 
     @Override
     public final <Q, R> Reply<R> exchange(Method<Q, R> method, Q request, CallOptions options) {
-        return ((ClientCore.PendingCall) start(method, request, options, CallKind.EXCHANGE)).await();
+        return ((PendingCall) start(method, request, options, CallKind.EXCHANGE)).await();
     }
 
     @Override
@@ -271,7 +272,7 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
      * opened), an asynchronous one on an open connection or, when it must wait for one, once it is
      * open ({@link ConnectWait}); the client's interceptors run around it.
      *
-     * @return a {@link ClientCore.PendingCall} for a blocking call; for an asynchronous one, the call's future
+     * @return a {@link PendingCall} for a blocking call; for an asynchronous one, the call's future
      */
     private <Q, R> CompletableFuture<Object> start(Method<Q, R> method, Q request, CallOptions options, CallKind kind) {
         long deadline = deadlineOf(options.timeoutNanos(), false);
@@ -319,7 +320,7 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
     }
 
     private static Metadata responseMetadata(CompletableFuture<Object> call) {
-        return call instanceof ClientCore.PendingCall p ? p.responseMetadata()
+        return call instanceof PendingCall p ? p.responseMetadata()
                 : call instanceof ConnectWait w ? w.responseMetadata() : Metadata.EMPTY;
     }
 
@@ -327,7 +328,7 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
      * Starts the call on {@code c}, picked for it, or on the connection {@link #retry} gives; then
      * {@link #started}. What is left of the call's {@code deadline} is its timeout there.
      */
-    final <Q, R> ClientCore.PendingCall start(ClientCore c, Method<Q, R> method, Q request, CallOptions options,
+    final <Q, R> PendingCall start(ClientCore c, Method<Q, R> method, Q request, CallOptions options,
                                               Metadata metadata, CallKind kind, long deadline) {
         try {
             for (int attempt = 1; ; attempt++) {

@@ -184,7 +184,7 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
             ClientCore core = new ClientCore(metrics, maxOutstanding, maxFrameLength, defaultTimeoutNanos,
                     sendHighWaterMark, transport.name(), maxMetadataBytes, interceptors, streamWindowBytes);
             try {
-                Connection c = transport.connect(address, maxFrameLength, core, connectTimeout);
+                Connection c = transport.connect(address, maxFrameLength, core.frameHandler(), connectTimeout);
                 core.attach(c);
                 return core;
             } catch (ResourceExhaustedException e) {

@@ -1,7 +1,8 @@
 package dev.rdmarpc.rpc;
 
+import dev.rdmarpc.rpc.core.CallKind;
 import dev.rdmarpc.rpc.core.ClientCore;
-import dev.rdmarpc.rpc.core.ClientCore.CallKind;
+import dev.rdmarpc.rpc.core.PendingCall;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
@@ -24,7 +25,7 @@ final class ConnectWait extends CompletableFuture<Object> {
     /** How often it looked for a connection and found none open nor being opened. */
     private int misses;
     /** The call once started; guarded by this. */
-    private ClientCore.PendingCall started;
+    private PendingCall started;
 
     ConnectWait(AbstractChannel channel, Method<?, ?> method, Object request, CallOptions options, Metadata metadata,
                 CallKind kind, long deadline) {
@@ -94,7 +95,7 @@ final class ConnectWait extends CompletableFuture<Object> {
 
     @SuppressWarnings({"unchecked", "rawtypes"})
     private void startOn(ClientCore c) {
-        ClientCore.PendingCall call;
+        PendingCall call;
         synchronized (this) {
             if (isDone()) {
                 channel.started(c);
@@ -136,7 +137,7 @@ final class ConnectWait extends CompletableFuture<Object> {
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
         boolean cancelled = super.cancel(mayInterruptIfRunning);
-        ClientCore.PendingCall call;
+        PendingCall call;
         synchronized (this) {
             call = started;
         }
@@ -148,7 +149,7 @@ final class ConnectWait extends CompletableFuture<Object> {
 
     /** @return the metadata of the call's successful response, {@link Metadata#EMPTY} before or when none */
     Metadata responseMetadata() {
-        ClientCore.PendingCall call;
+        PendingCall call;
         synchronized (this) {
             call = started;
         }

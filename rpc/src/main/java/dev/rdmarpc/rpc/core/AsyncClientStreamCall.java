@@ -14,7 +14,7 @@ import java.util.concurrent.Executor;
 import java.util.function.BiConsumer;
 
 /**
- * An asynchronous streaming call on the client: it holds its call slot in {@link ClientCore} from its
+ * An asynchronous streaming call on the client: it holds its call slot in the connection's {@link CallTable} from its
  * opening until the server's response (or a cancel, the deadline, a close) ends it, like a
  * {@link ClientStreamCall}, but nothing waits: what cannot go out yet waits in its
  * {@link AsyncStreamIo}'s outbox, and what came in goes to the listener as it is requested.
@@ -24,7 +24,7 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
     private record Open(Metadata metadata, boolean noDeadline) {
     }
 
-    private final ClientCore core;
+    private final ClientStreams streams;
     private final Method<Q, R> method;
     private final StreamFlow flow;
     private final Io io;
@@ -34,9 +34,9 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
     private final BiConsumer<RpcException, Metadata> endListener;
 
     @SuppressWarnings("unchecked")
-    AsyncClientStreamCall(ClientCore core, Method<Q, R> method, int window, StreamListener<? super R> listener,
+    AsyncClientStreamCall(ClientStreams streams, Method<Q, R> method, int window, StreamListener<? super R> listener,
                           Executor executor, BiConsumer<RpcException, Metadata> endListener) {
-        this.core = core;
+        this.streams = streams;
         this.method = method;
         this.flow = new StreamFlow(window);
         this.io = new Io(flow, executor);
@@ -68,13 +68,13 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
     @Override
     void onMessage(MemorySegment buf, long offset, int length) {
         if ((FrameHeader.flags(buf, offset) & FrameDescriptor.FLAG_END_STREAM) != 0) {
-            core.streamFailed(this, new RpcException(Status.PROTOCOL_ERROR, "server half-closed a stream: it ends"
+            streams.failed(this, new RpcException(Status.PROTOCOL_ERROR, "server half-closed a stream: it ends"
                     + " streams with a response"));
             return;
         }
         if (!flow.admit(length)) {
             if (flow.failure() != null && !flow.isEnded()) {
-                core.streamFailed(this, flow.failure());
+                streams.failed(this, flow.failure());
             }
             return;
         }
@@ -82,7 +82,7 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
         try {
             value = StreamMessages.decode(method.responseCodec(), buf, offset);
         } catch (RuntimeException e) {
-            core.streamFailed(this, new RpcException(Status.PROTOCOL_ERROR,
+            streams.failed(this, new RpcException(Status.PROTOCOL_ERROR,
                     "message of " + method.name() + " could not be decoded: " + e.getMessage(), e));
             return;
         }
@@ -136,7 +136,7 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
             throw new IllegalStateException("send after halfClose");
         }
         int plen = method.requestCodec().encodedSize(message);
-        core.checkStreamFrame((long) FrameDescriptor.HEADER_LENGTH + plen);
+        streams.checkFrame((long) FrameDescriptor.HEADER_LENGTH + plen);
         io.send(message, plen);
     }
 
@@ -171,9 +171,9 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
             long callId = id;
             if (callId > 0) {
                 if (expired) {
-                    core.expired(callId);
+                    streams.expired(callId);
                 } else {
-                    core.cancel(callId);
+                    streams.cancel(callId);
                 }
             }
         }
@@ -190,7 +190,7 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
         return "AsyncClientStream[" + method.name() + ", id=" + id + (flow.isEnded() ? ", ended" : "") + "]";
     }
 
-    /** The outbox and the listener of this stream, written through the client's core. */
+    /** The outbox and the listener of this stream, written through the connection's {@link ClientStreams}. */
     private final class Io extends AsyncStreamIo {
         Io(StreamFlow flow, Executor executor) {
             super(flow, executor);
@@ -200,10 +200,10 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
         @SuppressWarnings("unchecked")
         int writeMessage(Object value, int plen) {
             try {
-                return core.writeAsyncStreamMessage(AsyncClientStreamCall.this, (Codec<Object>) method.requestCodec(),
+                return streams.writeAsyncMessage(AsyncClientStreamCall.this, (Codec<Object>) method.requestCodec(),
                         value, plen);
             } catch (RuntimeException e) { // the codec failed: the writer aborted the claim
-                core.streamFailed(AsyncClientStreamCall.this, new RpcException(Status.HANDLER_FAILED,
+                streams.failed(AsyncClientStreamCall.this, new RpcException(Status.HANDLER_FAILED,
                         "a message of " + method.name() + " could not be encoded: " + e, e));
                 return GONE;
             }
@@ -215,19 +215,19 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
                 return GONE;
             }
             if (marker instanceof Open o) {
-                return core.writeAsyncStreamOpen(AsyncClientStreamCall.this, o.metadata(), o.noDeadline(), deadlineNanos);
+                return streams.writeAsyncOpen(AsyncClientStreamCall.this, o.metadata(), o.noDeadline(), deadlineNanos);
             }
-            return core.writeAsyncStreamEnd(AsyncClientStreamCall.this);
+            return streams.writeAsyncEnd(AsyncClientStreamCall.this);
         }
 
         @Override
         boolean writeGrant(long increment) {
-            return core.writeStreamWindow(AsyncClientStreamCall.this, increment);
+            return streams.writeWindow(AsyncClientStreamCall.this, increment);
         }
 
         @Override
         void awaitRoom() {
-            core.awaitRoom(AsyncClientStreamCall.this);
+            streams.awaitRoom(AsyncClientStreamCall.this);
         }
 
         @Override

@@ -11,12 +11,12 @@ import dev.rdmarpc.rpc.protocol.FrameHeader;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A streaming call on the client: it holds its call slot in {@link ClientCore} (as the slot's sink)
+ * A streaming call on the client: it holds its call slot in the connection's {@link CallTable} (as the slot's sink)
  * from its opening until the server's response ends it, and its {@link StreamFlow} holds what came
  * in and what may go out.
  */
 final class ClientStreamCall<Q, R> extends ClientStreamSink implements ClientStream<Q, R> {
-    private final ClientCore core;
+    private final ClientStreams streams;
     private final Method<Q, R> method;
     private final StreamFlow flow;
     /** How long {@link #close} after a half-close waits for the server's end before it cancels: 200 ms. */
@@ -35,11 +35,11 @@ final class ClientStreamCall<Q, R> extends ClientStreamSink implements ClientStr
     private final String sendWhat;
     private final String receiveWhat;
 
-    ClientStreamCall(ClientCore core, Method<Q, R> method, int window, long deadlineNanos) {
-        this.granter = give -> core.writeStreamWindow(this, give);
+    ClientStreamCall(ClientStreams streams, Method<Q, R> method, int window, long deadlineNanos) {
+        this.granter = give -> streams.writeWindow(this, give);
         this.sendWhat = "a message of " + method.name();
         this.receiveWhat = "of " + method.name();
-        this.core = core;
+        this.streams = streams;
         this.method = method;
         this.flow = new StreamFlow(window);
         this.deadlineNanos = deadlineNanos;
@@ -60,13 +60,13 @@ final class ClientStreamCall<Q, R> extends ClientStreamSink implements ClientStr
     @Override
     void onMessage(MemorySegment buf, long offset, int length) {
         if ((FrameHeader.flags(buf, offset) & FrameDescriptor.FLAG_END_STREAM) != 0) {
-            core.streamFailed(this, new RpcException(Status.PROTOCOL_ERROR, "server half-closed a stream: it ends"
+            streams.failed(this, new RpcException(Status.PROTOCOL_ERROR, "server half-closed a stream: it ends"
                     + " streams with a response"));
             return;
         }
         if (!flow.admit(length)) {
             if (flow.failure() != null && !flow.isEnded()) {
-                core.streamFailed(this, flow.failure()); // past its window: cancel the stream, free the slot
+                streams.failed(this, flow.failure()); // past its window: cancel the stream, free the slot
             }
             return;
         }
@@ -74,7 +74,7 @@ final class ClientStreamCall<Q, R> extends ClientStreamSink implements ClientStr
         try {
             value = StreamMessages.decode(method.responseCodec(), buf, offset);
         } catch (RuntimeException e) {
-            core.streamFailed(this, new RpcException(Status.PROTOCOL_ERROR,
+            streams.failed(this, new RpcException(Status.PROTOCOL_ERROR,
                     "message of " + method.name() + " could not be decoded: " + e.getMessage(), e));
             return;
         }
@@ -124,9 +124,9 @@ final class ClientStreamCall<Q, R> extends ClientStreamSink implements ClientStr
         Codec<Q> codec = method.requestCodec();
         int plen = codec.encodedSize(message);
         long frame = (long) FrameDescriptor.HEADER_LENGTH + plen;
-        core.checkStreamFrame(frame);
+        streams.checkFrame(frame);
         flow.awaitSendWindow((int) frame, deadlineNanos, sendWhat);
-        core.writeStreamMessage(this, codec, message, plen, deadlineNanos);
+        streams.writeMessage(this, codec, message, plen, deadlineNanos);
     }
 
     @Override
@@ -136,7 +136,7 @@ final class ClientStreamCall<Q, R> extends ClientStreamSink implements ClientStr
         }
         halfClosed = true;
         if (!flow.isEnded()) {
-            core.writeStreamEnd(this, deadlineNanos);
+            streams.writeEnd(this, deadlineNanos);
         }
     }
 
@@ -168,9 +168,9 @@ final class ClientStreamCall<Q, R> extends ClientStreamSink implements ClientStr
             long callId = id;
             if (callId > 0) {
                 if (expired) {
-                    core.expired(callId);
+                    streams.expired(callId);
                 } else {
-                    core.cancel(callId);
+                    streams.cancel(callId);
                 }
             }
         }

@@ -6,7 +6,7 @@ import dev.rdmarpc.rpc.RpcException;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A stream held in a call slot of {@link ClientCore}, blocking ({@link ClientStreamCall}) or
+ * A stream held in a call slot of a connection's {@link CallTable}, blocking ({@link ClientStreamCall}) or
  * asynchronous ({@link AsyncClientStreamCall}): what the I/O thread tells it.
  */
 abstract class ClientStreamSink {

@@ -5,7 +5,7 @@ import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import java.lang.foreign.MemorySegment;
 
-/** What both ends of a stream do alike with its frames. */
+/** What both ends of a stream do alike with its frames, and the decoding a client call's response shares. */
 final class StreamMessages {
     private StreamMessages() {
     }
@@ -15,20 +15,26 @@ final class StreamMessages {
      * codec's value gets a heap copy of its bytes: the message waits in the stream's inbox).
      */
     static Object decode(Codec<?> codec, MemorySegment buf, long offset) {
-        int plen = FrameHeader.payloadLength(buf, offset);
-        long poff = offset + FrameDescriptor.HEADER_LENGTH;
-        Object value;
-        if (codec.decodesToView()) {
-            MemorySegment copy = MemorySegment.ofArray(new byte[plen]);
-            MemorySegment.copy(buf, poff, copy, 0, plen);
-            value = codec.decode(copy, 0, plen);
-        } else {
-            value = codec.decode(buf, poff, plen);
-        }
+        Object value = decodeOwned(codec, buf, offset + FrameDescriptor.HEADER_LENGTH,
+                FrameHeader.payloadLength(buf, offset));
         if (value == null) {
             throw new IllegalArgumentException("the codec decoded it to null, which a stream's reader takes for its end");
         }
         return value;
+    }
+
+    /**
+     * Decodes {@code plen} bytes at {@code poff} into a value that outlives the receive buffer, which
+     * is reused once the frame's handler returns: a view codec's value gets a heap copy of its bytes
+     * (a stream's message or a call's response alike).
+     */
+    static Object decodeOwned(Codec<?> codec, MemorySegment buf, long poff, int plen) {
+        if (codec.decodesToView()) {
+            MemorySegment copy = MemorySegment.ofArray(new byte[plen]);
+            MemorySegment.copy(buf, poff, copy, 0, plen);
+            return codec.decode(copy, 0, plen);
+        }
+        return codec.decode(buf, poff, plen);
     }
 
     /** A stream's messages are never null: {@code receive} returns null for the end. */

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The client's side of response attachments written by the transport into the caller's target
- * ({@link ClientCore#attachmentSink}, then the frame without its attachment), without a device: which
+ * ({@link ClientConnection#attachmentSink}, then the frame without its attachment), without a device: which
  * responses get the target, that the reply's attachment is the target and nothing is read past the
  * frame's head, and that a call that ended before its response no longer names a target and ignores
  * the frame.
@@ -124,8 +124,8 @@ class ResponseSinkTest {
         return h;
     }
 
-    private static ClientCore.PendingCall start(ClientCore core, Attachment target) {
-        return core.start(GET, 1, Attachment.NONE, target, 0, ClientCore.CallKind.EXCHANGE_ASYNC, Metadata.EMPTY);
+    private static PendingCall start(ClientCore core, Attachment target) {
+        return core.start(GET, 1, Attachment.NONE, target, 0, CallKind.EXCHANGE_ASYNC, Metadata.EMPTY);
     }
 
     @Test
@@ -133,15 +133,15 @@ class ResponseSinkTest {
         Recording c = new Recording();
         ClientCore core = core(c);
         MemorySegment target = Arena.ofAuto().allocate(1 << 20);
-        ClientCore.PendingCall call = start(core, Attachment.of(target));
+        PendingCall call = start(core, Attachment.of(target));
         long id = c.lastRequestId;
         int alen = 300_000;
         MemorySegment head = head(id, FrameDescriptor.STATUS_OK, alen);
-        MemorySegment sink = core.attachmentSink(c, head, 0);
+        MemorySegment sink = core.frameHandler().attachmentSink(c, head, 0);
         assertEquals(target.address(), sink.address(), "the caller's target");
         target.asSlice(0, alen).fill((byte) 7); // what the NIC wrote
         // the buffer holds the head only: reading past it would throw
-        core.onFrame(c, head, 0, (int) head.byteSize() + alen, sink.asSlice(0, alen));
+        core.frameHandler().onFrame(c, head, 0, (int) head.byteSize() + alen, sink.asSlice(0, alen));
         Reply<Long> r = call.<Reply<Long>>future().get(5, TimeUnit.SECONDS);
         assertEquals(42L, r.value());
         assertEquals(target.address(), r.attachment().address());
@@ -157,11 +157,11 @@ class ResponseSinkTest {
         long withTarget = c.lastRequestId;
         start(core, null);
         long without = c.lastRequestId;
-        assertSame(null, core.attachmentSink(c, head(without, FrameDescriptor.STATUS_OK, 100), 0), "no target");
-        assertNull(core.attachmentSink(c, head(withTarget, 3, 100), 0), "an error response");
-        assertNull(core.attachmentSink(c, head(withTarget, FrameDescriptor.STATUS_OK, 4097), 0), "larger than the target");
-        assertNull(core.attachmentSink(c, head(withTarget + 1000, FrameDescriptor.STATUS_OK, 100), 0), "no such call");
-        assertEquals(target.address(), core.attachmentSink(c, head(withTarget, FrameDescriptor.STATUS_OK, 4096), 0).address());
+        assertSame(null, core.frameHandler().attachmentSink(c, head(without, FrameDescriptor.STATUS_OK, 100), 0), "no target");
+        assertNull(core.frameHandler().attachmentSink(c, head(withTarget, 3, 100), 0), "an error response");
+        assertNull(core.frameHandler().attachmentSink(c, head(withTarget, FrameDescriptor.STATUS_OK, 4097), 0), "larger than the target");
+        assertNull(core.frameHandler().attachmentSink(c, head(withTarget + 1000, FrameDescriptor.STATUS_OK, 100), 0), "no such call");
+        assertEquals(target.address(), core.frameHandler().attachmentSink(c, head(withTarget, FrameDescriptor.STATUS_OK, 4096), 0).address());
     }
 
     @Test
@@ -169,13 +169,13 @@ class ResponseSinkTest {
         Recording c = new Recording();
         ClientCore core = core(c);
         MemorySegment target = Arena.ofAuto().allocate(4096);
-        ClientCore.PendingCall call = start(core, Attachment.of(target));
+        PendingCall call = start(core, Attachment.of(target));
         long id = c.lastRequestId;
         MemorySegment head = head(id, FrameDescriptor.STATUS_OK, 4096);
-        MemorySegment sink = core.attachmentSink(c, head, 0); // the read into the target started
+        MemorySegment sink = core.frameHandler().attachmentSink(c, head, 0); // the read into the target started
         assertTrue(call.cancel(true));
-        assertNull(core.attachmentSink(c, head, 0), "a later response of the ended call gets no target");
-        core.onFrame(c, head, 0, (int) head.byteSize() + 4096, sink); // the read finished after the cancel
+        assertNull(core.frameHandler().attachmentSink(c, head, 0), "a later response of the ended call gets no target");
+        core.frameHandler().onFrame(c, head, 0, (int) head.byteSize() + 4096, sink); // the read finished after the cancel
         assertTrue(call.isCancelled());
         assertThrows(CancellationException.class, () -> call.future().join());
     }

@@ -15,6 +15,7 @@ import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.RpcServer;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.core.CallKind;
 import dev.rdmarpc.rpc.core.ClientCore;
 import dev.rdmarpc.rpc.core.Counters;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
@@ -47,12 +48,12 @@ class FaultEventsTest {
     /** A client connection made the way RpcClient makes one, keeping its transport connection at hand. */
     private record Client(ClientCore core, RdmaConnection connection) {
         byte[] echo(byte[] b) {
-            return core.start(ECHO, b, Attachment.NONE, null, 0, ClientCore.CallKind.CALL, Metadata.EMPTY).await();
+            return core.start(ECHO, b, Attachment.NONE, null, 0, CallKind.CALL, Metadata.EMPTY).await();
         }
 
         CompletableFuture<byte[]> hang() {
             return core.start(HANG, new byte[8], Attachment.NONE, null, TimeUnit.SECONDS.toNanos(90),
-                    ClientCore.CallKind.CALL_ASYNC, Metadata.EMPTY).future();
+                    CallKind.CALL_ASYNC, Metadata.EMPTY).future();
         }
     }
 
@@ -60,7 +61,7 @@ class FaultEventsTest {
         int max = FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH;
         ClientCore core = new ClientCore(new Counters(), 16, max, TimeUnit.SECONDS.toNanos(30), 8 << 20, t.name(),
                 MetadataBlock.DEFAULT_MAX_BYTES, List.of());
-        Connection c = t.connect(server.address(), max, core, Duration.ofSeconds(30));
+        Connection c = t.connect(server.address(), max, core.frameHandler(), Duration.ofSeconds(30));
         core.attach(c);
         return new Client(core, (RdmaConnection) c);
     }
