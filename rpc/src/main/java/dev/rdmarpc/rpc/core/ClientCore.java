@@ -489,6 +489,7 @@ public final class ClientCore implements FrameHandler {
         } finally {
             leaveSendRoomQueue(turn); // claimed or gave up: the next waiting caller's turn
         }
+        call.requestBytes = (long) plen + alen; // before the response can complete it
         try {
             w.request(id, method.id(), waitDeadline - System.nanoTime()).metadata(metadata).payload(codec, request, plen)
                     .attachment(attachment);
@@ -818,7 +819,7 @@ public final class ClientCore implements FrameHandler {
      * ends (the failure, null when it ended well, and the metadata of its end), if it opened.
      */
     public <Q, R> ClientStream<Q, R> openStream(Method<Q, R> method, long timeoutNanos, Metadata metadata,
-                                                java.util.function.BiConsumer<RpcException, Metadata> onEnd) {
+                                                StreamEnd onEnd) {
         checkMetadata(metadata);
         int frame = FrameDescriptor.HEADER_LENGTH + MetadataLimits.blockLength(metadata);
         FrameWriter w = writer;
@@ -910,7 +911,7 @@ public final class ClientCore implements FrameHandler {
      */
     public <Q, R> dev.rdmarpc.rpc.AsyncClientStream<Q, R> openAsyncStream(Method<Q, R> method, long timeoutNanos,
             Metadata metadata, dev.rdmarpc.rpc.StreamListener<? super R> listener, java.util.concurrent.Executor executor,
-            java.util.function.BiConsumer<RpcException, Metadata> onEnd) {
+            StreamEnd onEnd) {
         AsyncClientStreamCall<Q, R> s = new AsyncClientStreamCall<>(this, method, streamWindowBytes, listener, executor, onEnd);
         openAsyncStream(s, timeoutNanos, metadata);
         return s;
@@ -1474,6 +1475,10 @@ public final class ClientCore implements FrameHandler {
         volatile long id;
         /** The successful response's metadata, set before the call completes. */
         private volatile Metadata responseMetadata = Metadata.EMPTY;
+        /** The request's message and attachment bytes, set once it is written; -1 before. */
+        private volatile long requestBytes = -1;
+        /** The response's message and attachment bytes, set before the call completes with it; -1 before. */
+        private volatile long responseBytes = -1;
 
         PendingCall(ClientCore core, Method<?, ?> method, boolean reply, Attachment responseTarget, long timeoutNanos) {
             this.core = core;
@@ -1542,6 +1547,16 @@ public final class ClientCore implements FrameHandler {
             return responseMetadata;
         }
 
+        /** @return bytes of the request's message and attachment once it was written; -1 before, or when it was not */
+        public long requestBytes() {
+            return requestBytes;
+        }
+
+        /** @return bytes of the response's message and attachment once one came; -1 before, or when none */
+        public long responseBytes() {
+            return responseBytes;
+        }
+
         /**
          * @param <T> what the call completes with: the response value, or a {@link Reply}
          * @return this call as the future its caller sees
@@ -1559,6 +1574,7 @@ public final class ClientCore implements FrameHandler {
             long poff = offset + FrameDescriptor.HEADER_LENGTH + mlen;
             Metadata md = mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(buf, offset + FrameDescriptor.HEADER_LENGTH);
             responseMetadata = md;
+            responseBytes = (long) plen + alen;
             Codec<?> codec = method.responseCodec();
             Object value;
             try {
