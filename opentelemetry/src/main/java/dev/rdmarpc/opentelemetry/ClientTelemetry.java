@@ -59,10 +59,10 @@ final class ClientTelemetry implements ClientInterceptor {
 
     @Override
     public void afterCall(Method<?, ?> method, Metadata requestMetadata, Status status, Metadata responseMetadata,
-                          long nanos) {
+                          long nanos, long requestBytes, long responseBytes) {
         MethodAttributes m = methods.get(method.name());
         if (calls != null) {
-            calls.finish(m, status, nanos);
+            calls.finish(m, status, nanos, requestBytes, responseBytes);
         }
         if (tracer == null || !requestMetadata.containsKey(TRACEPARENT)) {
             return;

@@ -71,7 +71,7 @@ final class ServerTelemetry implements ServerInterceptor {
             table.remove(slot);
         }
         if (calls != null) {
-            calls.finish(m, status, nanos);
+            calls.finish(m, status, nanos, call.requestBytes(), call.responseBytes());
         }
         if (span != null) {
             ClientTelemetry.end(span, m, status);

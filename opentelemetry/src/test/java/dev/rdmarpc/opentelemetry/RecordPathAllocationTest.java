@@ -59,6 +59,9 @@ class RecordPathAllocationTest {
         clientCalls(c, MEASURED);
         double perCall = (allocated() - before) / (double) MEASURED;
         assertTrue(perCall < 1.0, "client record path allocates " + perCall + " B/call");
+        long sized = reader.collectAllMetrics().stream().filter(d -> d.getName().equals("rpc.client.request.size"))
+                .flatMap(d -> d.getHistogramData().getPoints().stream()).mapToLong(p -> p.getCount()).sum();
+        assertEquals(WARM + MEASURED, sized, "every call's request size recorded");
     }
 
     @Test
@@ -94,7 +97,8 @@ class RecordPathAllocationTest {
     private static void clientCalls(ClientInterceptor c, int n) {
         for (int i = 0; i < n; i++) {
             Metadata md = c.beforeCall(M, Metadata.EMPTY);
-            c.afterCall(M, md, (i & 7) == 0 ? Status.UNAVAILABLE : Status.OK, Metadata.EMPTY, 1000 + i);
+            c.afterCall(M, md, (i & 7) == 0 ? Status.UNAVAILABLE : Status.OK, Metadata.EMPTY, 1000 + i, 128,
+                    (i & 7) == 0 ? -1 : 4096);
         }
     }
 
@@ -147,6 +151,16 @@ class RecordPathAllocationTest {
 
         @Override
         public void responseAttachment(Attachment attachment) {
+        }
+
+        @Override
+        public long requestBytes() {
+            return 128;
+        }
+
+        @Override
+        public long responseBytes() {
+            return 4096;
         }
     }
 }

@@ -253,6 +253,47 @@ public abstract class TelemetryContract {
     }
 
     @Test
+    public void requestAndResponseSizesAreRecordedPerMethodOnBothSides() throws Exception {
+        RpcChannel ch = channel();
+        ch.call(ECHO, "x".repeat(1000));
+        ch.call(ECHO, "y".repeat(24));
+        assertEquals("z!", ch.callAsync(LATER, "z").get(10, TimeUnit.SECONDS));
+        assertThrows(RpcException.class, () -> ch.call(FAIL, "q".repeat(7)));
+        try (ClientStream<String, String> s = ch.openStream(CHAT)) {
+            s.send("abc");
+            s.send("de");
+            s.halfClose();
+            assertEquals("abcabc", s.receive());
+            assertEquals("dede", s.receive());
+            assertNull(s.receive());
+        }
+        Collection<MetricData> m = metricsAfterServerCalls(5);
+        for (String side : List.of("client", "server")) {
+            MetricData req = metric(m, "rpc." + side + ".request.size");
+            MetricData resp = metric(m, "rpc." + side + ".response.size");
+            assertEquals("By", req.getUnit());
+            // a unary call's sizes are its message's encoded bytes (a string codec: one byte per ASCII char)
+            assertSizes(req, "say", 2, 1024, side);
+            assertSizes(resp, "say", 2, 1024, side);
+            assertSizes(req, "later", 1, 1, side);
+            assertSizes(resp, "later", 1, 2, side);
+            // a failed call's request went; no response message came, so no response size
+            assertSizes(req, "fail", 1, 7, side);
+            assertSizes(resp, "fail", 0, 0, side);
+            // a stream's sizes are the sums of its messages each way
+            assertSizes(req, "talk", 1, 5, side);
+            assertSizes(resp, "talk", 1, 10, side);
+        }
+    }
+
+    private static void assertSizes(MetricData d, String method, long count, long sum, String side) {
+        List<HistogramPointData> points = d.getHistogramData().getPoints().stream()
+                .filter(p -> method.equals(p.getAttributes().get(METHOD))).toList();
+        assertEquals(count, points.stream().mapToLong(HistogramPointData::getCount).sum(), side + " " + d.getName() + " " + method);
+        assertEquals((double) sum, points.stream().mapToDouble(HistogramPointData::getSum).sum(), side + " " + d.getName() + " " + method);
+    }
+
+    @Test
     public void aStreamHasLinkedSpansAndIsCounted() throws Exception {
         try (ClientStream<String, String> s = channel().openStream(CHAT)) {
             s.send("a");

@@ -3,6 +3,7 @@ package dev.rdmarpc.rpc;
 import dev.rdmarpc.rpc.core.CallKind;
 import dev.rdmarpc.rpc.core.ClientCore;
 import dev.rdmarpc.rpc.core.PendingCall;
+import dev.rdmarpc.rpc.core.StreamEnd;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -198,7 +199,7 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         ClientCore c = pick(deadline);
         ClientInterceptor[] interceptors = c.interceptors();
         Metadata metadata = options.metadata();
-        java.util.function.BiConsumer<RpcException, Metadata> onEnd = null;
+        StreamEnd onEnd = null;
         if (interceptors.length != 0) {
             long t0 = System.nanoTime();
             try {
@@ -221,7 +222,7 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
             }
         } catch (RpcException e) {
             if (onEnd != null) {
-                onEnd.accept(e, e.metadata()); // it never opened
+                onEnd.ended(e, e.metadata(), -1, -1); // it never opened
             }
             throw e;
         } finally {
@@ -245,7 +246,7 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         }
         ClientInterceptor[] interceptors = c.interceptors();
         Metadata metadata = options.metadata();
-        java.util.function.BiConsumer<RpcException, Metadata> onEnd = null;
+        StreamEnd onEnd = null;
         try {
             if (interceptors.length != 0) {
                 long t0 = System.nanoTime();
@@ -258,7 +259,7 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
                         metadata, listener, executor, onEnd);
             } catch (RpcException e) {
                 if (onEnd != null) {
-                    onEnd.accept(e, e.metadata()); // it never opened
+                    onEnd.ended(e, e.metadata(), -1, -1); // it never opened
                 }
                 throw e;
             }
@@ -300,7 +301,7 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
             }
             RpcException failure = e instanceof RpcException re ? re
                     : new RpcException(Status.HANDLER_FAILED, "client interceptor failed: " + e, e);
-            afterCall(interceptors, method, metadata, failure.status(), failure.metadata(), t0);
+            afterCall(interceptors, method, metadata, failure.status(), failure.metadata(), t0, -1, -1);
             throw failure;
         }
         if (interceptors.length != 0) {
@@ -313,7 +314,9 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
                         : cause instanceof java.util.concurrent.CancellationException ? Status.CANCELLED : Status.HANDLER_FAILED;
                 Metadata md = cause == null ? responseMetadata(f)
                         : cause instanceof RpcException re ? re.metadata() : Metadata.EMPTY;
-                afterCall(interceptors, method, sent, status, md, t0);
+                PendingCall p = pendingCall(f);
+                afterCall(interceptors, method, sent, status, md, t0, p == null ? -1 : p.requestBytes(),
+                        p == null || cause != null ? -1 : p.responseBytes());
             });
         }
         return call;
@@ -322,6 +325,11 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
     private static Metadata responseMetadata(CompletableFuture<Object> call) {
         return call instanceof PendingCall p ? p.responseMetadata()
                 : call instanceof ConnectWait w ? w.responseMetadata() : Metadata.EMPTY;
+    }
+
+    /** @return the call as started on a connection, or null when it never got that far */
+    private static PendingCall pendingCall(CompletableFuture<Object> call) {
+        return call instanceof PendingCall p ? p : call instanceof ConnectWait w ? w.started() : null;
     }
 
     /**
@@ -361,29 +369,30 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         } catch (RuntimeException e) {
             RpcException failure = e instanceof RpcException re ? re
                     : new RpcException(Status.HANDLER_FAILED, "client interceptor failed: " + e, e);
-            afterCall(interceptors, method, metadata, failure.status(), failure.metadata(), t0);
+            afterCall(interceptors, method, metadata, failure.status(), failure.metadata(), t0, -1, -1);
             throw failure;
         }
     }
 
     /** What tells a stream's interceptors that it ended (with the failure, or null for OK): once, however often called. */
-    private static java.util.function.BiConsumer<RpcException, Metadata> streamEnd(ClientInterceptor[] interceptors,
+    private static StreamEnd streamEnd(ClientInterceptor[] interceptors,
                                                                                  Method<?, ?> method, Metadata sent,
                                                                                  long t0) {
         java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
-        return (failure, md) -> {
+        return (failure, md, bytesSent, bytesReceived) -> {
             if (told.compareAndSet(false, true)) {
-                afterCall(interceptors, method, sent, failure == null ? Status.OK : failure.status(), md, t0);
+                afterCall(interceptors, method, sent, failure == null ? Status.OK : failure.status(), md, t0,
+                        bytesSent, bytesReceived);
             }
         };
     }
 
     private static void afterCall(ClientInterceptor[] interceptors, Method<?, ?> method, Metadata sent, Status status,
-                                  Metadata md, long t0) {
+                                  Metadata md, long t0, long requestBytes, long responseBytes) {
         long nanos = System.nanoTime() - t0;
         for (int i = interceptors.length - 1; i >= 0; i--) {
             try {
-                interceptors[i].afterCall(method, sent, status, md, nanos);
+                interceptors[i].afterCall(method, sent, status, md, nanos, requestBytes, responseBytes);
             } catch (RuntimeException e) {
                 System.getLogger(AbstractChannel.class.getName()).log(System.Logger.Level.WARNING,
                         "client interceptor " + interceptors[i] + " threw in afterCall", e);

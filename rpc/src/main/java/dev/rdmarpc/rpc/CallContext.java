@@ -134,4 +134,25 @@ public interface CallContext {
     default void onCancel(Runnable listener) {
         java.util.Objects.requireNonNull(listener, "listener");
     }
+
+    /**
+     * Bytes of the request: its encoded message plus its attachment, the frame header and metadata left
+     * out; for a stream, of every message received so far.
+     *
+     * @return the request's bytes, or -1 when not known
+     */
+    default long requestBytes() {
+        return -1;
+    }
+
+    /**
+     * Bytes of the response once it is written: its encoded message plus its attachment; for a stream, of
+     * every message sent so far. An interceptor's {@code afterCall} reads it.
+     *
+     * @return the response's bytes, or -1 before it was written, when the call was answered with an error
+     *         status, or when not known (a deferred raw call's response)
+     */
+    default long responseBytes() {
+        return -1;
+    }
 }

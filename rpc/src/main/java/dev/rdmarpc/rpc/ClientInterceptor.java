@@ -55,4 +55,25 @@ public interface ClientInterceptor {
                            long nanos) {
         afterCall(method, status, responseMetadata, nanos);
     }
+
+    /**
+     * After the call, with the request metadata that was sent and the sizes of what went each way.
+     * The channel calls this one; by default it calls
+     * {@link #afterCall(Method, Metadata, Status, Metadata, long)}. Exceptions are logged and ignored.
+     *
+     * @param method           the method called
+     * @param requestMetadata  the request metadata as sent
+     * @param status           {@link Status#OK}, or why it failed
+     * @param responseMetadata what the server's response carried ({@link Metadata#EMPTY} when none)
+     * @param nanos            from {@code beforeCall} of the first interceptor to the call's end
+     * @param requestBytes     bytes of the request as sent: the encoded message plus its attachment (frame
+     *                         header and metadata left out); for a stream, of every message it sent; -1 when
+     *                         nothing was sent (refused, or failed before it was written)
+     * @param responseBytes    bytes of the response: the encoded message plus its attachment; for a stream,
+     *                         of every message received; -1 when no response message came (an error status)
+     */
+    default void afterCall(Method<?, ?> method, Metadata requestMetadata, Status status, Metadata responseMetadata,
+                           long nanos, long requestBytes, long responseBytes) {
+        afterCall(method, requestMetadata, status, responseMetadata, nanos);
+    }
 }

@@ -155,4 +155,9 @@ final class ConnectWait extends CompletableFuture<Object> {
         }
         return call == null ? Metadata.EMPTY : call.responseMetadata();
     }
+
+    /** @return the call as started on a connection, or null before (or when it never started) */
+    synchronized PendingCall started() {
+        return started;
+    }
 }

@@ -71,7 +71,7 @@ final class AsyncCall extends HeldCall {
             status = cause != null
                     ? ResponseWriter.writeFailure(connection.writer, core, id, mid, cause, responseMetadata())
                     : ResponseWriter.writeValue(connection.writer, core, id, mid, entry.method().responseCodec(), value,
-                            response, responseMetadata());
+                            response, responseMetadata(), this);
         } finally {
             connection.callEnded(this);
             core.afterCall(this, status);

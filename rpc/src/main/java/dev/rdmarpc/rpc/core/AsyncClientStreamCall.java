@@ -11,7 +11,6 @@ import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.Executor;
-import java.util.function.BiConsumer;
 
 /**
  * An asynchronous streaming call on the client: it holds its call slot in the connection's {@link CallTable} from its
@@ -31,11 +30,11 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
     private volatile long deadlineNanos;
     private volatile boolean halfClosed;
     private volatile Metadata endMetadata = Metadata.EMPTY;
-    private final BiConsumer<RpcException, Metadata> endListener;
+    private final StreamEnd endListener;
 
     @SuppressWarnings("unchecked")
     AsyncClientStreamCall(ClientStreams streams, Method<Q, R> method, int window, StreamListener<? super R> listener,
-                          Executor executor, BiConsumer<RpcException, Metadata> endListener) {
+                          Executor executor, StreamEnd endListener) {
         this.streams = streams;
         this.method = method;
         this.flow = new StreamFlow(window);
@@ -123,7 +122,7 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
 
     private void tellEnd(RpcException error, Metadata md) {
         if (endListener != null) {
-            endListener.accept(error, md);
+            endListener.ended(error, md, flow.messageBytesOut(), flow.messageBytesIn());
         }
     }
 

@@ -224,7 +224,7 @@ final class AsyncServerStreamCall extends HeldCall implements AsyncServerStream<
                 status = ResponseWriter.writeFailure(connection.writer, core, id, mid, e.failure(), e.trailers());
             } else {
                 status = ResponseWriter.writeValue(connection.writer, core, id, mid, (Codec) Codecs.VOID, null,
-                        Attachment.NONE, e.trailers());
+                        Attachment.NONE, e.trailers(), null);
             }
         } finally {
             connection.callEnded(this);
@@ -242,6 +242,18 @@ final class AsyncServerStreamCall extends HeldCall implements AsyncServerStream<
     @Override
     public Metadata requestMetadata() {
         return requestMetadata;
+    }
+
+    /** @return bytes of the messages the client sent on this stream so far */
+    @Override
+    public long requestBytes() {
+        return flow.messageBytesIn();
+    }
+
+    /** @return bytes of the messages this side sent on the stream so far */
+    @Override
+    public long responseBytes() {
+        return flow.messageBytesOut();
     }
 
     @Override

@@ -117,7 +117,7 @@ final class BlockingCall extends HeldCall implements Runnable {
         return failure != null
                 ? ResponseWriter.writeFailure(writer, core, id, mid, failure, responseMetadata())
                 : ResponseWriter.writeValue(writer, core, id, mid, entry.method().responseCodec(), resp, response,
-                        responseMetadata());
+                        responseMetadata(), this);
     }
 
     /** A call stopped first: answered DEADLINE_EXCEEDED for its deadline, nothing for a cancel. */

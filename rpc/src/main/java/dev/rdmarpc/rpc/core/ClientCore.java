@@ -20,7 +20,6 @@ import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.Condition;
-import java.util.function.BiConsumer;
 
 /**
  * The client side of one connection, as the channel uses it: starts calls and streams on it. Its
@@ -311,6 +310,7 @@ public final class ClientCore {
         if (id < 0) {
             return call; // failed before it was sent
         }
+        call.requestBytes((long) plen + attachment.length()); // before the response can complete it
         try {
             w.request(id, method.id(), waitDeadline - System.nanoTime()).metadata(metadata).payload(codec, request, plen)
                     .attachment(attachment);
@@ -472,7 +472,7 @@ public final class ClientCore {
      * ends (the failure, null when it ended well, and the metadata of its end), if it opened.
      */
     public <Q, R> ClientStream<Q, R> openStream(Method<Q, R> method, long timeoutNanos, Metadata metadata,
-                                                BiConsumer<RpcException, Metadata> onEnd) {
+                                                StreamEnd onEnd) {
         return streams.open(method, timeoutNanos, metadata, onEnd);
     }
 
@@ -483,7 +483,7 @@ public final class ClientCore {
      * @param onEnd        told once when the stream ends, if it opened; null for none
      */
     public <Q, R> AsyncClientStream<Q, R> openAsyncStream(Method<Q, R> method, long timeoutNanos, Metadata metadata,
-            StreamListener<? super R> listener, Executor executor, BiConsumer<RpcException, Metadata> onEnd) {
+            StreamListener<? super R> listener, Executor executor, StreamEnd onEnd) {
         return streams.openAsync(method, timeoutNanos, metadata, listener, executor, onEnd);
     }
 

@@ -27,7 +27,7 @@ final class ClientStreamCall<Q, R> extends ClientStreamSink implements ClientStr
     private volatile boolean halfClosed;
     private volatile Metadata trailers = Metadata.EMPTY;
     /** Told once, when the stream ends (the client's interceptors' afterCall); null for none. */
-    private volatile java.util.function.BiConsumer<RpcException, Metadata> endListener;
+    private volatile StreamEnd endListener;
 
     /** Sends this stream's window updates (one object, not one per receive). */
     private final java.util.function.LongPredicate granter;
@@ -102,14 +102,14 @@ final class ClientStreamCall<Q, R> extends ClientStreamSink implements ClientStr
      * @param listener told once when the stream ends: the failure (null when the server ended it
      *                 well) and the metadata of its end; before the stream is used
      */
-    void onEnd(java.util.function.BiConsumer<RpcException, Metadata> listener) {
+    void onEnd(StreamEnd listener) {
         this.endListener = listener;
     }
 
     private void tellEnd(RpcException error, Metadata md) {
-        java.util.function.BiConsumer<RpcException, Metadata> l = endListener;
+        StreamEnd l = endListener;
         if (l != null) {
-            l.accept(error, md);
+            l.ended(error, md, flow.messageBytesOut(), flow.messageBytesIn());
         }
     }
 

@@ -15,7 +15,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.Condition;
-import java.util.function.BiConsumer;
 
 /**
  * The streams of one client connection: opening them (each holds a call slot of the connection's
@@ -47,9 +46,9 @@ final class ClientStreams {
         this.windowBytes = windowBytes;
     }
 
-    /** @see ClientCore#openStream(Method, long, Metadata, BiConsumer) */
+    /** @see ClientCore#openStream(Method, long, Metadata, StreamEnd) */
     <Q, R> ClientStream<Q, R> open(Method<Q, R> method, long timeoutNanos, Metadata metadata,
-                                   BiConsumer<RpcException, Metadata> onEnd) {
+                                   StreamEnd onEnd) {
         core.checkMetadata(metadata);
         int frame = FrameDescriptor.HEADER_LENGTH + MetadataLimits.blockLength(metadata);
         FrameWriter w = core.writer();
@@ -123,7 +122,7 @@ final class ClientStreams {
     /** @see ClientCore#openAsyncStream */
     <Q, R> AsyncClientStream<Q, R> openAsync(Method<Q, R> method, long timeoutNanos, Metadata metadata,
                                              StreamListener<? super R> listener, Executor executor,
-                                             BiConsumer<RpcException, Metadata> onEnd) {
+                                             StreamEnd onEnd) {
         AsyncClientStreamCall<Q, R> s = new AsyncClientStreamCall<>(this, method, windowBytes, listener, executor, onEnd);
         openAsync(s, timeoutNanos, metadata);
         return s;

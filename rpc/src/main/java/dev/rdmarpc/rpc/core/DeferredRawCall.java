@@ -82,7 +82,7 @@ final class DeferredRawCall implements DeferredCall {
         answering();
         ServerCore core = connection.core();
         try {
-            ResponseWriter.writeBytes(connection.writer, core, id, mid, src, offset, length, Attachment.NONE, responseMetadata);
+            ResponseWriter.writeBytes(connection.writer, core, id, mid, src, offset, length, Attachment.NONE, responseMetadata, null);
         } finally {
             answered();
         }
@@ -93,7 +93,7 @@ final class DeferredRawCall implements DeferredCall {
         answering();
         ServerCore core = connection.core();
         try {
-            ResponseWriter.writeValue(connection.writer, core, id, mid, codec, value, Attachment.NONE, responseMetadata);
+            ResponseWriter.writeValue(connection.writer, core, id, mid, codec, value, Attachment.NONE, responseMetadata, null);
         } finally {
             answered();
         }

@@ -18,7 +18,7 @@ import java.util.Objects;
  * lock, and the first wins. Stopped first, the call's outcome is dropped (a cancel: no response) or
  * answered DEADLINE_EXCEEDED (its deadline); ended first, a later stop does nothing.
  */
-abstract class HeldCall implements CallContext {
+abstract class HeldCall implements CallContext, ResponseSizes {
     private static final System.Logger LOG = System.getLogger(HeldCall.class.getName());
 
     final ServerConnection connection;
@@ -35,6 +35,9 @@ abstract class HeldCall implements CallContext {
     private boolean expired;
     private List<Runnable> cancelListeners;
     private volatile boolean cancelled;
+    /** The request's message and attachment bytes (set by whoever dispatched it); -1 when not known. */
+    long requestBytes = -1;
+    private volatile long responseBytes = -1;
 
     HeldCall(ServerConnection connection, MethodRegistry.Entry entry, long id, int mid, boolean hasDeadline,
              long deadlineNanos) {
@@ -51,6 +54,21 @@ abstract class HeldCall implements CallContext {
 
     /** Outside the lock, once stopped: whatever else stopping takes (answer at once, release). */
     abstract void stopped(boolean deadline);
+
+    @Override
+    public long requestBytes() {
+        return requestBytes;
+    }
+
+    @Override
+    public long responseBytes() {
+        return responseBytes;
+    }
+
+    @Override
+    public void responseWritten(long bytes) {
+        responseBytes = bytes;
+    }
 
     /** Under the lock, when the call ends before any stop. */
     void ended() {

@@ -27,6 +27,10 @@ public final class PendingCall extends CompletableFuture<Object> {
     volatile long id;
     /** The successful response's metadata, set before the call completes. */
     private volatile Metadata responseMetadata = Metadata.EMPTY;
+    /** The request's message and attachment bytes, set once it is written; -1 before. */
+    private volatile long requestBytes = -1;
+    /** The response's message and attachment bytes, set before the call completes with it; -1 before. */
+    private volatile long responseBytes = -1;
 
     PendingCall(ClientCore core, Method<?, ?> method, boolean reply, Attachment responseTarget, long timeoutNanos) {
         this.core = core;
@@ -104,6 +108,20 @@ public final class PendingCall extends CompletableFuture<Object> {
         return responseMetadata;
     }
 
+    /** @return bytes of the request's message and attachment once it was written; -1 before, or when it was not */
+    public long requestBytes() {
+        return requestBytes;
+    }
+
+    void requestBytes(long bytes) {
+        requestBytes = bytes;
+    }
+
+    /** @return bytes of the response's message and attachment once one came; -1 before, or when none */
+    public long responseBytes() {
+        return responseBytes;
+    }
+
     /**
      * @param <T> what the call completes with: the response value, or a {@link Reply}
      * @return this call as the future its caller sees
@@ -121,6 +139,7 @@ public final class PendingCall extends CompletableFuture<Object> {
         long poff = offset + FrameDescriptor.HEADER_LENGTH + mlen;
         Metadata md = mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(buf, offset + FrameDescriptor.HEADER_LENGTH);
         responseMetadata = md;
+        responseBytes = (long) plen + alen;
         Codec<?> codec = method.responseCodec();
         Object value;
         try {

@@ -23,7 +23,7 @@ final class ResponseWriter {
 
     /** Writes a response from raw bytes, with {@code md} as its metadata; returns the status actually sent. */
     static Status writeBytes(FrameWriter w, ServerCore core, long requestId, int methodId, MemorySegment src,
-                             long off, int len, Attachment att, Metadata md) {
+                             long off, int len, Attachment att, Metadata md, ResponseSizes sizes) {
         Counters m = core.metrics;
         if (md.encodedLength() > core.maxMetadataBytes) {
             return metadataTooLarge(w, core, requestId, methodId, md);
@@ -40,13 +40,13 @@ final class ResponseWriter {
             return claimFailed(w, m, requestId, methodId, at);
         }
         w.response(requestId, methodId, FrameDescriptor.STATUS_OK).metadata(md).payload(src, off, len).attachment(att);
-        return commit(w, m, requestId, methodId, att, frame);
+        return commit(w, m, requestId, methodId, att, frame, sizes, (long) len + alen);
     }
 
     /** Writes a response encoded by {@code codec}, with {@code md} as its metadata; returns the status actually sent. */
     @SuppressWarnings({"unchecked", "rawtypes"})
     static Status writeValue(FrameWriter w, ServerCore core, long requestId, int methodId, Codec codec,
-                             Object value, Attachment att, Metadata md) {
+                             Object value, Attachment att, Metadata md, ResponseSizes sizes) {
         Counters m = core.metrics;
         int len;
         try {
@@ -72,7 +72,7 @@ final class ResponseWriter {
         } catch (RuntimeException e) { // the writer aborted the claim
             return writeError(w, m, requestId, methodId, Status.HANDLER_FAILED, "response could not be encoded: " + e);
         }
-        return commit(w, m, requestId, methodId, att, frame);
+        return commit(w, m, requestId, methodId, att, frame, sizes, (long) len + alen);
     }
 
     /**
@@ -121,8 +121,12 @@ final class ResponseWriter {
         return writeError(w, core.metrics, requestId, methodId, status, message, md);
     }
 
-    /** Commits the written frame; a GPU attachment that cannot be copied is answered with an error instead. */
-    private static Status commit(FrameWriter w, Counters m, long requestId, int methodId, Attachment att, long frame) {
+    /**
+     * Commits the written frame; a GPU attachment that cannot be copied is answered with an error instead.
+     * Once it went, {@code sizes} (null for none) is told its {@code bytes}.
+     */
+    private static Status commit(FrameWriter w, Counters m, long requestId, int methodId, Attachment att, long frame,
+                                 ResponseSizes sizes, long bytes) {
         try {
             w.commit(att);
         } catch (RuntimeException e) {
@@ -133,6 +137,9 @@ final class ResponseWriter {
                     "response attachment could not be copied from GPU " + att.deviceId() + ": " + e.getMessage());
         }
         m.bytesSent.add(frame);
+        if (sizes != null) {
+            sizes.responseWritten(bytes);
+        }
         return Status.OK;
     }
 

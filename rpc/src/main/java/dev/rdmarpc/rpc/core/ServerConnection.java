@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The server side of one connection: dispatches each request frame. It is also the reusable
  * {@link RawCall} / {@link CallContext} flyweight of inline handlers (I/O thread only).
  */
-final class ServerConnection implements FrameHandler, RawCall {
+final class ServerConnection implements FrameHandler, RawCall, ResponseSizes {
     private static final System.Logger LOG = System.getLogger(ServerConnection.class.getName());
 
     private final ServerCore core;
@@ -67,6 +67,8 @@ final class ServerConnection implements FrameHandler, RawCall {
     /** The request's metadata block, which starts the payload; 0 when it has none. */
     private int metadataLength;
     private int attachmentLength;
+    /** The inline call's response bytes once written; -1 before. */
+    private long responseBytes = -1;
     private MethodRegistry.Entry entry;
     private Metadata responseMetadata = Metadata.EMPTY;
     private final MetadataView metadataView = new MetadataView();
@@ -164,6 +166,7 @@ final class ServerConnection implements FrameHandler, RawCall {
         payloadLength = FrameHeader.payloadLength(frame, offset) - mlen;
         attachmentLength = FrameHeader.attachmentLength(frame, offset);
         responded = false;
+        responseBytes = -1;
         responseAttachment = Attachment.NONE;
         responseMetadata = Metadata.EMPTY;
         Status status;
@@ -239,7 +242,7 @@ final class ServerConnection implements FrameHandler, RawCall {
             return ResponseWriter.writeFailure(writer, core, requestId, methodId, t, responseMetadata);
         }
         return ResponseWriter.writeValue(writer, core, requestId, methodId, e.method().responseCodec(), response,
-                responseAttachment, responseMetadata);
+                responseAttachment, responseMetadata, this);
     }
 
     private void dispatchBlocking(MethodRegistry.Entry e, MemorySegment frame, long offset, int length, long id, int mid,
@@ -256,6 +259,7 @@ final class ServerConnection implements FrameHandler, RawCall {
         }
         MemorySegment.copy(frame, offset, copy.segment(), 0, length);
         BlockingCall call = new BlockingCall(this, e, copy, length, deadline, due, mlen);
+        call.requestBytes = (long) FrameHeader.payloadLength(frame, offset) - mlen + FrameHeader.attachmentLength(frame, offset);
         callStarted(call);
         try {
             core.blockingExecutor.execute(call);
@@ -301,6 +305,7 @@ final class ServerConnection implements FrameHandler, RawCall {
         }
         AsyncCall call = new AsyncCall(this, e, id, mid, deadline, due,
                 mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(frame, offset + FrameDescriptor.HEADER_LENGTH));
+        call.requestBytes = (long) plen + alen;
         callStarted(call);
         call.start(request, frame.asSlice(poff + plen, alen));
     }
@@ -613,6 +618,21 @@ final class ServerConnection implements FrameHandler, RawCall {
     }
 
     @Override
+    public long requestBytes() {
+        return (long) payloadLength + attachmentLength;
+    }
+
+    @Override
+    public long responseBytes() {
+        return responseBytes;
+    }
+
+    @Override
+    public void responseWritten(long bytes) {
+        responseBytes = bytes;
+    }
+
+    @Override
     public MemorySegment payload() {
         return buf.asSlice(payloadOffset(), payloadLength);
     }
@@ -631,14 +651,14 @@ final class ServerConnection implements FrameHandler, RawCall {
     public void respond(MemorySegment src, long offset, int length) {
         checkRespond();
         lastStatus = ResponseWriter.writeBytes(writer, core, requestId, methodId, src, offset, length, responseAttachment,
-                responseMetadata);
+                responseMetadata, this);
     }
 
     @Override
     public <T> void respond(Codec<T> codec, T value) {
         checkRespond();
         lastStatus = ResponseWriter.writeValue(writer, core, requestId, methodId, codec, value, responseAttachment,
-                responseMetadata);
+                responseMetadata, this);
     }
 
     @Override

@@ -139,7 +139,7 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
                 status = ResponseWriter.writeFailure(writer, core, id, mid, failure, responseMetadata());
             } else {
                 status = ResponseWriter.writeValue(writer, core, id, mid, Codecs.VOID, null, Attachment.NONE,
-                        responseMetadata());
+                        responseMetadata(), null);
             }
             flow.end(null, true);
             core.afterCall(this, status);
@@ -228,6 +228,18 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
     @Override
     public Metadata requestMetadata() {
         return requestMetadata;
+    }
+
+    /** @return bytes of the messages the client sent on this stream so far */
+    @Override
+    public long requestBytes() {
+        return flow.messageBytesIn();
+    }
+
+    /** @return bytes of the messages this side sent on the stream so far */
+    @Override
+    public long responseBytes() {
+        return flow.messageBytesOut();
     }
 
     @Override

@@ -48,6 +48,9 @@ final class StreamFlow {
     private boolean ended;
     /** What the peer still accepts from this side. */
     private long sendWindow = dev.rdmarpc.rpc.protocol.FrameDescriptor.STREAM_INITIAL_WINDOW;
+    /** Bytes of the messages admitted from the peer, and sent to it, frame headers left out. */
+    private long messageBytesIn;
+    private long messageBytesOut;
 
     /** @param window this side's receive window, at least the protocol's initial window */
     StreamFlow(int window) {
@@ -105,6 +108,7 @@ final class StreamFlow {
                 return false;
             }
             received += frameBytes;
+            messageBytesIn += frameBytes - dev.rdmarpc.rpc.protocol.FrameDescriptor.HEADER_LENGTH;
             return true;
         } finally {
             lock.unlock();
@@ -351,6 +355,7 @@ final class StreamFlow {
         lock.lock();
         try {
             sendWindow -= frameBytes;
+            messageBytesOut += frameBytes - dev.rdmarpc.rpc.protocol.FrameDescriptor.HEADER_LENGTH;
         } finally {
             lock.unlock();
         }
@@ -377,6 +382,7 @@ final class StreamFlow {
                 }
                 if (sendWindow > 0) {
                     sendWindow -= frameBytes;
+                    messageBytesOut += frameBytes - dev.rdmarpc.rpc.protocol.FrameDescriptor.HEADER_LENGTH;
                     return;
                 }
                 long left = deadlineNanos - System.nanoTime();
@@ -412,6 +418,26 @@ final class StreamFlow {
         lock.lock();
         try {
             return (peerDone || ended) && inbox.isEmpty();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return bytes of the messages received from the peer so far (their encoded form, frame headers left out) */
+    long messageBytesIn() {
+        lock.lock();
+        try {
+            return messageBytesIn;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return bytes of the messages sent to the peer so far (their encoded form, frame headers left out) */
+    long messageBytesOut() {
+        lock.lock();
+        try {
+            return messageBytesOut;
         } finally {
             lock.unlock();
         }
