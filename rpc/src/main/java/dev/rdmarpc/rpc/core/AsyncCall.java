@@ -85,15 +85,7 @@ final class AsyncCall extends HeldCall {
 
     @Override
     void stopped(boolean deadline) {
-        ServerCore core = connection.core();
-        try {
-            if (deadline) {
-                answerExpired();
-            }
-        } finally {
-            connection.callEnded(this);
-            core.afterCall(this, deadline ? Status.DEADLINE_EXCEEDED : Status.CANCELLED);
-        }
+        endStopped(deadline);
         CompletableFuture<?> f = future;
         if (f != null) {
             f.cancel(true);

@@ -8,7 +8,6 @@ import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.StreamListener;
 import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
-import dev.rdmarpc.rpc.protocol.FrameHeader;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.Executor;
 
@@ -23,7 +22,6 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
     private record Open(Metadata metadata, boolean noDeadline) {
     }
 
-    private final ClientStreams streams;
     private final Method<Q, R> method;
     private final StreamFlow flow;
     private final Io io;
@@ -35,7 +33,7 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
     @SuppressWarnings("unchecked")
     AsyncClientStreamCall(ClientStreams streams, Method<Q, R> method, int window, StreamListener<? super R> listener,
                           Executor executor, StreamEnd endListener) {
-        this.streams = streams;
+        super(streams);
         this.method = method;
         this.flow = new StreamFlow(window);
         this.io = new Io(flow, executor);
@@ -66,27 +64,9 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
 
     @Override
     void onMessage(MemorySegment buf, long offset, int length) {
-        if ((FrameHeader.flags(buf, offset) & FrameDescriptor.FLAG_END_STREAM) != 0) {
-            streams.failed(this, new RpcException(Status.PROTOCOL_ERROR, "server half-closed a stream: it ends"
-                    + " streams with a response"));
-            return;
+        if (deliver(buf, offset, length)) {
+            io.signal();
         }
-        if (!flow.admit(length)) {
-            if (flow.failure() != null && !flow.isEnded()) {
-                streams.failed(this, flow.failure());
-            }
-            return;
-        }
-        Object value;
-        try {
-            value = StreamMessages.decode(method.responseCodec(), buf, offset);
-        } catch (RuntimeException e) {
-            streams.failed(this, new RpcException(Status.PROTOCOL_ERROR,
-                    "message of " + method.name() + " could not be decoded: " + e.getMessage(), e));
-            return;
-        }
-        flow.deliver(value, length);
-        io.signal();
     }
 
     @Override
@@ -121,19 +101,14 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
     }
 
     private void tellEnd(RpcException error, Metadata md) {
-        if (endListener != null) {
-            endListener.ended(error, md, flow.messageBytesOut(), flow.messageBytesIn());
-        }
+        tellEnd(endListener, error, md);
     }
 
     // ------------------------------------------------------------------ AsyncClientStream
 
     @Override
     public void send(Q message) {
-        StreamMessages.requireMessage(message);
-        if (halfClosed) {
-            throw new IllegalStateException("send after halfClose");
-        }
+        checkSend(message, halfClosed);
         int plen = method.requestCodec().encodedSize(message);
         streams.checkFrame((long) FrameDescriptor.HEADER_LENGTH + plen);
         io.send(message, plen);
@@ -160,21 +135,11 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
 
     @Override
     public void cancel() {
-        boolean expired = System.nanoTime() - deadlineNanos >= 0;
-        RpcException end = expired
-                ? new RpcException(Status.DEADLINE_EXCEEDED, "stream of " + method.name() + ": its deadline passed")
-                : new RpcException(Status.CANCELLED, "stream of " + method.name() + " cancelled");
+        RpcException end = cancelEnd(deadlineNanos);
         if (flow.end(end, true)) {
             io.dropOutbox();
             tellEnd(end, Metadata.EMPTY);
-            long callId = id;
-            if (callId > 0) {
-                if (expired) {
-                    streams.expired(callId);
-                } else {
-                    streams.cancel(callId);
-                }
-            }
+            freeSlot(end);
         }
         io.signal();
     }

@@ -23,22 +23,18 @@ import java.util.Objects;
  * like any {@link HeldCall}, so a cancel, the deadline or a close stops it (the listener's
  * {@code onEnd} says so); its own {@link #close} or {@link #fail} ends it after what is queued.
  */
-final class AsyncServerStreamCall extends HeldCall implements AsyncServerStream<Object, Object> {
+final class AsyncServerStreamCall extends HeldStream implements AsyncServerStream<Object, Object> {
     /** The handler's end of the call, queued behind its messages. */
     private record End(Throwable failure, Metadata trailers) {
     }
 
-    private final StreamFlow flow;
     private final Io io;
-    private final Metadata requestMetadata;
     private volatile boolean closing;
     private boolean endWritten; // guarded by this
 
     AsyncServerStreamCall(ServerConnection connection, MethodRegistry.Entry entry, long id, int mid, boolean hasDeadline,
                           long deadlineNanos, Metadata requestMetadata) {
-        super(connection, entry, id, mid, hasDeadline, deadlineNanos);
-        this.requestMetadata = requestMetadata;
-        this.flow = new StreamFlow(connection.core().streamWindowBytes);
+        super(connection, entry, id, mid, hasDeadline, deadlineNanos, requestMetadata);
         this.io = new Io(flow);
     }
 
@@ -128,19 +124,11 @@ final class AsyncServerStreamCall extends HeldCall implements AsyncServerStream<
 
     @Override
     void stopped(boolean deadline) {
-        ServerCore core = connection.core();
         RpcException reason = deadline ? new RpcException(Status.DEADLINE_EXCEEDED, "the stream's deadline passed")
                 : new RpcException(Status.CANCELLED, "the client cancelled the stream or went away");
         flow.end(reason, true);
         io.dropOutbox();
-        try {
-            if (deadline) {
-                answerExpired();
-            }
-        } finally {
-            connection.callEnded(this);
-            core.afterCall(this, deadline ? Status.DEADLINE_EXCEEDED : Status.CANCELLED);
-        }
+        endStopped(deadline);
         io.signal();
     }
 
@@ -235,30 +223,6 @@ final class AsyncServerStreamCall extends HeldCall implements AsyncServerStream<
         flow.end(told, true);
         io.signal();
         return AsyncStreamIo.GONE; // nothing goes after the end
-    }
-
-    // ------------------------------------------------------------------ CallContext
-
-    @Override
-    public Metadata requestMetadata() {
-        return requestMetadata;
-    }
-
-    /** @return bytes of the messages the client sent on this stream so far */
-    @Override
-    public long requestBytes() {
-        return flow.messageBytesIn();
-    }
-
-    /** @return bytes of the messages this side sent on the stream so far */
-    @Override
-    public long responseBytes() {
-        return flow.messageBytesOut();
-    }
-
-    @Override
-    public Attachment requestAttachment() {
-        return Attachment.NONE;
     }
 
     /** The outbox and the listener of this stream, written on the connection. */

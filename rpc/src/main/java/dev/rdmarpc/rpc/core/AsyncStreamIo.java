@@ -1,7 +1,6 @@
 package dev.rdmarpc.rpc.core;
 
 import dev.rdmarpc.rpc.Metadata;
-import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.StreamListener;
 import java.util.ArrayDeque;
 import java.util.concurrent.Executor;

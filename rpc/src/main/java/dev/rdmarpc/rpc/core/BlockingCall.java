@@ -75,12 +75,7 @@ final class BlockingCall extends HeldCall implements Runnable {
             }
             core.afterCall(this, status);
         } finally {
-            if (hasDeadline) {
-                InheritedDeadline.exit();
-            }
-            if (end()) {
-                Thread.interrupted();
-            }
+            leaveHandlerThread();
             frame.release();
             connection.callEnded(this);
         }

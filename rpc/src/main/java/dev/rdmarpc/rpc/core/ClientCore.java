@@ -340,7 +340,7 @@ public final class ClientCore {
         try {
             while (true) {
                 if (wait ? sendRoom.mustWait(c, refused, turn) : c.pendingBytes() >= sendHighWaterMark) {
-                    if (!wait || (turn = sendRoom.await(c, waitDeadline, refused, turn)) == null) {
+                    if (!wait || (turn = sendRoom.awaitSendRoom(c, waitDeadline, refused, turn)) == null) {
                         return refuse(call, sendRoom.full(c, wait ? timeout : 0));
                     }
                 }

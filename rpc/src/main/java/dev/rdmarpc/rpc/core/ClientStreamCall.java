@@ -4,10 +4,8 @@ import dev.rdmarpc.rpc.ClientStream;
 import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.RpcException;
-import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
-import dev.rdmarpc.rpc.protocol.FrameHeader;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -16,7 +14,6 @@ import java.lang.foreign.MemorySegment;
  * in and what may go out.
  */
 final class ClientStreamCall<Q, R> extends ClientStreamSink implements ClientStream<Q, R> {
-    private final ClientStreams streams;
     private final Method<Q, R> method;
     private final StreamFlow flow;
     /** How long {@link #close} after a half-close waits for the server's end before it cancels: 200 ms. */
@@ -36,10 +33,10 @@ final class ClientStreamCall<Q, R> extends ClientStreamSink implements ClientStr
     private final String receiveWhat;
 
     ClientStreamCall(ClientStreams streams, Method<Q, R> method, int window, long deadlineNanos) {
+        super(streams);
         this.granter = give -> streams.writeWindow(this, give);
         this.sendWhat = "a message of " + method.name();
         this.receiveWhat = "of " + method.name();
-        this.streams = streams;
         this.method = method;
         this.flow = new StreamFlow(window);
         this.deadlineNanos = deadlineNanos;
@@ -59,26 +56,7 @@ final class ClientStreamCall<Q, R> extends ClientStreamSink implements ClientStr
 
     @Override
     void onMessage(MemorySegment buf, long offset, int length) {
-        if ((FrameHeader.flags(buf, offset) & FrameDescriptor.FLAG_END_STREAM) != 0) {
-            streams.failed(this, new RpcException(Status.PROTOCOL_ERROR, "server half-closed a stream: it ends"
-                    + " streams with a response"));
-            return;
-        }
-        if (!flow.admit(length)) {
-            if (flow.failure() != null && !flow.isEnded()) {
-                streams.failed(this, flow.failure()); // past its window: cancel the stream, free the slot
-            }
-            return;
-        }
-        Object value;
-        try {
-            value = StreamMessages.decode(method.responseCodec(), buf, offset);
-        } catch (RuntimeException e) {
-            streams.failed(this, new RpcException(Status.PROTOCOL_ERROR,
-                    "message of " + method.name() + " could not be decoded: " + e.getMessage(), e));
-            return;
-        }
-        flow.deliver(value, length);
+        deliver(buf, offset, length);
     }
 
     @Override
@@ -107,20 +85,14 @@ final class ClientStreamCall<Q, R> extends ClientStreamSink implements ClientStr
     }
 
     private void tellEnd(RpcException error, Metadata md) {
-        StreamEnd l = endListener;
-        if (l != null) {
-            l.ended(error, md, flow.messageBytesOut(), flow.messageBytesIn());
-        }
+        tellEnd(endListener, error, md);
     }
 
     // ------------------------------------------------------------------ the caller
 
     @Override
     public void send(Q message) {
-        StreamMessages.requireMessage(message);
-        if (halfClosed) {
-            throw new IllegalStateException("send after halfClose");
-        }
+        checkSend(message, halfClosed);
         Codec<Q> codec = method.requestCodec();
         int plen = codec.encodedSize(message);
         long frame = (long) FrameDescriptor.HEADER_LENGTH + plen;
@@ -159,20 +131,10 @@ final class ClientStreamCall<Q, R> extends ClientStreamSink implements ClientStr
      */
     @Override
     public void cancel() {
-        boolean expired = System.nanoTime() - deadlineNanos >= 0;
-        RpcException end = expired
-                ? new RpcException(Status.DEADLINE_EXCEEDED, "stream of " + method.name() + ": its deadline passed")
-                : new RpcException(Status.CANCELLED, "stream of " + method.name() + " cancelled");
+        RpcException end = cancelEnd(deadlineNanos);
         if (flow.end(end, true)) {
             tellEnd(end, Metadata.EMPTY);
-            long callId = id;
-            if (callId > 0) {
-                if (expired) {
-                    streams.expired(callId);
-                } else {
-                    streams.cancel(callId);
-                }
-            }
+            freeSlot(end);
         }
     }
 

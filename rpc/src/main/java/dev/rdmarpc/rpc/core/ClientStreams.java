@@ -87,7 +87,7 @@ final class ClientStreams {
         try {
             while (true) {
                 if (sendRoom.mustWait(c, refused, turn)) {
-                    turn = sendRoom.await(c, slotWait, refused, turn);
+                    turn = sendRoom.awaitSendRoom(c, slotWait, refused, turn);
                     if (turn == null) {
                         table.release(id);
                         metrics.errors.increment();
@@ -276,7 +276,7 @@ final class ClientStreams {
         try {
             while (true) {
                 if (sendRoom.mustWait(c, refused, turn)) {
-                    turn = sendRoom.await(c, deadline, refused, turn);
+                    turn = sendRoom.awaitSendRoom(c, deadline, refused, turn);
                     if (turn == null) {
                         metrics.errors.increment();
                         throw new RpcException(Status.DEADLINE_EXCEEDED, "the send queue stayed full until the stream's deadline");

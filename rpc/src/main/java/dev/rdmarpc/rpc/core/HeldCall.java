@@ -70,6 +70,34 @@ abstract class HeldCall implements CallContext, ResponseSizes {
         responseBytes = bytes;
     }
 
+    /**
+     * The handler's thread is done with the call: the deadline it inherited is dropped, and a stop's
+     * interrupt (when one came) is cleared, so that it does not reach the thread's next call.
+     */
+    final void leaveHandlerThread() {
+        if (hasDeadline) {
+            InheritedDeadline.exit();
+        }
+        if (end()) {
+            Thread.interrupted();
+        }
+    }
+
+    /**
+     * A stop ended a call nothing waits on here: a deadline is answered (DEADLINE_EXCEEDED), then the
+     * call leaves its connection and the interceptors hear how it ended.
+     */
+    final void endStopped(boolean deadline) {
+        try {
+            if (deadline) {
+                answerExpired();
+            }
+        } finally {
+            connection.callEnded(this);
+            connection.core().afterCall(this, deadline ? Status.DEADLINE_EXCEEDED : Status.CANCELLED);
+        }
+    }
+
     /** Under the lock, when the call ends before any stop. */
     void ended() {
     }

@@ -25,22 +25,19 @@ final class ResponseWriter {
     static Status writeBytes(FrameWriter w, ServerCore core, long requestId, int methodId, MemorySegment src,
                              long off, int len, Attachment att, Metadata md, ResponseSizes sizes) {
         Counters m = core.metrics;
-        if (md.encodedLength() > core.maxMetadataBytes) {
-            return metadataTooLarge(w, core, requestId, methodId, md);
-        }
         int mlen = MetadataLimits.blockLength(md);
-        int alen = att.length();
-        long frame = (long) FrameDescriptor.HEADER_LENGTH + mlen + len + alen;
-        if (frame > core.maxFrameLength) {
-            return tooLarge(w, m, requestId, methodId, frame, core.maxFrameLength);
+        long frame = (long) FrameDescriptor.HEADER_LENGTH + mlen + len + att.length();
+        Status refused = refusal(w, core, requestId, methodId, md, frame);
+        if (refused != null) {
+            return refused;
         }
         // Bytes of the request being handled (an echo) go from its receive buffer, when the transport can.
-        long at = alen == 0 && mlen == 0 ? w.claimPayloadFromReceived((int) frame, src, off, len) : claim(w, (int) frame, att);
+        long at = att.length() == 0 && mlen == 0 ? w.claimPayloadFromReceived((int) frame, src, off, len) : claim(w, (int) frame, att);
         if (at < 0) {
             return claimFailed(w, m, requestId, methodId, at);
         }
         w.response(requestId, methodId, FrameDescriptor.STATUS_OK).metadata(md).payload(src, off, len).attachment(att);
-        return commit(w, m, requestId, methodId, att, frame, sizes, (long) len + alen);
+        return commit(w, m, requestId, methodId, att, frame, sizes, (long) len + att.length());
     }
 
     /** Writes a response encoded by {@code codec}, with {@code md} as its metadata; returns the status actually sent. */
@@ -54,14 +51,10 @@ final class ResponseWriter {
         } catch (RuntimeException e) {
             return writeError(w, m, requestId, methodId, Status.HANDLER_FAILED, "response could not be encoded: " + e);
         }
-        if (md.encodedLength() > core.maxMetadataBytes) {
-            return metadataTooLarge(w, core, requestId, methodId, md);
-        }
-        int mlen = MetadataLimits.blockLength(md);
-        int alen = att.length();
-        long frame = (long) FrameDescriptor.HEADER_LENGTH + mlen + len + alen;
-        if (frame > core.maxFrameLength) {
-            return tooLarge(w, m, requestId, methodId, frame, core.maxFrameLength);
+        long frame = (long) FrameDescriptor.HEADER_LENGTH + MetadataLimits.blockLength(md) + len + att.length();
+        Status refused = refusal(w, core, requestId, methodId, md, frame);
+        if (refused != null) {
+            return refused;
         }
         long at = claim(w, (int) frame, att);
         if (at < 0) {
@@ -72,7 +65,7 @@ final class ResponseWriter {
         } catch (RuntimeException e) { // the writer aborted the claim
             return writeError(w, m, requestId, methodId, Status.HANDLER_FAILED, "response could not be encoded: " + e);
         }
-        return commit(w, m, requestId, methodId, att, frame, sizes, (long) len + alen);
+        return commit(w, m, requestId, methodId, att, frame, sizes, (long) len + att.length());
     }
 
     /**
@@ -84,9 +77,22 @@ final class ResponseWriter {
         return att.length() > 0 ? w.claimAttachmentInPlace(frame, att, Long.MAX_VALUE) : w.claim(frame);
     }
 
-    private static Status metadataTooLarge(FrameWriter w, ServerCore core, long requestId, int methodId, Metadata md) {
-        return writeError(w, core.metrics, requestId, methodId, Status.PAYLOAD_TOO_LARGE,
-                MetadataLimits.overLimit("response", md.encodedLength(), "server", core.maxMetadataBytes));
+    /**
+     * Refuses a response whose metadata or frame is over the server's limits: writes the error response
+     * instead (PAYLOAD_TOO_LARGE).
+     *
+     * @return the status sent instead, or null when the response fits
+     */
+    private static Status refusal(FrameWriter w, ServerCore core, long requestId, int methodId, Metadata md, long frame) {
+        if (md.encodedLength() > core.maxMetadataBytes) {
+            return writeError(w, core.metrics, requestId, methodId, Status.PAYLOAD_TOO_LARGE,
+                    MetadataLimits.overLimit("response", md.encodedLength(), "server", core.maxMetadataBytes));
+        }
+        if (frame > core.maxFrameLength) {
+            return writeError(w, core.metrics, requestId, methodId, Status.PAYLOAD_TOO_LARGE,
+                    "response frame of " + frame + " bytes exceeds the maximum frame length " + core.maxFrameLength);
+        }
+        return null;
     }
 
     /** @throws IllegalArgumentException unless {@code status} is an error a response may carry */
@@ -192,11 +198,6 @@ final class ResponseWriter {
                 .requestId(FrameDescriptor.CONNECTION_REQUEST_ID).status(status.code()).payloadLength(len);
         Codecs.STRING.encode(msg, frame, FrameDescriptor.HEADER_LENGTH);
         return frame;
-    }
-
-    private static Status tooLarge(FrameWriter c, Counters m, long requestId, int methodId, long frame, int maxFrame) {
-        return writeError(c, m, requestId, methodId, Status.PAYLOAD_TOO_LARGE,
-                "response frame of " + frame + " bytes exceeds the maximum frame length " + maxFrame);
     }
 
     private static Status claimFailed(FrameWriter c, Counters m, long requestId, int methodId, long code) {

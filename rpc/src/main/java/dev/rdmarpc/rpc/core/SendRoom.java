@@ -60,7 +60,7 @@ final class SendRoom {
      * @throws RpcException the close's status when the connection closed meanwhile, CANCELLED when
      *                      interrupted (it has left the queue)
      */
-    Condition await(Connection c, long deadline, boolean atLeastOnce, Condition turn) {
+    Condition awaitSendRoom(Connection c, long deadline, boolean atLeastOnce, Condition turn) {
         lock.lock();
         try {
             if (turn == null) {

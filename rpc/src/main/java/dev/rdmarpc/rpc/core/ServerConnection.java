@@ -110,6 +110,12 @@ final class ServerConnection implements FrameHandler, RawCall, ResponseSizes {
             c.close(new ProtocolException(why));
             return;
         }
+        request(frame, offset, length);
+    }
+
+    /** A request arrived: refused here, or dispatched by its method's mode (inline and raw ones run here). */
+    private void request(MemorySegment frame, long offset, int length) {
+        Counters m = core.metrics;
         m.calls.increment();
         long id = FrameHeader.requestId(frame, offset);
         int mid = FrameHeader.methodId(frame, offset);
@@ -153,6 +159,12 @@ final class ServerConnection implements FrameHandler, RawCall, ResponseSizes {
             dispatchAsync(e, frame, offset, id, mid, deadline, due, mlen);
             return;
         }
+        runHere(e, frame, offset, length, id, mid, deadline, due, mlen);
+    }
+
+    /** Runs an inline or raw call on the I/O thread, this connection being its context while it runs. */
+    private void runHere(MethodRegistry.Entry e, MemorySegment frame, long offset, int length, long id, int mid,
+                         boolean deadline, long due, int mlen) {
         boolean timed = Events.serverCallEnabled();
         long start = timed ? System.nanoTime() : 0;
         hasDeadline = deadline;

@@ -20,17 +20,15 @@ import java.lang.foreign.MemorySegment;
  * deadline or a close stops it: the handler's thread is interrupted and its stream's waits fail
  * with DEADLINE_EXCEEDED (the deadline) or CANCELLED (a cancel, a close).
  */
-final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<Object, Object> {
+final class ServerStreamCall extends HeldStream implements Runnable, ServerStream<Object, Object> {
     /** The longest a send waits for the transport's progress before it tries its claim again. */
     private static final long SEND_ROOM_RECHECK_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10);
 
-    private final StreamFlow flow;
     /** Sends this stream's window updates (one object, not one per receive). */
     private final java.util.function.LongPredicate granter;
     /** What the flow's messages say this stream's messages are (built once, not per message). */
     private final String sendWhat;
     private final String receiveWhat;
-    private final Metadata requestMetadata;
     /** Where the stream's own waits give up: never (a deadline stops the call, which ends them). */
     private final long noDeadline = System.nanoTime() + (1L << 62);
     // guarded by this: the handler's thread while the call is not over
@@ -38,9 +36,7 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
 
     ServerStreamCall(ServerConnection connection, MethodRegistry.Entry entry, long id, int mid, boolean hasDeadline,
                      long deadlineNanos, Metadata requestMetadata) {
-        super(connection, entry, id, mid, hasDeadline, deadlineNanos);
-        this.requestMetadata = requestMetadata;
-        this.flow = new StreamFlow(connection.core().streamWindowBytes);
+        super(connection, entry, id, mid, hasDeadline, deadlineNanos, requestMetadata);
         this.granter = this::writeWindow;
         this.sendWhat = "a message of " + entry.method().name();
         this.receiveWhat = "from the client of " + entry.method().name();
@@ -144,12 +140,7 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
             flow.end(null, true);
             core.afterCall(this, status);
         } finally {
-            if (hasDeadline) {
-                InheritedDeadline.exit();
-            }
-            if (end()) {
-                Thread.interrupted();
-            }
+            leaveHandlerThread();
             connection.callEnded(this);
         }
     }
@@ -221,29 +212,5 @@ final class ServerStreamCall extends HeldCall implements Runnable, ServerStream<
         }
         connection.core().metrics.bytesSent.add(FrameWriter.WINDOW_FRAME_LENGTH);
         return true;
-    }
-
-    // ------------------------------------------------------------------ CallContext
-
-    @Override
-    public Metadata requestMetadata() {
-        return requestMetadata;
-    }
-
-    /** @return bytes of the messages the client sent on this stream so far */
-    @Override
-    public long requestBytes() {
-        return flow.messageBytesIn();
-    }
-
-    /** @return bytes of the messages this side sent on the stream so far */
-    @Override
-    public long responseBytes() {
-        return flow.messageBytesOut();
-    }
-
-    @Override
-    public Attachment requestAttachment() {
-        return Attachment.NONE;
     }
 }

@@ -67,13 +67,18 @@ final class StreamFlow {
     long grantNow() {
         lock.lock();
         try {
-            long give = toGrant;
-            toGrant = 0;
-            granted += give;
-            return give;
+            return takeGrant();
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Takes what this side owes the peer (lock held): it is granted once the caller sends it. */
+    private long takeGrant() {
+        long give = toGrant;
+        toGrant = 0;
+        granted += give;
+        return give;
     }
 
     /** A grant of {@link #grantNow} could not be sent: it is owed again. */
@@ -191,22 +196,12 @@ final class StreamFlow {
 
     /** @return true once the stream ended ({@link #end}) */
     boolean isEnded() {
-        lock.lock();
-        try {
-            return ended;
-        } finally {
-            lock.unlock();
-        }
+        return test(f -> f.ended);
     }
 
     /** @return the failure the stream ended with (or failed with locally), null when none */
     RpcException failure() {
-        lock.lock();
-        try {
-            return failure;
-        } finally {
-            lock.unlock();
-        }
+        return get(f -> f.failure);
     }
 
     // ------------------------------------------------------------------ the reader
@@ -263,9 +258,7 @@ final class StreamFlow {
                 // frames; while the inbox is empty the peer still has at least half a window to send
                 // (granted - received = window - toGrant), so it never waits on a reader that waits.
                 if (!done && toGrant >= window / 2) {
-                    give = toGrant;
-                    toGrant = 0;
-                    granted += give;
+                    give = takeGrant();
                 }
             } finally {
                 lock.unlock();
@@ -323,13 +316,7 @@ final class StreamFlow {
     long grantDue() {
         lock.lock();
         try {
-            if (ended || toGrant < window / 2) {
-                return 0;
-            }
-            long give = toGrant;
-            toGrant = 0;
-            granted += give;
-            return give;
+            return ended || toGrant < window / 2 ? 0 : takeGrant();
         } finally {
             lock.unlock();
         }
@@ -342,12 +329,7 @@ final class StreamFlow {
      *         ended or failed (nothing goes any more)
      */
     long sendRoom() {
-        lock.lock();
-        try {
-            return ended || failure != null ? Long.MIN_VALUE : sendWindow;
-        } finally {
-            lock.unlock();
-        }
+        return read(f -> f.ended || f.failure != null ? Long.MIN_VALUE : f.sendWindow);
     }
 
     /** The asynchronous sender wrote a frame of {@code frameBytes} after {@link #sendRoom} said it may. */
@@ -405,49 +387,53 @@ final class StreamFlow {
 
     /** @return how many bytes of sends the peer accepts now (may be below 0 by one frame) */
     long sendWindow() {
-        lock.lock();
-        try {
-            return sendWindow;
-        } finally {
-            lock.unlock();
-        }
+        return read(f -> f.sendWindow);
     }
 
     /** @return true once the peer finished sending (or the stream ended) and every message was taken */
     boolean peerFinished() {
-        lock.lock();
-        try {
-            return (peerDone || ended) && inbox.isEmpty();
-        } finally {
-            lock.unlock();
-        }
+        return test(f -> (f.peerDone || f.ended) && f.inbox.isEmpty());
     }
 
     /** @return bytes of the messages received from the peer so far (their encoded form, frame headers left out) */
     long messageBytesIn() {
-        lock.lock();
-        try {
-            return messageBytesIn;
-        } finally {
-            lock.unlock();
-        }
+        return read(f -> f.messageBytesIn);
     }
 
     /** @return bytes of the messages sent to the peer so far (their encoded form, frame headers left out) */
     long messageBytesOut() {
+        return read(f -> f.messageBytesOut);
+    }
+
+    /** @return messages received and not yet read */
+    int buffered() {
+        return (int) read(f -> f.inbox.size());
+    }
+
+    // Reads under the lock; each reader is a non-capturing lambda (one instance, nothing allocated per read).
+
+    private long read(java.util.function.ToLongFunction<StreamFlow> field) {
         lock.lock();
         try {
-            return messageBytesOut;
+            return field.applyAsLong(this);
         } finally {
             lock.unlock();
         }
     }
 
-    /** @return messages received and not yet read */
-    int buffered() {
+    private boolean test(java.util.function.Predicate<StreamFlow> field) {
         lock.lock();
         try {
-            return inbox.size();
+            return field.test(this);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private <T> T get(java.util.function.Function<StreamFlow, T> field) {
+        lock.lock();
+        try {
+            return field.apply(this);
         } finally {
             lock.unlock();
         }
