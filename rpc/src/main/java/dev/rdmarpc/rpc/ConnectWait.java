@@ -1,8 +1,8 @@
 package dev.rdmarpc.rpc;
 
-import dev.rdmarpc.rpc.core.CallKind;
-import dev.rdmarpc.rpc.core.ClientCore;
-import dev.rdmarpc.rpc.core.PendingCall;
+import dev.rdmarpc.rpc.core.client.CallKind;
+import dev.rdmarpc.rpc.core.client.ClientCore;
+import dev.rdmarpc.rpc.core.client.PendingCall;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;

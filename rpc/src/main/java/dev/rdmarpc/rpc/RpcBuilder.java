@@ -56,7 +56,7 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
 
     private int maxFrameLength = FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH;
     private int maxMetadataBytes = MetadataBlock.DEFAULT_MAX_BYTES;
-    private int streamWindowBytes = dev.rdmarpc.rpc.core.ClientCore.DEFAULT_STREAM_WINDOW_BYTES;
+    private int streamWindowBytes = dev.rdmarpc.rpc.core.client.ClientCore.DEFAULT_STREAM_WINDOW_BYTES;
     /** Which of tcp, rdma, transport was chosen, for the error when another is; null: TCP by default. */
     private String chosen;
     private Consumer<TcpTransport.Config> tcp;

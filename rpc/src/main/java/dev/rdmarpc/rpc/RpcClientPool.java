@@ -1,6 +1,6 @@
 package dev.rdmarpc.rpc;
 
-import dev.rdmarpc.rpc.core.ClientCore;
+import dev.rdmarpc.rpc.core.client.ClientCore;
 import dev.rdmarpc.rpc.core.Counters;
 import dev.rdmarpc.rpc.transport.Transport;
 import java.net.InetSocketAddress;

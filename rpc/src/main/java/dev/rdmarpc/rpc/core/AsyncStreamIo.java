@@ -20,23 +20,23 @@ import java.util.concurrent.locks.ReentrantLock;
  * leave their work to it ({@link #signal}), so callbacks never overlap and keep their order. With
  * an executor, the draining runs there instead.
  */
-abstract class AsyncStreamIo implements Runnable {
+public abstract class AsyncStreamIo implements Runnable {
     private static final System.Logger LOG = System.getLogger(AsyncStreamIo.class.getName());
     /** A write went out. */
-    static final int WROTE = 0;
+    public static final int WROTE = 0;
     /** A write found no room now: the subclass waits for the transport's progress and calls {@link #flush}. */
-    static final int NO_ROOM = 1;
+    public static final int NO_ROOM = 1;
     /** The stream (or connection) is over: nothing more goes out. */
-    static final int GONE = 2;
+    public static final int GONE = 2;
 
     /** The client's half-close, queued behind its messages. */
-    static final Object HALF_CLOSE = new Object();
+    public static final Object HALF_CLOSE = new Object();
 
     /** A message waiting for room. */
     private record Queued(Object value, int plen) {
     }
 
-    final StreamFlow flow;
+    public final StreamFlow flow;
     private final Executor executor;
     private final AtomicInteger wip = new AtomicInteger();
     private final AtomicLong demand = new AtomicLong();
@@ -54,7 +54,7 @@ abstract class AsyncStreamIo implements Runnable {
     private boolean halfCloseTold;
     private boolean endTold;
 
-    AsyncStreamIo(StreamFlow flow, Executor executor) {
+    public AsyncStreamIo(StreamFlow flow, Executor executor) {
         this.flow = flow;
         this.executor = executor;
     }
@@ -62,33 +62,33 @@ abstract class AsyncStreamIo implements Runnable {
     // ------------------------------------------------------------------ what the sides do
 
     /** Writes a message frame; @return {@link #WROTE}, {@link #NO_ROOM} or {@link #GONE} */
-    abstract int writeMessage(Object value, int plen);
+    protected abstract int writeMessage(Object value, int plen);
 
     /** Writes a marker queued with {@link #queueMarker} (the half-close, the open, the server's end). */
-    abstract int writeMarker(Object marker);
+    protected abstract int writeMarker(Object marker);
 
     /** Sends a window update; @return false when it cannot go now */
-    abstract boolean writeGrant(long increment);
+    protected abstract boolean writeGrant(long increment);
 
     /** The transport's send queue was full: call {@link #onRoom} once it made progress. */
-    abstract void awaitRoom();
+    protected abstract void awaitRoom();
 
     /** The metadata told with the end: the client's trailers, none on the server. */
-    abstract Metadata endMetadata();
+    protected abstract Metadata endMetadata();
 
     /** A listener callback threw: end the stream (cancel on the client, fail on the server). */
-    abstract void listenerFailed(RuntimeException e);
+    protected abstract void listenerFailed(RuntimeException e);
 
     // ------------------------------------------------------------------ setup
 
-    void listener(StreamListener<Object> l) {
+    public void listener(StreamListener<Object> l) {
         this.listener = l;
     }
 
     // ------------------------------------------------------------------ sending
 
     /** Writes {@code value} now if nothing is queued and there is room, else queues it. Never waits. */
-    void send(Object value, int plen) {
+    public void send(Object value, int plen) {
         outLock.lock();
         try {
             if (outbox.isEmpty()) {
@@ -106,7 +106,7 @@ abstract class AsyncStreamIo implements Runnable {
     }
 
     /** Queues a marker behind what is queued and writes what can go. */
-    void queueMarker(Object marker) {
+    public void queueMarker(Object marker) {
         outLock.lock();
         try {
             outbox.add(marker);
@@ -135,7 +135,7 @@ abstract class AsyncStreamIo implements Runnable {
     }
 
     /** Writes what is queued as far as room allows; tells onReady when the stream turned ready. */
-    void flush() {
+    public void flush() {
         boolean ready;
         outLock.lock();
         try {
@@ -171,7 +171,7 @@ abstract class AsyncStreamIo implements Runnable {
     }
 
     /** Drops what is queued (the stream ended). */
-    void dropOutbox() {
+    public void dropOutbox() {
         outLock.lock();
         try {
             outbox.clear();
@@ -182,7 +182,7 @@ abstract class AsyncStreamIo implements Runnable {
     }
 
     /** The transport sent something: write what waits, and a grant that could not go. */
-    void onRoom() {
+    public void onRoom() {
         flush();
         if (grantPending) {
             signal();
@@ -190,7 +190,7 @@ abstract class AsyncStreamIo implements Runnable {
     }
 
     /** @return true when a send would go out at once */
-    boolean isReady() {
+    public boolean isReady() {
         boolean ready = queued == 0 && flow.sendRoom() > 0;
         if (!ready) {
             readyWanted = true;
@@ -200,7 +200,7 @@ abstract class AsyncStreamIo implements Runnable {
 
     // ------------------------------------------------------------------ receiving
 
-    void request(int n) {
+    public void request(int n) {
         if (n <= 0) {
             throw new IllegalArgumentException("request(" + n + "): ask for at least one message");
         }
@@ -209,7 +209,7 @@ abstract class AsyncStreamIo implements Runnable {
     }
 
     /** Something is due for the listener (a message, the end, readiness): drain here or leave it to the drainer. */
-    void signal() {
+    public void signal() {
         if (wip.getAndIncrement() != 0) {
             return;
         }
@@ -288,7 +288,7 @@ abstract class AsyncStreamIo implements Runnable {
     }
 
     /** @return the listener once set (for ends told before it was) */
-    StreamListener<Object> listener() {
+    public StreamListener<Object> listener() {
         return listener;
     }
 }

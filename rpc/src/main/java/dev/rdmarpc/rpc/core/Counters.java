@@ -5,17 +5,17 @@ import java.util.concurrent.atomic.LongAdder;
 
 /** The counters behind {@link RpcMetrics}: striped adders, no allocation once warmed up. */
 public final class Counters implements RpcMetrics {
-    final LongAdder calls = new LongAdder();
-    final LongAdder errors = new LongAdder();
-    final LongAdder timeouts = new LongAdder();
-    final LongAdder rejected = new LongAdder();
-    final LongAdder bytesSent = new LongAdder();
-    final LongAdder bytesReceived = new LongAdder();
-    final LongAdder connectionsOpened = new LongAdder();
-    final LongAdder connectionsClosed = new LongAdder();
-    final LongAdder protocolErrors = new LongAdder();
-    final LongAdder inFlight = new LongAdder();
-    final LongAdder cancelled = new LongAdder();
+    public final LongAdder calls = new LongAdder();
+    public final LongAdder errors = new LongAdder();
+    public final LongAdder timeouts = new LongAdder();
+    public final LongAdder rejected = new LongAdder();
+    public final LongAdder bytesSent = new LongAdder();
+    public final LongAdder bytesReceived = new LongAdder();
+    public final LongAdder connectionsOpened = new LongAdder();
+    public final LongAdder connectionsClosed = new LongAdder();
+    public final LongAdder protocolErrors = new LongAdder();
+    public final LongAdder inFlight = new LongAdder();
+    public final LongAdder cancelled = new LongAdder();
 
     /** Creates zeroed counters. */
     public Counters() {

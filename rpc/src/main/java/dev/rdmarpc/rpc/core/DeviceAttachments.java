@@ -18,12 +18,12 @@ import java.lang.foreign.MemorySegment;
  * transport holds another frame already, the attachment is copied under the claim and the frame
  * committed whole.
  */
-final class DeviceAttachments {
+public final class DeviceAttachments {
     private DeviceAttachments() {
     }
 
     /** Throws IllegalArgumentException unless {@code a} is device memory its staging can move. */
-    static void validate(Attachment a) {
+    public static void validate(Attachment a) {
         if (a.location() == Attachment.Location.DEVICE) {
             a.staging().validate(a.deviceId(), a.address(), a.length());
         }
@@ -41,7 +41,7 @@ final class DeviceAttachments {
      *                          held commit the frame is abandoned, which closes the connection (the
      *                          peer never gets a frame with unwritten bytes)
      */
-    static void fillAndCommit(Connection c, MemorySegment buf, long frameStart, long attOffset, Attachment att) {
+    public static void fillAndCommit(Connection c, MemorySegment buf, long frameStart, long attOffset, Attachment att) {
         DeviceStaging staging = att.staging();
         int ready = (int) (attOffset - frameStart);
         int frameLength = ready + att.length();
@@ -74,7 +74,7 @@ final class DeviceAttachments {
      *
      * @return the filled prefix of {@code target}
      */
-    static Attachment land(MemorySegment buf, long offset, int length, Attachment target) {
+    public static Attachment land(MemorySegment buf, long offset, int length, Attachment target) {
         if (target.location() == Attachment.Location.DEVICE) {
             target.staging().copyToDevice(buf, offset, target.address(), length);
         } else {

@@ -39,52 +39,61 @@ public final class Events {
         return SERVER_PROBE.isEnabled();
     }
 
-    static void clientCall(String method, int methodId, InetSocketAddress peer, String status, long latencyNanos,
+    public static void clientCall(String method, int methodId, InetSocketAddress peer, String status, long latencyNanos,
                            int requestBytes, int responseBytes) {
         ClientCall e = new ClientCall();
-        e.method = method;
-        e.methodId = methodId;
-        e.peer = String.valueOf(peer);
-        e.status = status;
+        e.call(method, methodId, peer, status, requestBytes);
         e.latency = latencyNanos;
-        e.requestBytes = requestBytes;
         e.responseBytes = responseBytes;
         e.commit();
     }
 
-    static void serverCall(String method, int methodId, InetSocketAddress peer, String status, long durationNanos,
+    public static void serverCall(String method, int methodId, InetSocketAddress peer, String status, long durationNanos,
                            int requestBytes, String mode) {
         ServerCall e = new ServerCall();
-        e.method = method;
-        e.methodId = methodId;
-        e.peer = String.valueOf(peer);
-        e.status = status;
+        e.call(method, methodId, peer, status, requestBytes);
         e.handlerTime = durationNanos;
-        e.requestBytes = requestBytes;
         e.mode = mode;
         e.commit();
     }
 
-    static void opened(String transport, String side, InetSocketAddress local, InetSocketAddress remote) {
+    public static void opened(String transport, String side, InetSocketAddress local, InetSocketAddress remote) {
         if (OPENED_PROBE.isEnabled()) {
             ConnectionOpened e = new ConnectionOpened();
-            e.transport = transport;
-            e.side = side;
-            e.local = String.valueOf(local);
-            e.remote = String.valueOf(remote);
+            e.connection(transport, side, local, remote);
             e.commit();
         }
     }
 
-    static void closed(String transport, String side, InetSocketAddress local, InetSocketAddress remote, String reason) {
+    public static void closed(String transport, String side, InetSocketAddress local, InetSocketAddress remote, String reason) {
         if (CLOSED_PROBE.isEnabled()) {
             ConnectionClosed e = new ConnectionClosed();
-            e.transport = transport;
-            e.side = side;
-            e.local = String.valueOf(local);
-            e.remote = String.valueOf(remote);
+            e.connection(transport, side, local, remote);
             e.reason = reason;
             e.commit();
+        }
+    }
+
+    /** What both call events record of a call. */
+    abstract static class CallEvent extends Event {
+        @Label("Method")
+        String method;
+        @Label("Method Id")
+        int methodId;
+        @Label("Peer")
+        String peer;
+        @Label("Status")
+        String status;
+        @Label("Request Bytes")
+        @DataAmount
+        int requestBytes;
+
+        final void call(String method, int methodId, InetSocketAddress peer, String status, int requestBytes) {
+            this.method = method;
+            this.methodId = methodId;
+            this.peer = String.valueOf(peer);
+            this.status = status;
+            this.requestBytes = requestBytes;
         }
     }
 
@@ -95,21 +104,10 @@ public final class Events {
     @Description("One RPC call made by a client: method, outcome and latency")
     @StackTrace(false)
     @Enabled(false)
-    static final class ClientCall extends Event {
-        @Label("Method")
-        String method;
-        @Label("Method Id")
-        int methodId;
-        @Label("Peer")
-        String peer;
-        @Label("Status")
-        String status;
+    static final class ClientCall extends CallEvent {
         @Label("Latency")
         @Timespan(Timespan.NANOSECONDS)
         long latency;
-        @Label("Request Bytes")
-        @DataAmount
-        int requestBytes;
         @Label("Response Bytes")
         @DataAmount
         int responseBytes;
@@ -122,23 +120,31 @@ public final class Events {
     @Description("One RPC call handled by a server: method, outcome and handler time")
     @StackTrace(false)
     @Enabled(false)
-    static final class ServerCall extends Event {
-        @Label("Method")
-        String method;
-        @Label("Method Id")
-        int methodId;
-        @Label("Peer")
-        String peer;
-        @Label("Status")
-        String status;
+    static final class ServerCall extends CallEvent {
         @Label("Handler Time")
         @Timespan(Timespan.NANOSECONDS)
         long handlerTime;
-        @Label("Request Bytes")
-        @DataAmount
-        int requestBytes;
         @Label("Mode")
         String mode;
+    }
+
+    /** What both connection events record of a connection. */
+    abstract static class ConnectionEvent extends Event {
+        @Label("Transport")
+        String transport;
+        @Label("Side")
+        String side;
+        @Label("Local Address")
+        String local;
+        @Label("Remote Address")
+        String remote;
+
+        final void connection(String transport, String side, InetSocketAddress local, InetSocketAddress remote) {
+            this.transport = transport;
+            this.side = side;
+            this.local = String.valueOf(local);
+            this.remote = String.valueOf(remote);
+        }
     }
 
     /** A connection opened. */
@@ -146,15 +152,7 @@ public final class Events {
     @Label("RPC Connection Opened")
     @Category({"rdmarpc", "RPC"})
     @StackTrace(false)
-    static final class ConnectionOpened extends Event {
-        @Label("Transport")
-        String transport;
-        @Label("Side")
-        String side;
-        @Label("Local Address")
-        String local;
-        @Label("Remote Address")
-        String remote;
+    static final class ConnectionOpened extends ConnectionEvent {
     }
 
     /** A connection closed. */
@@ -162,15 +160,7 @@ public final class Events {
     @Label("RPC Connection Closed")
     @Category({"rdmarpc", "RPC"})
     @StackTrace(false)
-    static final class ConnectionClosed extends Event {
-        @Label("Transport")
-        String transport;
-        @Label("Side")
-        String side;
-        @Label("Local Address")
-        String local;
-        @Label("Remote Address")
-        String remote;
+    static final class ConnectionClosed extends ConnectionEvent {
         @Label("Reason")
         String reason;
     }

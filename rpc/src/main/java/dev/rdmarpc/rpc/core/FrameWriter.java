@@ -25,7 +25,7 @@ import java.lang.foreign.MemorySegment;
  * of the open claim lives here only between a successful claim and its commit or abort, while the
  * claiming thread holds the connection's send lock, so no two threads ever use it at once.
  */
-final class FrameWriter {
+public final class FrameWriter {
     private final Connection connection;
     private final FrameHeaderEncoder header = new FrameHeaderEncoder();
 
@@ -39,12 +39,12 @@ final class FrameWriter {
     private boolean payloadInPlace;
     private boolean attachmentInPlace;
 
-    FrameWriter(Connection connection) {
+    public FrameWriter(Connection connection) {
         this.connection = connection;
     }
 
     /** @return the connection written to */
-    Connection connection() {
+    public Connection connection() {
         return connection;
     }
 
@@ -55,7 +55,7 @@ final class FrameWriter {
      *
      * @return the frame's offset, or a {@link Connection} result code (nothing held)
      */
-    long claim(int frameLength) {
+    public long claim(int frameLength) {
         return opened(connection.claim(frameLength), false, false);
     }
 
@@ -65,7 +65,7 @@ final class FrameWriter {
      *
      * @return the frame's offset, or a {@link Connection} result code (nothing held)
      */
-    long claim(int frameLength, long unsentLimit) {
+    public long claim(int frameLength, long unsentLimit) {
         return opened(connection.claim(frameLength, unsentLimit), false, false);
     }
 
@@ -74,12 +74,12 @@ final class FrameWriter {
      * can ({@link Connection#claimWithTail}), else a whole frame to copy it into (a device attachment
      * is then copied from the GPU by {@link #commit(Attachment)}).
      */
-    long claimAttachmentInPlace(int frameLength, Attachment attachment, long unsentLimit) {
+    public long claimAttachmentInPlace(int frameLength, Attachment attachment, long unsentLimit) {
         return claimAttachmentInPlace(frameLength, nicView(attachment), unsentLimit);
     }
 
     /** As {@link #claimAttachmentInPlace(int, Attachment, long)}, for host memory or {@link #nicView}. */
-    long claimAttachmentInPlace(int frameLength, MemorySegment attachment, long unsentLimit) {
+    public long claimAttachmentInPlace(int frameLength, MemorySegment attachment, long unsentLimit) {
         long at = connection.claimWithTail(frameLength, attachment, unsentLimit);
         return at != Connection.UNSUPPORTED ? opened(at, false, true) : claim(frameLength, unsentLimit);
     }
@@ -89,7 +89,7 @@ final class FrameWriter {
      *         memory a segment of its device addresses, which only a transport that registered them
      *         uses (to point work requests at them) and nothing ever dereferences
      */
-    static MemorySegment nicView(Attachment attachment) {
+    public static MemorySegment nicView(Attachment attachment) {
         return attachment.location() == Attachment.Location.HOST ? attachment.segment()
                 : MemorySegment.ofAddress(attachment.address()).reinterpret(attachment.length());
     }
@@ -99,7 +99,7 @@ final class FrameWriter {
      * {@code payload} when it can ({@link Connection#claimInPlace}, named by {@code token}), else a
      * whole frame to copy it into.
      */
-    long claimPayloadInPlace(int frameLength, MemorySegment payload, long unsentLimit, long token) {
+    public long claimPayloadInPlace(int frameLength, MemorySegment payload, long unsentLimit, long token) {
         long at = connection.claimInPlace(frameLength, payload, unsentLimit, token);
         return at != Connection.UNSUPPORTED ? opened(at, true, false) : claim(frameLength, unsentLimit);
     }
@@ -109,7 +109,7 @@ final class FrameWriter {
      * being handled when the transport can ({@link Connection#claimFromReceived}), else a whole frame
      * to copy it into.
      */
-    long claimPayloadFromReceived(int frameLength, MemorySegment src, long offset, int length) {
+    public long claimPayloadFromReceived(int frameLength, MemorySegment src, long offset, int length) {
         long at = connection.claimFromReceived(frameLength, src, offset, length);
         return at != Connection.UNSUPPORTED ? opened(at, true, false) : claim(frameLength);
     }
@@ -130,19 +130,19 @@ final class FrameWriter {
 
     /** Writes a request header for the open claim; the lengths follow from the payload and attachment. */
     /** @param remainingNanos how long the client still waits for the call (its timeout field) */
-    FrameWriter request(long requestId, int methodId, long remainingNanos) {
+    public FrameWriter request(long requestId, int methodId, long remainingNanos) {
         header.wrap(buffer, frameStart).type(FrameDescriptor.TYPE_REQUEST).requestId(requestId).methodId(methodId)
                 .timeout(FrameDescriptor.encodeTimeout(remainingNanos));
         return this;
     }
 
     /** Writes a response header with {@code status} for the open claim. */
-    FrameWriter cancel(long requestId, int methodId) {
+    public FrameWriter cancel(long requestId, int methodId) {
         header.wrap(buffer, frameStart).type(FrameDescriptor.TYPE_CANCEL).requestId(requestId).methodId(methodId);
         return this;
     }
 
-    FrameWriter response(long requestId, int methodId, int status) {
+    public FrameWriter response(long requestId, int methodId, int status) {
         header.wrap(buffer, frameStart).type(FrameDescriptor.TYPE_RESPONSE).requestId(requestId).methodId(methodId)
                 .status(status);
         return this;
@@ -152,13 +152,13 @@ final class FrameWriter {
      * Writes the header of a stream's message ({@link FrameDescriptor#TYPE_STREAM_MESSAGE}) or window
      * update ({@link FrameDescriptor#TYPE_STREAM_WINDOW}) for the open claim.
      */
-    FrameWriter stream(int type, long requestId, int methodId, int flags) {
+    public FrameWriter stream(int type, long requestId, int methodId, int flags) {
         header.wrap(buffer, frameStart).type(type).requestId(requestId).methodId(methodId).flags(flags);
         return this;
     }
 
     /** Length of a stream window update frame. */
-    static final int WINDOW_FRAME_LENGTH = FrameDescriptor.HEADER_LENGTH + FrameDescriptor.STREAM_WINDOW_PAYLOAD;
+    public static final int WINDOW_FRAME_LENGTH = FrameDescriptor.HEADER_LENGTH + FrameDescriptor.STREAM_WINDOW_PAYLOAD;
 
     /**
      * Writes a stream window update granting {@code increment} bytes, at once and never waiting (a
@@ -167,7 +167,7 @@ final class FrameWriter {
      * @return false when the connection cannot take it now (the grant is still owed); true when it
      *         was written, or when the connection is closed (nothing is owed any more)
      */
-    boolean windowUpdate(long requestId, int methodId, long increment) {
+    public boolean windowUpdate(long requestId, int methodId, long increment) {
         long at = claim(WINDOW_FRAME_LENGTH);
         if (at < 0) {
             return at == Connection.CLOSED;
@@ -180,7 +180,7 @@ final class FrameWriter {
     }
 
     /** Adds {@code flag} to the flags of the header being written (after {@link #metadata}, which sets its own). */
-    FrameWriter flag(int flag) {
+    public FrameWriter flag(int flag) {
         header.flags(dev.rdmarpc.rpc.protocol.FrameHeader.flags(buffer, frameStart) | flag);
         return this;
     }
@@ -190,7 +190,7 @@ final class FrameWriter {
      * says so; nothing for {@link Metadata#EMPTY}. After the header, before the payload; the claim
      * counted {@link Metadata#encodedLength()} more bytes, and does not send the payload in place.
      */
-    FrameWriter metadata(Metadata metadata) {
+    public FrameWriter metadata(Metadata metadata) {
         if (!metadata.isEmpty()) {
             header.flags(FrameDescriptor.FLAG_METADATA);
             metadata.writeTo(buffer, frameStart + FrameDescriptor.HEADER_LENGTH);
@@ -210,7 +210,7 @@ final class FrameWriter {
      * {@code offset}, unless the claim sends them in place. On a failure the claim is aborted and
      * the exception rethrown.
      */
-    FrameWriter payload(MemorySegment src, long offset, int length) {
+    public FrameWriter payload(MemorySegment src, long offset, int length) {
         payloadLength = metadataLength + length;
         header.payloadLength(payloadLength);
         if (!payloadInPlace) {
@@ -228,7 +228,7 @@ final class FrameWriter {
      * Writes the payload's length and encodes {@code value} ({@code length} bytes, as
      * {@code codec.encodedSize} said). On a failure the claim is aborted and the exception rethrown.
      */
-    <T> FrameWriter payload(Codec<T> codec, T value, int length) {
+    public <T> FrameWriter payload(Codec<T> codec, T value, int length) {
         payloadLength = metadataLength + length;
         header.payloadLength(payloadLength);
         try {
@@ -244,7 +244,7 @@ final class FrameWriter {
      * Writes the attachment's length and copies host bytes after the payload, unless the claim
      * sends them in place; a device attachment's bytes are copied by {@link #commit(Attachment)}.
      */
-    FrameWriter attachment(Attachment attachment) {
+    public FrameWriter attachment(Attachment attachment) {
         return attachment.location() == Attachment.Location.DEVICE ? attachmentLength(attachment.length())
                 : attachment(attachment.segment());
     }
@@ -254,7 +254,7 @@ final class FrameWriter {
      * {@link MemorySegment#NULL} for none) after the payload, unless the claim sends it in place. On
      * a failure the claim is aborted and the exception rethrown.
      */
-    FrameWriter attachment(MemorySegment attachment) {
+    public FrameWriter attachment(MemorySegment attachment) {
         long length = attachment.byteSize();
         attachmentLength((int) length);
         if (length > 0 && !attachmentInPlace) {
@@ -278,7 +278,7 @@ final class FrameWriter {
     }
 
     /** Publishes the written frame for sending (see {@link Connection#commit()}). */
-    void commit() {
+    public void commit() {
         connection.commit();
     }
 
@@ -290,7 +290,7 @@ final class FrameWriter {
      * @throws RuntimeException when the device copy fails: the claim was aborted, or the held frame
      *                          abandoned (which closes the connection)
      */
-    void commit(Attachment attachment) {
+    public void commit(Attachment attachment) {
         if (attachment.location() == Attachment.Location.DEVICE && !attachmentInPlace) {
             DeviceAttachments.fillAndCommit(connection, buffer, frameStart, attachmentOffset(), attachment);
         } else {

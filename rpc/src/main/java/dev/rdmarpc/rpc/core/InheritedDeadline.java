@@ -6,7 +6,7 @@ package dev.rdmarpc.rpc.core;
  * Set around every handler that has a deadline, cleared when it returns. One holder per thread,
  * made on its first use: reading and setting it allocate nothing after that.
  */
-final class InheritedDeadline {
+public final class InheritedDeadline {
     private static final ThreadLocal<InheritedDeadline> CURRENT = ThreadLocal.withInitial(InheritedDeadline::new);
 
     private boolean set;
@@ -16,14 +16,14 @@ final class InheritedDeadline {
     }
 
     /** The handler on this thread serves a call due at {@code deadlineNanos} ({@link System#nanoTime()}). */
-    static void enter(long deadlineNanos) {
+    public static void enter(long deadlineNanos) {
         InheritedDeadline d = CURRENT.get();
         d.deadlineNanos = deadlineNanos;
         d.set = true;
     }
 
     /** The handler on this thread returned. */
-    static void exit() {
+    public static void exit() {
         CURRENT.get().set = false;
     }
 
@@ -31,7 +31,7 @@ final class InheritedDeadline {
      * @return the time left to the deadline this thread's handler serves (0 or less: passed), or
      *         {@link Long#MAX_VALUE} when the thread serves none (without reading the clock)
      */
-    static long remainingNanos() {
+    public static long remainingNanos() {
         InheritedDeadline d = CURRENT.get();
         return d.set ? d.deadlineNanos - System.nanoTime() : Long.MAX_VALUE;
     }

@@ -12,12 +12,12 @@ import java.lang.foreign.MemorySegment;
  * The metadata rules both sides apply: what a block takes in a frame, and the status and reason a
  * block over an endpoint's {@code maxMetadataBytes}, or malformed, is refused with.
  */
-final class MetadataLimits {
+public final class MetadataLimits {
     private MetadataLimits() {
     }
 
     /** @return the bytes {@code md} takes in a frame: 0 for none (no block is written), else its encoded length */
-    static int blockLength(Metadata md) {
+    public static int blockLength(Metadata md) {
         return md.isEmpty() ? 0 : md.encodedLength();
     }
 
@@ -28,7 +28,7 @@ final class MetadataLimits {
      * @param max   that limit
      * @return the reason, as every refusal over a limit says it
      */
-    static String overLimit(String kind, int bytes, String side, int max) {
+    public static String overLimit(String kind, int bytes, String side, int max) {
         return kind + " metadata of " + bytes + " bytes is over the " + side + "'s maxMetadataBytes (" + max + ")";
     }
 
@@ -42,7 +42,7 @@ final class MetadataLimits {
      * @return null when the block is well formed and within the limit, else what to refuse it with:
      *         PROTOCOL_ERROR for a malformed block, PAYLOAD_TOO_LARGE for one over the limit
      */
-    static RpcException refusal(MemorySegment buf, long offset, String kind, String method, String side, int max) {
+    public static RpcException refusal(MemorySegment buf, long offset, String kind, String method, String side, int max) {
         String bad = MetadataBlock.check(buf, offset + FrameDescriptor.HEADER_LENGTH, FrameHeader.payloadLength(buf, offset));
         if (bad != null) {
             return new RpcException(Status.PROTOCOL_ERROR, kind + " of " + method + " has bad metadata: " + bad);

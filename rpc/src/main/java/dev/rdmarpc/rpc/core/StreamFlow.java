@@ -22,9 +22,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>One thread reads ({@link #take}), one sends ({@link #awaitSendWindow}), the I/O thread
  * delivers; all under one lock.
  */
-final class StreamFlow {
+public final class StreamFlow {
     /** What a reader waits for at most between checks for a grant it could not send (see {@link #take}). */
-    static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    public static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
@@ -53,7 +53,7 @@ final class StreamFlow {
     private long messageBytesOut;
 
     /** @param window this side's receive window, at least the protocol's initial window */
-    StreamFlow(int window) {
+    public StreamFlow(int window) {
         this.window = window;
         this.toGrant = Math.max(0, window - dev.rdmarpc.rpc.protocol.FrameDescriptor.STREAM_INITIAL_WINDOW);
     }
@@ -64,7 +64,7 @@ final class StreamFlow {
      *
      * @return the bytes to grant, 0 for none
      */
-    long grantNow() {
+    public long grantNow() {
         lock.lock();
         try {
             return takeGrant();
@@ -82,7 +82,7 @@ final class StreamFlow {
     }
 
     /** A grant of {@link #grantNow} could not be sent: it is owed again. */
-    void ungrant(long give) {
+    public void ungrant(long give) {
         lock.lock();
         try {
             granted -= give;
@@ -98,7 +98,7 @@ final class StreamFlow {
      * @param frameBytes the message frame's whole length
      * @return false when it came past the window: the stream failed (the caller drops the message)
      */
-    boolean admit(int frameBytes) {
+    public boolean admit(int frameBytes) {
         lock.lock();
         try {
             if (ended || failure != null) {
@@ -121,7 +121,7 @@ final class StreamFlow {
     }
 
     /** Queues a message admitted by {@link #admit} for the reader. */
-    void deliver(Object message, int frameBytes) {
+    public void deliver(Object message, int frameBytes) {
         lock.lock();
         try {
             if (ended || failure != null) {
@@ -144,7 +144,7 @@ final class StreamFlow {
     }
 
     /** The peer half-closed: the reader gets the end once it has read what came before. */
-    void peerDone() {
+    public void peerDone() {
         lock.lock();
         try {
             peerDone = true;
@@ -155,7 +155,7 @@ final class StreamFlow {
     }
 
     /** The peer granted {@code increment} more bytes for this side's sends. */
-    void granted(long increment) {
+    public void granted(long increment) {
         lock.lock();
         try {
             sendWindow += increment;
@@ -172,7 +172,7 @@ final class StreamFlow {
      * @param discard true to drop the messages not yet read (a cancel, a local failure)
      * @return false when it had ended already
      */
-    boolean end(RpcException failure, boolean discard) {
+    public boolean end(RpcException failure, boolean discard) {
         lock.lock();
         try {
             if (ended) {
@@ -195,19 +195,19 @@ final class StreamFlow {
     }
 
     /** @return true once the stream ended ({@link #end}) */
-    boolean isEnded() {
+    public boolean isEnded() {
         return test(f -> f.ended);
     }
 
     /** @return the failure the stream ended with (or failed with locally), null when none */
-    RpcException failure() {
+    public RpcException failure() {
         return get(f -> f.failure);
     }
 
     // ------------------------------------------------------------------ the reader
 
     /** A message was taken: what the reader must do next. */
-    static final Object END = new Object();
+    public static final Object END = new Object();
 
     /**
      * Takes the next message, waiting for one until {@code deadlineNanos}.
@@ -217,7 +217,7 @@ final class StreamFlow {
      * @return the message, or {@link #END} when the peer finished sending and everything was read
      * @throws RpcException the stream's failure; DEADLINE_EXCEEDED at the deadline; CANCELLED when interrupted
      */
-    Object take(long deadlineNanos, java.util.function.LongPredicate grant, String what) {
+    public Object take(long deadlineNanos, java.util.function.LongPredicate grant, String what) {
         while (true) {
             long give = 0;
             Object message = null;
@@ -294,7 +294,7 @@ final class StreamFlow {
      * @return the message; {@link #END} once the peer finished sending (or the stream ended) and
      *         everything was read; null when nothing is there now
      */
-    Object poll() {
+    public Object poll() {
         lock.lock();
         try {
             if (!inbox.isEmpty()) {
@@ -313,7 +313,7 @@ final class StreamFlow {
      * What the asynchronous reader owes the peer now: once half the window was read, that much (the
      * caller sends it, or gives it back with {@link #ungrant}); else 0.
      */
-    long grantDue() {
+    public long grantDue() {
         lock.lock();
         try {
             return ended || toGrant < window / 2 ? 0 : takeGrant();
@@ -328,12 +328,12 @@ final class StreamFlow {
      * @return the send window (above 0: one frame may go), or {@link Long#MIN_VALUE} once the stream
      *         ended or failed (nothing goes any more)
      */
-    long sendRoom() {
+    public long sendRoom() {
         return read(f -> f.ended || f.failure != null ? Long.MIN_VALUE : f.sendWindow);
     }
 
     /** The asynchronous sender wrote a frame of {@code frameBytes} after {@link #sendRoom} said it may. */
-    void sent(int frameBytes) {
+    public void sent(int frameBytes) {
         lock.lock();
         try {
             sendWindow -= frameBytes;
@@ -351,7 +351,7 @@ final class StreamFlow {
      * @throws RpcException the stream's failure, or why it cannot send: ended, DEADLINE_EXCEEDED at the
      *                      deadline, CANCELLED when interrupted
      */
-    void awaitSendWindow(int frameBytes, long deadlineNanos, String what) {
+    public void awaitSendWindow(int frameBytes, long deadlineNanos, String what) {
         lock.lock();
         try {
             while (true) {
@@ -386,27 +386,27 @@ final class StreamFlow {
     }
 
     /** @return how many bytes of sends the peer accepts now (may be below 0 by one frame) */
-    long sendWindow() {
+    public long sendWindow() {
         return read(f -> f.sendWindow);
     }
 
     /** @return true once the peer finished sending (or the stream ended) and every message was taken */
-    boolean peerFinished() {
+    public boolean peerFinished() {
         return test(f -> (f.peerDone || f.ended) && f.inbox.isEmpty());
     }
 
     /** @return bytes of the messages received from the peer so far (their encoded form, frame headers left out) */
-    long messageBytesIn() {
+    public long messageBytesIn() {
         return read(f -> f.messageBytesIn);
     }
 
     /** @return bytes of the messages sent to the peer so far (their encoded form, frame headers left out) */
-    long messageBytesOut() {
+    public long messageBytesOut() {
         return read(f -> f.messageBytesOut);
     }
 
     /** @return messages received and not yet read */
-    int buffered() {
+    public int buffered() {
         return (int) read(f -> f.inbox.size());
     }
 

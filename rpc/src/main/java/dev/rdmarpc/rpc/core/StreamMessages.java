@@ -6,7 +6,7 @@ import dev.rdmarpc.rpc.protocol.FrameHeader;
 import java.lang.foreign.MemorySegment;
 
 /** What both ends of a stream do alike with its frames, and the decoding a client call's response shares. */
-final class StreamMessages {
+public final class StreamMessages {
     private StreamMessages() {
     }
 
@@ -14,7 +14,7 @@ final class StreamMessages {
      * Decodes a message frame's payload into a value that outlives the receive buffer (a view
      * codec's value gets a heap copy of its bytes: the message waits in the stream's inbox).
      */
-    static Object decode(Codec<?> codec, MemorySegment buf, long offset) {
+    public static Object decode(Codec<?> codec, MemorySegment buf, long offset) {
         Object value = decodeOwned(codec, buf, offset + FrameDescriptor.HEADER_LENGTH,
                 FrameHeader.payloadLength(buf, offset));
         if (value == null) {
@@ -28,7 +28,7 @@ final class StreamMessages {
      * is reused once the frame's handler returns: a view codec's value gets a heap copy of its bytes
      * (a stream's message or a call's response alike).
      */
-    static Object decodeOwned(Codec<?> codec, MemorySegment buf, long poff, int plen) {
+    public static Object decodeOwned(Codec<?> codec, MemorySegment buf, long poff, int plen) {
         if (codec.decodesToView()) {
             MemorySegment copy = MemorySegment.ofArray(new byte[plen]);
             MemorySegment.copy(buf, poff, copy, 0, plen);
@@ -38,14 +38,14 @@ final class StreamMessages {
     }
 
     /** A stream's messages are never null: {@code receive} returns null for the end. */
-    static void requireMessage(Object message) {
+    public static void requireMessage(Object message) {
         if (message == null) {
             throw new NullPointerException("a stream's message must not be null (receive returns null for the end)");
         }
     }
 
     /** @return a window frame's increment; a value of 0 or less is the peer's protocol error */
-    static int increment(MemorySegment buf, long offset) {
+    public static int increment(MemorySegment buf, long offset) {
         return buf.get(dev.rdmarpc.rpc.codec.Codecs.INT_LE, offset + FrameDescriptor.HEADER_LENGTH);
     }
 }

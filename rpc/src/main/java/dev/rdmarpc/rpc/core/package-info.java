@@ -1,9 +1,12 @@
 /**
- * The RPC core (not exported): request-id matching, timeouts and backpressure on the client side
- * ({@link dev.rdmarpc.rpc.core.ClientCore}, one per connection, whose {@code start} and
- * {@code send} every call method of the API ends in), dispatch on the server side
- * ({@link dev.rdmarpc.rpc.core.ServerCore}), counters and JFR events. Requests and responses are
- * written the same way, by a connection's {@code FrameWriter}: claim, header, payload, attachment,
- * commit or abort. It speaks to transports only through the {@link dev.rdmarpc.rpc.transport} SPI.
+ * The RPC core (not exported), in three packages: the client side
+ * ({@link dev.rdmarpc.rpc.core.client}: request-id matching, timeouts and backpressure, one
+ * {@link dev.rdmarpc.rpc.core.client.ClientCore} per connection, whose {@code start} and {@code send}
+ * every call method of the API ends in), the server side ({@link dev.rdmarpc.rpc.core.server}:
+ * dispatch to the handlers, {@link dev.rdmarpc.rpc.core.server.ServerCore}), and here what both use:
+ * counters and JFR events, the stream flow control, the deadline a handler's calls inherit, and the
+ * one way requests and responses are written, a connection's {@link dev.rdmarpc.rpc.core.FrameWriter}:
+ * claim, header, payload, attachment, commit or abort. It speaks to transports only through the
+ * {@link dev.rdmarpc.rpc.transport} SPI, and nothing here depends on the client or server package.
  */
 package dev.rdmarpc.rpc.core;

@@ -1,10 +1,14 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.server;
 
 import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.Handler;
 import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
+import dev.rdmarpc.rpc.core.Counters;
+import dev.rdmarpc.rpc.core.Events;
+import dev.rdmarpc.rpc.core.FrameWriter;
+import dev.rdmarpc.rpc.core.InheritedDeadline;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import java.lang.foreign.MemorySegment;

@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.server;
 
 /** A server call told the size of its response once it is written (what {@code CallContext.responseBytes} reads). */
 interface ResponseSizes {

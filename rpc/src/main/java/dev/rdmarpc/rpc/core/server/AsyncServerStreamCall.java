@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.server;
 
 import dev.rdmarpc.rpc.AsyncServerStream;
 import dev.rdmarpc.rpc.AsyncStreamHandler;
@@ -9,6 +9,11 @@ import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.StreamListener;
 import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.core.AsyncStreamIo;
+import dev.rdmarpc.rpc.core.FrameWriter;
+import dev.rdmarpc.rpc.core.InheritedDeadline;
+import dev.rdmarpc.rpc.core.StreamFlow;
+import dev.rdmarpc.rpc.core.StreamMessages;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.transport.Connection;
@@ -233,7 +238,7 @@ final class AsyncServerStreamCall extends HeldStream implements AsyncServerStrea
 
         @Override
         @SuppressWarnings({"unchecked", "rawtypes"})
-        int writeMessage(Object value, int plen) {
+        protected int writeMessage(Object value, int plen) {
             int frame = FrameDescriptor.HEADER_LENGTH + plen;
             FrameWriter w = connection.writer;
             long at = w.claim(frame);
@@ -264,12 +269,12 @@ final class AsyncServerStreamCall extends HeldStream implements AsyncServerStrea
         }
 
         @Override
-        int writeMarker(Object marker) {
+        protected int writeMarker(Object marker) {
             return writeEnd((End) marker);
         }
 
         @Override
-        boolean writeGrant(long increment) {
+        protected boolean writeGrant(long increment) {
             if (!connection.writer.windowUpdate(id, mid, increment)) {
                 return false;
             }
@@ -278,17 +283,17 @@ final class AsyncServerStreamCall extends HeldStream implements AsyncServerStrea
         }
 
         @Override
-        void awaitRoom() {
+        protected void awaitRoom() {
             connection.awaitRoom(AsyncServerStreamCall.this);
         }
 
         @Override
-        Metadata endMetadata() {
+        protected Metadata endMetadata() {
             return Metadata.EMPTY;
         }
 
         @Override
-        void listenerFailed(RuntimeException e) {
+        protected void listenerFailed(RuntimeException e) {
             abort(e);
         }
     }

@@ -1,9 +1,12 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.client;
 
 import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.core.StreamEnd;
+import dev.rdmarpc.rpc.core.StreamFlow;
+import dev.rdmarpc.rpc.core.StreamMessages;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import java.lang.foreign.MemorySegment;

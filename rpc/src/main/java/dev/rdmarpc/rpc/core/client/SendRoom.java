@@ -1,7 +1,8 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.client;
 
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.core.Counters;
 import dev.rdmarpc.rpc.transport.Connection;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;

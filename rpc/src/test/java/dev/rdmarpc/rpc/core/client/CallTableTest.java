@@ -1,4 +1,6 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.client;
+
+import dev.rdmarpc.rpc.core.Counters;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

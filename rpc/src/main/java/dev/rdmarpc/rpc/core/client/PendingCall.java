@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.client;
 
 import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.Metadata;
@@ -7,6 +7,9 @@ import dev.rdmarpc.rpc.Reply;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.codec.Codec;
+import dev.rdmarpc.rpc.core.Counters;
+import dev.rdmarpc.rpc.core.DeviceAttachments;
+import dev.rdmarpc.rpc.core.StreamMessages;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import java.lang.foreign.MemorySegment;

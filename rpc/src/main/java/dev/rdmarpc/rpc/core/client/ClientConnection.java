@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.client;
 
 import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.Metadata;
@@ -7,6 +7,10 @@ import dev.rdmarpc.rpc.ResponseListener;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.core.Counters;
+import dev.rdmarpc.rpc.core.Events;
+import dev.rdmarpc.rpc.core.FrameWriter;
+import dev.rdmarpc.rpc.core.MetadataLimits;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.transport.Connection;

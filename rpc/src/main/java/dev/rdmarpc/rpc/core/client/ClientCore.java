@@ -1,7 +1,7 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.client;
 
-import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.AsyncClientStream;
+import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.ClientInterceptor;
 import dev.rdmarpc.rpc.ClientStream;
 import dev.rdmarpc.rpc.Metadata;
@@ -12,6 +12,13 @@ import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.StreamListener;
 import dev.rdmarpc.rpc.codec.Codec;
+import dev.rdmarpc.rpc.core.Counters;
+import dev.rdmarpc.rpc.core.DeviceAttachments;
+import dev.rdmarpc.rpc.core.Events;
+import dev.rdmarpc.rpc.core.FrameWriter;
+import dev.rdmarpc.rpc.core.InheritedDeadline;
+import dev.rdmarpc.rpc.core.MetadataLimits;
+import dev.rdmarpc.rpc.core.StreamEnd;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;

@@ -1,9 +1,12 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.server;
 
 import dev.rdmarpc.rpc.Attachment;
-import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.CallContext;
+import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.core.Counters;
+import dev.rdmarpc.rpc.core.DeviceAttachments;
+import dev.rdmarpc.rpc.core.InheritedDeadline;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,9 +1,11 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.server;
 
 import dev.rdmarpc.rpc.CallContext;
 import dev.rdmarpc.rpc.ServerInterceptor;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.core.Counters;
+import dev.rdmarpc.rpc.core.Events;
 import dev.rdmarpc.rpc.transport.Acceptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;

@@ -1,8 +1,9 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.client;
 
 import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.core.Counters;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;

@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.client;
 
 import dev.rdmarpc.rpc.AsyncClientStream;
 import dev.rdmarpc.rpc.ClientStream;
@@ -8,6 +8,12 @@ import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.StreamListener;
 import dev.rdmarpc.rpc.codec.Codec;
+import dev.rdmarpc.rpc.core.AsyncStreamIo;
+import dev.rdmarpc.rpc.core.Counters;
+import dev.rdmarpc.rpc.core.FrameWriter;
+import dev.rdmarpc.rpc.core.MetadataLimits;
+import dev.rdmarpc.rpc.core.StreamEnd;
+import dev.rdmarpc.rpc.core.StreamMessages;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.transport.Connection;

@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.server;
 
 import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.CallContext;
@@ -7,6 +7,9 @@ import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.core.Counters;
+import dev.rdmarpc.rpc.core.FrameWriter;
+import dev.rdmarpc.rpc.core.MetadataLimits;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import dev.rdmarpc.rpc.transport.Connection;

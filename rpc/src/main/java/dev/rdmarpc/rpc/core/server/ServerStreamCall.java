@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.server;
 
 import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.Metadata;
@@ -8,6 +8,10 @@ import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.StreamHandler;
 import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.core.FrameWriter;
+import dev.rdmarpc.rpc.core.InheritedDeadline;
+import dev.rdmarpc.rpc.core.StreamFlow;
+import dev.rdmarpc.rpc.core.StreamMessages;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.transport.Connection;

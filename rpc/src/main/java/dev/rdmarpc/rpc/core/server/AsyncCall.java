@@ -1,9 +1,10 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.server;
 
 import dev.rdmarpc.rpc.AsyncHandler;
 import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.core.InheritedDeadline;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;

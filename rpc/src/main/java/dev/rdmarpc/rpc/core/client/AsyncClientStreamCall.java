@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.client;
 
 import dev.rdmarpc.rpc.AsyncClientStream;
 import dev.rdmarpc.rpc.Metadata;
@@ -7,6 +7,9 @@ import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.StreamListener;
 import dev.rdmarpc.rpc.codec.Codec;
+import dev.rdmarpc.rpc.core.AsyncStreamIo;
+import dev.rdmarpc.rpc.core.StreamEnd;
+import dev.rdmarpc.rpc.core.StreamFlow;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.Executor;
@@ -162,7 +165,7 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
 
         @Override
         @SuppressWarnings("unchecked")
-        int writeMessage(Object value, int plen) {
+        protected int writeMessage(Object value, int plen) {
             try {
                 return streams.writeAsyncMessage(AsyncClientStreamCall.this, (Codec<Object>) method.requestCodec(),
                         value, plen);
@@ -174,7 +177,7 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
         }
 
         @Override
-        int writeMarker(Object marker) {
+        protected int writeMarker(Object marker) {
             if (flow.isEnded()) {
                 return GONE;
             }
@@ -185,22 +188,22 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
         }
 
         @Override
-        boolean writeGrant(long increment) {
+        protected boolean writeGrant(long increment) {
             return streams.writeWindow(AsyncClientStreamCall.this, increment);
         }
 
         @Override
-        void awaitRoom() {
+        protected void awaitRoom() {
             streams.awaitRoom(AsyncClientStreamCall.this);
         }
 
         @Override
-        Metadata endMetadata() {
+        protected Metadata endMetadata() {
             return endMetadata;
         }
 
         @Override
-        void listenerFailed(RuntimeException e) {
+        protected void listenerFailed(RuntimeException e) {
             cancel();
         }
     }

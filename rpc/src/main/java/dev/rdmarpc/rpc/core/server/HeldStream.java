@@ -1,7 +1,8 @@
-package dev.rdmarpc.rpc.core;
+package dev.rdmarpc.rpc.core.server;
 
 import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.Metadata;
+import dev.rdmarpc.rpc.core.StreamFlow;
 
 /**
  * A streaming call on the server, blocking ({@link ServerStreamCall}) or asynchronous
