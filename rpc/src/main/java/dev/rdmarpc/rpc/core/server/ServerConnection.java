@@ -1,21 +1,12 @@
 package dev.rdmarpc.rpc.core.server;
 
-import dev.rdmarpc.rpc.Attachment;
-import dev.rdmarpc.rpc.CallContext;
-import dev.rdmarpc.rpc.DeferredCall;
-import dev.rdmarpc.rpc.Handler;
 import dev.rdmarpc.rpc.Metadata;
-import dev.rdmarpc.rpc.MetadataView;
-import dev.rdmarpc.rpc.RawCall;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
-import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.core.Counters;
-import dev.rdmarpc.rpc.core.DeviceAttachments;
 import dev.rdmarpc.rpc.core.Events;
 import dev.rdmarpc.rpc.core.FrameWriter;
-import dev.rdmarpc.rpc.core.InheritedDeadline;
 import dev.rdmarpc.rpc.core.MetadataLimits;
 import dev.rdmarpc.rpc.core.StreamMessages;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
@@ -30,16 +21,15 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
-import java.util.ArrayDeque;
-import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The server side of one connection: dispatches each request frame. It is also the reusable
- * {@link RawCall} / {@link CallContext} flyweight of inline handlers (I/O thread only).
+ * The server side of one connection: dispatches each request frame by its method's mode, holds the
+ * calls that outlive their frame (blocking, asynchronous, streams) until they are over, and stops them
+ * at their deadline, a cancel or the close. Inline and raw calls run in its {@link InlineCall}.
  */
-final class ServerConnection implements FrameHandler, RawCall, ResponseSizes {
+final class ServerConnection implements FrameHandler {
     private static final System.Logger LOG = System.getLogger(ServerConnection.class.getName());
 
     private final ServerCore core;
@@ -61,35 +51,15 @@ final class ServerConnection implements FrameHandler, RawCall, ResponseSizes {
     private volatile int sendRoomWaiters;
     private final java.util.concurrent.locks.ReentrantLock sendRoomLock = new java.util.concurrent.locks.ReentrantLock();
     private final java.util.concurrent.locks.Condition sendRoom = sendRoomLock.newCondition();
-    /** Deferred raw calls answered, for the next {@link #defer()}; guarded by itself. */
-    private final ArrayDeque<DeferredRawCall> spareDeferred = new ArrayDeque<>();
-
-    // current inline call (I/O thread)
-    private MemorySegment buf;
-    private long frameOffset;
-    private long requestId;
-    private int methodId;
-    /** The codec's bytes of the payload: the payload without the metadata block. */
-    private int payloadLength;
-    /** The request's metadata block, which starts the payload; 0 when it has none. */
-    private int metadataLength;
-    private int attachmentLength;
-    /** The inline call's response bytes once written; -1 before. */
-    private long responseBytes = -1;
-    private MethodRegistry.Entry entry;
-    private Metadata responseMetadata = Metadata.EMPTY;
-    private final MetadataView metadataView = new MetadataView();
-    /** The call's deadline ({@link System#nanoTime()}), when {@link #hasDeadline}. */
-    private long deadlineNanos;
-    private boolean hasDeadline;
-    private boolean responded;
-    private Attachment responseAttachment = Attachment.NONE;
+    /** The context of the inline and raw calls, run one at a time on the I/O thread. */
+    private final InlineCall inline;
 
     ServerConnection(ServerCore core, Connection connection) {
         this.core = core;
         this.connection = connection;
         this.writer = new FrameWriter(connection);
         this.peer = connection.remoteAddress();
+        this.inline = new InlineCall(this);
     }
 
     @Override
@@ -166,102 +136,7 @@ final class ServerConnection implements FrameHandler, RawCall, ResponseSizes {
             dispatchAsync(e, frame, offset, id, mid, deadline, due, mlen);
             return;
         }
-        runHere(e, frame, offset, length, id, mid, deadline, due, mlen);
-    }
-
-    /** Runs an inline or raw call on the I/O thread, this connection being its context while it runs. */
-    private void runHere(MethodRegistry.Entry e, MemorySegment frame, long offset, int length, long id, int mid,
-                         boolean deadline, long due, int mlen) {
-        boolean timed = Events.serverCallEnabled();
-        long start = timed ? System.nanoTime() : 0;
-        hasDeadline = deadline;
-        deadlineNanos = due;
-        buf = frame;
-        frameOffset = offset;
-        requestId = id;
-        methodId = mid;
-        entry = e;
-        metadataLength = mlen;
-        payloadLength = FrameHeader.payloadLength(frame, offset) - mlen;
-        attachmentLength = FrameHeader.attachmentLength(frame, offset);
-        responded = false;
-        responseBytes = -1;
-        responseAttachment = Attachment.NONE;
-        responseMetadata = Metadata.EMPTY;
-        Status status;
-        if (deadline) {
-            InheritedDeadline.enter(due);
-        }
-        try {
-            status = core.interceptors.length == 0 ? run(e) : runIntercepted(e);
-        } finally {
-            if (deadline) {
-                InheritedDeadline.exit();
-            }
-            buf = null;
-            responseAttachment = Attachment.NONE;
-            responseMetadata = Metadata.EMPTY;
-            metadataView.clear();
-        }
-        if (timed) {
-            Events.serverCall(e.method().name(), mid, peer, status.name(), System.nanoTime() - start, length, e.mode().name());
-        }
-    }
-
-    private Status run(MethodRegistry.Entry e) {
-        return e.mode() == MethodRegistry.Mode.RAW ? runRaw(e) : runInline(e);
-    }
-
-    /** The inline or raw call with the interceptors around it. */
-    private Status runIntercepted(MethodRegistry.Entry e) {
-        Throwable refused = core.beforeCall(this);
-        Status status;
-        if (refused != null) {
-            responded = true;
-            status = ResponseWriter.writeFailure(writer, core, requestId, methodId, refused, responseMetadata);
-        } else {
-            status = run(e);
-        }
-        core.afterCall(this, status);
-        return status;
-    }
-
-    private Status runRaw(MethodRegistry.Entry e) {
-        try {
-            e.raw().handle(this);
-        } catch (Throwable t) {
-            if (!responded) {
-                responded = true;
-                return ResponseWriter.writeFailure(writer, core, requestId, methodId, t, responseMetadata);
-            }
-            LOG.log(System.Logger.Level.WARNING, "raw handler of " + e.method().name() + " threw after responding", t);
-            return Status.OK;
-        }
-        if (!responded) {
-            responded = true;
-            return ResponseWriter.writeError(writer, core.metrics, requestId, methodId, Status.HANDLER_FAILED,
-                    "handler of " + e.method().name() + " returned without responding");
-        }
-        return lastStatus;
-    }
-
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    private Status runInline(MethodRegistry.Entry e) {
-        Object request;
-        try {
-            request = e.method().requestCodec().decode(buf, payloadOffset(), payloadLength);
-        } catch (RuntimeException ex) {
-            return ResponseWriter.writeError(writer, core.metrics, requestId, methodId, Status.PROTOCOL_ERROR,
-                    "request of " + e.method().name() + " could not be decoded: " + ex.getMessage());
-        }
-        Object response;
-        try {
-            response = ((Handler) e.handler()).handle(this, request);
-        } catch (Throwable t) {
-            return ResponseWriter.writeFailure(writer, core, requestId, methodId, t, responseMetadata);
-        }
-        return ResponseWriter.writeValue(writer, core, requestId, methodId, e.method().responseCodec(), response,
-                responseAttachment, responseMetadata, this);
+        inline.run(e, frame, offset, length, id, mid, deadline, due, mlen);
     }
 
     private void dispatchBlocking(MethodRegistry.Entry e, MemorySegment frame, long offset, int length, long id, int mid,
@@ -393,13 +268,13 @@ final class ServerConnection implements FrameHandler, RawCall, ResponseSizes {
     }
 
     /** A call outlives its frame (held or deferred): counted in flight, and for the transport's {@link #callsInFlight}. */
-    private void countCall() {
+    void countCall() {
         core.metrics.inFlight.increment();
         blockingCalls.incrementAndGet();
     }
 
     /** Such a call is over. */
-    private void uncountCall() {
+    void uncountCall() {
         core.metrics.inFlight.decrement();
         blockingCalls.decrementAndGet();
     }
@@ -413,6 +288,16 @@ final class ServerConnection implements FrameHandler, RawCall, ResponseSizes {
 
     ServerCore core() {
         return core;
+    }
+
+    /** @return the client's address */
+    InetSocketAddress peer() {
+        return peer;
+    }
+
+    /** @return the TLS session of the connection, null without TLS */
+    javax.net.ssl.SSLSession tlsSession() {
+        return connection.tlsSession();
     }
 
     /** The client gave up on call {@code id}: stop it if it still runs; on the I/O thread. */
@@ -545,174 +430,9 @@ final class ServerConnection implements FrameHandler, RawCall, ResponseSizes {
                 "server connection from {0} closed: {1}", c.remoteAddress(), reason);
     }
 
-    // ============================================================ RawCall / CallContext (inline)
-
-    private Status lastStatus = Status.OK;
-
-    @Override
-    public InetSocketAddress peer() {
-        return peer;
-    }
-
-    @Override
-    public javax.net.ssl.SSLSession tlsSession() {
-        return connection.tlsSession();
-    }
-
-    @Override
-    public int methodId() {
-        return methodId;
-    }
-
-    @Override
-    public long requestId() {
-        return requestId;
-    }
-
-    @Override
-    public String methodName() {
-        return entry.method().name();
-    }
-
-    @Override
-    public Metadata requestMetadata() {
-        return metadataLength == 0 ? Metadata.EMPTY : Metadata.readFrom(buf, frameOffset + FrameDescriptor.HEADER_LENGTH);
-    }
-
-    @Override
-    public MetadataView requestMetadataView() {
-        return metadataView.wrap(buf, frameOffset + FrameDescriptor.HEADER_LENGTH, metadataLength);
-    }
-
-    @Override
-    public void responseMetadata(Metadata metadata) {
-        this.responseMetadata = Objects.requireNonNull(metadata, "metadata");
-    }
-
-    @Override
-    public Metadata responseMetadata() {
-        return responseMetadata;
-    }
-
-    @Override
-    public Attachment requestAttachment() {
-        return attachmentLength == 0 ? Attachment.NONE : Attachment.of(buf.asSlice(attachmentOffset(), attachmentLength));
-    }
-
-    @Override
-    public void responseAttachment(Attachment attachment) {
-        Objects.requireNonNull(attachment, "attachment");
-        DeviceAttachments.validate(attachment);
-        this.responseAttachment = attachment;
-    }
-
-    @Override
-    public long remainingNanos() {
-        return hasDeadline ? deadlineNanos - System.nanoTime() : Long.MAX_VALUE;
-    }
-
-    @Override
-    public MemorySegment buffer() {
-        return buf;
-    }
-
-    @Override
-    public long payloadOffset() {
-        return frameOffset + FrameDescriptor.HEADER_LENGTH + metadataLength;
-    }
-
-    @Override
-    public int payloadLength() {
-        return payloadLength;
-    }
-
-    @Override
-    public long attachmentOffset() {
-        return frameOffset + FrameDescriptor.HEADER_LENGTH + metadataLength + payloadLength;
-    }
-
-    @Override
-    public int attachmentLength() {
-        return attachmentLength;
-    }
-
-    @Override
-    public long requestBytes() {
-        return (long) payloadLength + attachmentLength;
-    }
-
-    @Override
-    public long responseBytes() {
-        return responseBytes;
-    }
-
-    @Override
-    public void responseWritten(long bytes) {
-        responseBytes = bytes;
-    }
-
-    @Override
-    public MemorySegment payload() {
-        return buf.asSlice(payloadOffset(), payloadLength);
-    }
-
-    private void checkRespond() {
-        if (buf == null) {
-            throw new IllegalStateException("the call is over: respond only inside the raw handler");
-        }
-        if (responded) {
-            throw new IllegalStateException("already responded");
-        }
-        responded = true;
-    }
-
-    @Override
-    public void respond(MemorySegment src, long offset, int length) {
-        checkRespond();
-        lastStatus = ResponseWriter.writeBytes(writer, core, requestId, methodId, src, offset, length, responseAttachment,
-                responseMetadata, this);
-    }
-
-    @Override
-    public <T> void respond(Codec<T> codec, T value) {
-        checkRespond();
-        lastStatus = ResponseWriter.writeValue(writer, core, requestId, methodId, codec, value, responseAttachment,
-                responseMetadata, this);
-    }
-
-    @Override
-    public void respondError(Status status, String message) {
-        ResponseWriter.requireSendable(status);
-        checkRespond();
-        lastStatus = ResponseWriter.writeError(writer, core, requestId, methodId, status, message, responseMetadata);
-    }
-
-    @Override
-    public boolean responded() {
-        return responded;
-    }
-
-    @Override
-    public DeferredCall defer() {
-        checkRespond();
-        DeferredRawCall d;
-        synchronized (spareDeferred) {
-            d = spareDeferred.poll();
-        }
-        if (d == null) {
-            d = new DeferredRawCall(this);
-        }
-        countCall();
-        d.begin(requestId, methodId, hasDeadline, deadlineNanos, responseMetadata);
-        lastStatus = Status.OK;
-        return d;
-    }
-
     /** A deferred call was answered (any thread): it is a spare again. */
     void deferredAnswered(DeferredRawCall d) {
         uncountCall();
-        synchronized (spareDeferred) {
-            spareDeferred.push(d);
-        }
+        inline.spare(d);
     }
 }
