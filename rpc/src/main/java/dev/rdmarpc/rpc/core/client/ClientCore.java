@@ -48,12 +48,11 @@ public final class ClientCore {
     public static final long NO_DEADLINE_NANOS = ClientStreams.NO_DEADLINE_NANOS;
 
     private final Counters metrics;
-    private final int maxFrameLength;
     private final long defaultTimeoutNanos;
     private final long sendHighWaterMark;
     private final String transportName;
-    /** Most bytes of metadata a frame may carry, either way. */
-    private final int maxMetadataBytes;
+    /** What a call is checked against before it takes a slot. */
+    private final CallLimits limits;
     /** Run around every typed call (by the channel), in this order. */
     private final ClientInterceptor[] interceptors;
     private final CallTable table;
@@ -90,14 +89,13 @@ public final class ClientCore {
                       List<ClientInterceptor> interceptors, int streamWindowBytes) {
         this.table = new CallTable(metrics, capacity);
         this.metrics = metrics;
-        this.maxFrameLength = maxFrameLength;
         this.defaultTimeoutNanos = defaultTimeoutNanos;
         this.sendHighWaterMark = sendHighWaterMark;
         this.transportName = transportName;
-        this.maxMetadataBytes = maxMetadataBytes;
+        this.limits = new CallLimits(metrics, maxFrameLength, maxMetadataBytes);
         this.interceptors = interceptors.toArray(new ClientInterceptor[0]);
         this.sendRoom = new SendRoom(table, metrics, sendHighWaterMark);
-        this.streams = new ClientStreams(this, table, sendRoom, metrics, sendHighWaterMark, streamWindowBytes);
+        this.streams = new ClientStreams(this, limits, table, sendRoom, metrics, sendHighWaterMark, streamWindowBytes);
         this.dispatch = new ClientConnection(table, sendRoom, streams, metrics, transportName, maxMetadataBytes);
     }
 
@@ -247,17 +245,17 @@ public final class ClientCore {
 
     private boolean send(Method<?, ?> method, MemorySegment payload, Metadata metadata, MemorySegment attachment,
                          long timeoutNanos, ResponseListener listener, long tag, boolean payloadInPlace) {
-        checkMetadata(metadata);
+        limits.checkMetadata(metadata);
         long plen = payload.byteSize();
         long alen = attachment.byteSize();
         long frame = FrameDescriptor.HEADER_LENGTH + MetadataLimits.blockLength(metadata) + plen + alen;
-        checkFrame(frame);
+        limits.checkFrame(frame);
         FrameWriter w = writer;
         if (w.connection().pendingBytes() >= sendHighWaterMark) {
             metrics.rejected.increment();
             return false;
         }
-        long timeout = inheritTimeout(effectiveTimeout(timeoutNanos));
+        long timeout = limits.inheritTimeout(effectiveTimeout(timeoutNanos));
         long id = table.reserve(listener, tag, method, (int) frame, timeout, payloadInPlace);
         if (id < 0) {
             metrics.rejected.increment();
@@ -299,18 +297,18 @@ public final class ClientCore {
         if (responseTarget != null) {
             DeviceAttachments.validate(responseTarget);
         }
-        checkMetadata(metadata);
+        limits.checkMetadata(metadata);
         Codec<Q> codec = method.requestCodec();
         int plen = codec.encodedSize(request);
         long frame = (long) FrameDescriptor.HEADER_LENGTH + MetadataLimits.blockLength(metadata) + plen
                 + attachment.length();
-        checkFrame(frame);
+        limits.checkFrame(frame);
         FrameWriter w = writer;
         if (wait && w.connection().inEventLoop()) {
             throw new IllegalStateException("a blocking call on the client's own I/O thread would wait for itself;"
                     + " use callAsync or send there");
         }
-        long timeout = inheritTimeout(effectiveTimeout(timeoutNanos));
+        long timeout = limits.inheritTimeout(effectiveTimeout(timeoutNanos));
         PendingCall call = new PendingCall(this, method, kind.reply(), responseTarget, timeout);
         long waitDeadline = System.nanoTime() + timeout;
         long id = claimCall(call, w, (int) frame, attachment, wait, timeout, waitDeadline);
@@ -355,7 +353,7 @@ public final class ClientCore {
                         : table.reserve(call, 0, call.method(), frame, timeout, false);
                 call.id = id;
                 if (id < 0) {
-                    return refuse(call, overloaded());
+                    return refuse(call, CallLimits.overloaded());
                 }
                 long off = attachment.length() > 0 ? w.claimAttachmentInPlace(frame, attachment, sendHighWaterMark)
                         : w.claim(frame, sendHighWaterMark);
@@ -390,30 +388,6 @@ public final class ClientCore {
         return -1;
     }
 
-    void checkMetadata(Metadata metadata) {
-        if (metadata.encodedLength() > maxMetadataBytes) {
-            metrics.errors.increment();
-            throw new RpcException(Status.PAYLOAD_TOO_LARGE,
-                    MetadataLimits.overLimit("request", metadata.encodedLength(), "client", maxMetadataBytes));
-        }
-    }
-
-    void checkFrame(long frame) {
-        if (frame > maxFrameLength) {
-            metrics.errors.increment();
-            throw new RpcException(Status.PAYLOAD_TOO_LARGE,
-                    "request frame of " + frame + " bytes exceeds the maximum frame length " + maxFrameLength);
-        }
-    }
-
-    static RpcException overloaded() {
-        return new RpcException(Status.OVERLOADED, "too many calls outstanding on the connection");
-    }
-
-    static RpcException noSendBuffer() {
-        return new RpcException(Status.RESOURCE_EXHAUSTED, "buffer pool exhausted: no send buffer");
-    }
-
     /** Undo a reservation after a failed claim; returns false for back-pressure, else throws. */
     boolean claimFailed(Connection connection, long id, long code) {
         boolean mine = table.release(id);
@@ -426,7 +400,7 @@ public final class ClientCore {
         }
         if (code == Connection.NO_BUFFER) {
             metrics.errors.increment();
-            throw noSendBuffer();
+            throw CallLimits.noSendBuffer();
         }
         metrics.rejected.increment();
         return false;
@@ -495,25 +469,6 @@ public final class ClientCore {
     }
 
     // ================================================================== deadlines
-
-    /**
-     * A call made from inside a handler (on its thread) waits no longer than the call that handler
-     * serves: its deadline travels on.
-     *
-     * @return {@code timeout}, or the time left to the served call's deadline when that is shorter
-     * @throws RpcException DEADLINE_EXCEEDED when that deadline has passed: the call is not sent
-     */
-    long inheritTimeout(long timeout) {
-        long inherited = InheritedDeadline.remainingNanos();
-        if (inherited >= timeout) {
-            return timeout;
-        }
-        if (inherited <= 0) {
-            metrics.errors.increment();
-            throw new RpcException(Status.DEADLINE_EXCEEDED, "the deadline of the call this one is made for has passed");
-        }
-        return inherited;
-    }
 
     /** @return the timeout of calls that set none, nanoseconds */
     public long defaultTimeoutNanos() {

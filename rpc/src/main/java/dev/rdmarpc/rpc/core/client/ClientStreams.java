@@ -33,6 +33,7 @@ final class ClientStreams {
     static final long NO_DEADLINE_NANOS = 1L << 62;
 
     private final ClientCore core;
+    private final CallLimits limits;
     private final CallTable table;
     private final SendRoom sendRoom;
     private final Counters metrics;
@@ -42,9 +43,10 @@ final class ClientStreams {
     /** Asynchronous streams waiting for room in the send queue; told on the transport's progress. */
     private final ConcurrentLinkedQueue<ClientStreamSink> roomWaiters = new ConcurrentLinkedQueue<>();
 
-    ClientStreams(ClientCore core, CallTable table, SendRoom sendRoom, Counters metrics, long sendHighWaterMark,
-                  int windowBytes) {
+    ClientStreams(ClientCore core, CallLimits limits, CallTable table, SendRoom sendRoom, Counters metrics,
+                  long sendHighWaterMark, int windowBytes) {
         this.core = core;
+        this.limits = limits;
         this.table = table;
         this.sendRoom = sendRoom;
         this.metrics = metrics;
@@ -55,14 +57,14 @@ final class ClientStreams {
     /** @see ClientCore#openStream(Method, long, Metadata, StreamEnd) */
     <Q, R> ClientStream<Q, R> open(Method<Q, R> method, long timeoutNanos, Metadata metadata,
                                    StreamEnd onEnd) {
-        core.checkMetadata(metadata);
+        limits.checkMetadata(metadata);
         int frame = FrameDescriptor.HEADER_LENGTH + MetadataLimits.blockLength(metadata);
         FrameWriter w = core.writer();
         Connection c = w.connection();
         if (c.inEventLoop()) {
             throw new IllegalStateException("a stream on the client's own I/O thread would wait for itself");
         }
-        long timeout = core.inheritTimeout(timeoutNanos > 0 ? timeoutNanos : Long.MAX_VALUE);
+        long timeout = limits.inheritTimeout(timeoutNanos > 0 ? timeoutNanos : Long.MAX_VALUE);
         long now = System.nanoTime();
         long deadline = now + (timeout == Long.MAX_VALUE ? NO_DEADLINE_NANOS : timeout);
         long slotWait = now + Math.min(timeout, core.defaultTimeoutNanos());
@@ -72,7 +74,7 @@ final class ClientStreams {
         if (id < 0) {
             metrics.rejected.increment();
             metrics.errors.increment();
-            throw ClientCore.overloaded();
+            throw CallLimits.overloaded();
         }
         s.id = id;
         claimOpening(c, id, frame, slotWait, timeout);
@@ -142,16 +144,16 @@ final class ClientStreams {
      * @throws RpcException CONNECTION_CLOSED, OVERLOADED (no free slot), PAYLOAD_TOO_LARGE (metadata)
      */
     void openAsync(AsyncClientStreamCall<?, ?> s, long timeoutNanos, Metadata metadata) {
-        core.checkMetadata(metadata);
+        limits.checkMetadata(metadata);
         int frame = FrameDescriptor.HEADER_LENGTH + MetadataLimits.blockLength(metadata);
-        long timeout = core.inheritTimeout(timeoutNanos > 0 ? timeoutNanos : Long.MAX_VALUE);
+        long timeout = limits.inheritTimeout(timeoutNanos > 0 ? timeoutNanos : Long.MAX_VALUE);
         long deadline = System.nanoTime() + (timeout == Long.MAX_VALUE ? NO_DEADLINE_NANOS : timeout);
         s.deadline(deadline);
         long id = table.reserveUntil(s, s.method(), frame, deadline);
         if (id < 0) {
             metrics.rejected.increment();
             metrics.errors.increment();
-            throw ClientCore.overloaded();
+            throw CallLimits.overloaded();
         }
         s.id = id;
         metrics.calls.increment();
@@ -206,7 +208,7 @@ final class ClientStreams {
             return AsyncStreamIo.NO_ROOM;
         }
         if (off == Connection.NO_BUFFER) {
-            failed(s, ClientCore.noSendBuffer());
+            failed(s, CallLimits.noSendBuffer());
         }
         return AsyncStreamIo.GONE; // closed: the close fails the stream
     }
@@ -231,7 +233,7 @@ final class ClientStreams {
     }
 
     void checkFrame(long frame) {
-        core.checkFrame(frame);
+        limits.checkFrame(frame);
     }
 
     /** Writes a stream's message, waiting for room in the send queue until {@code deadline}. */
@@ -298,7 +300,7 @@ final class ClientStreams {
                 }
                 if (off == Connection.NO_BUFFER) {
                     metrics.errors.increment();
-                    throw ClientCore.noSendBuffer();
+                    throw CallLimits.noSendBuffer();
                 }
                 refused = true;
             }
