@@ -103,7 +103,8 @@ class SystemPropertyDefaultsTest {
                 "rdmarpc.rdma.sharedReceiveQueue.maxDepth", "rdmarpc.rdma.sharedReceiveQueue.credits", "rdmarpc.rdma.send.window",
                 "rdmarpc.rdma.send.inlineThreshold", "rdmarpc.rdma.send.writeHighWaterMark", "rdmarpc.rdma.polling.idleStrategy",
                 "rdmarpc.rdma.polling.completionQueueSize", "rdmarpc.rdma.polling.tickInterval", "rdmarpc.rdma.polling.idleTickInterval", "rdmarpc.rdma.timeouts.handshake",
-                "rdmarpc.rdma.timeouts.ackTimeout")), RdmaConfig.systemProperties().toString());
+                "rdmarpc.rdma.timeouts.ackTimeout", "rdmarpc.rdma.timeouts.idle", "rdmarpc.rdma.timeouts.frameRead")),
+                RdmaConfig.systemProperties().toString());
         RdmaConfig r = with(Map.of("rdmarpc.rdma.bufferPool.maxPooledBytes", "1G", "rdmarpc.rdma.bufferPool.idleRelease", "1s",
                 "rdmarpc.rdma.receiveQueue.maxDepth", "64", "rdmarpc.rdma.sharedReceiveQueue.credits", "3",
                 "rdmarpc.rdma.send.window", "16", "rdmarpc.rdma.send.writeHighWaterMark", "1M",
@@ -136,7 +137,10 @@ class SystemPropertyDefaultsTest {
         RdmaConfig r = with(Map.of("rdmarpc.rdma.receiveQueue.depth", "16", "rdmarpc.rdma.bufferPool.chunkSize", "64K",
                 "rdmarpc.rdma.polling.idleStrategy", "back-off:20us", "rdmarpc.rdma.timeouts.handshake", "30s",
                 "rdmarpc.rdma.sharedReceiveQueue.enabled", "true", "rdmarpc.rdma.device", "rxe0",
-                "rdmarpc.rdma.poolHighWaterMark", "auto"), RdmaConfig::new);
+                "rdmarpc.rdma.poolHighWaterMark", "auto", "rdmarpc.rdma.timeouts.idle", "90s",
+                "rdmarpc.rdma.timeouts.frameRead", "0s"), RdmaConfig::new);
+        assertEquals(Duration.ofSeconds(90), r.timeouts().idle());
+        assertEquals(Duration.ZERO, r.timeouts().frameRead());
         assertEquals(16, r.receiveQueue().depth());
         assertEquals(64 << 10, r.bufferPool().chunkSize());
         assertEquals(IdleStrategy.backOff(Duration.ofNanos(20_000)), r.polling().idleStrategy());

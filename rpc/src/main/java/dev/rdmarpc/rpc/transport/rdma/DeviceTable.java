@@ -260,6 +260,15 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         slabs.add(slab);
     }
 
+    /** @return bytes of the pool's slabs registered now (each with every open device) */
+    synchronized long registeredBytes() {
+        long n = 0;
+        for (Slab s : slabs) {
+            n += s.byteSize();
+        }
+        return n;
+    }
+
     @Override
     public synchronized void slabFreed(Slab slab) {
         slabs.remove(slab);

@@ -123,6 +123,10 @@ public final class RdmaConfig {
     public static final Duration DEFAULT_IDLE_TICK_INTERVAL = LoopSettings.DEFAULT_IDLE_TICK_INTERVAL;
     /** Default handshake timeout: 5 s. */
     public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(5);
+    /** Default idle timeout of an accepted connection: 5 minutes, as {@code TcpTransport.Config#idleTimeout}. */
+    public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(5);
+    /** Default time a frame may take once it started arriving: 30 s, as {@code TcpTransport.Config#frameReadTimeout}. */
+    public static final Duration DEFAULT_FRAME_READ_TIMEOUT = Duration.ofSeconds(30);
     /** Default local ACK timeout code: 14, that is 4.096 us x 2^14 = 67 ms before a packet is sent again. */
     public static final int DEFAULT_ACK_TIMEOUT = 14;
     /** Value of {@link #gidIndex} meaning: choose the RoCE v2 GID of the address in use. */
@@ -963,16 +967,20 @@ public final class RdmaConfig {
     }
 
     /**
-     * Connection set-up and retransmission timeouts ({@code rdmarpc.rdma.timeouts.*}). Held by an
-     * {@link RdmaConfig}, edited through {@link RdmaConfig#timeouts(Consumer)}.
+     * Connection set-up, retransmission, idle and frame timeouts ({@code rdmarpc.rdma.timeouts.*}).
+     * Held by an {@link RdmaConfig}, edited through {@link RdmaConfig#timeouts(Consumer)}.
      */
     public static final class Timeouts {
         private static final SettingsTable<Timeouts> SETTINGS = new SettingsTable<Timeouts>("Timeouts", "rdmarpc.rdma.timeouts.")
                 .add("handshake", SettingsTable::parseDuration, Timeouts::handshake, Timeouts::handshake)
-                .add("ackTimeout", SettingsTable::parseInt, Timeouts::ackTimeout, Timeouts::ackTimeout);
+                .add("ackTimeout", SettingsTable::parseInt, Timeouts::ackTimeout, Timeouts::ackTimeout)
+                .add("idle", SettingsTable::parseDuration, Timeouts::idle, Timeouts::idle)
+                .add("frameRead", SettingsTable::parseDuration, Timeouts::frameRead, Timeouts::frameRead);
 
         private Duration handshake = DEFAULT_HANDSHAKE_TIMEOUT;
         private int ackTimeout = DEFAULT_ACK_TIMEOUT;
+        private Duration idle = DEFAULT_IDLE_TIMEOUT;
+        private Duration frameRead = DEFAULT_FRAME_READ_TIMEOUT;
 
         private Timeouts() {
         }
@@ -999,6 +1007,58 @@ public final class RdmaConfig {
             return this;
         }
 
+        /**
+         * @param timeout how long an accepted (server) connection may sit with no call in flight (no
+         *                request being handled, nothing queued or in flight to the client, no frame half
+         *                received or being read) and no message received before the server closes it,
+         *                telling the client why (a connection-level {@code SHUTTING_DOWN}, "closed after N
+         *                ms idle ...") and giving back its queue pair and receive buffers. It counts from
+         *                the moment the connection is set up, so a client that completes its hello and
+         *                then sends nothing is closed after it too. It also applies to the TCP connection
+         *                a client opens before its hello: one that sends no first frame is closed after
+         *                it. Default 5 minutes, the value and meaning of
+         *                {@code TcpTransport.Config.idleTimeout}; {@link Duration#ZERO} turns it off.
+         *                Checked on the I/O thread's tick (an idle thread ticks every
+         *                {@link Polling#idleTickInterval}, 250 ms, so it fires up to that late). Client
+         *                connections are never closed for idleness: an idle {@code RpcClient} is closed by
+         *                its server, its next call failing with {@code CONNECTION_CLOSED} and the server's
+         *                reason, while an {@code RpcClientPool}'s channel reconnects.
+         * @return this
+         */
+        public Timeouts idle(Duration timeout) {
+            this.idle = Objects.requireNonNull(timeout, "timeout");
+            return this;
+        }
+
+        /**
+         * @param timeout how long a frame larger than a receive buffer (sent as several messages) may
+         *                take to arrive once its first message has: a peer that stops part way is refused
+         *                (a server says why, a connection-level {@code PROTOCOL_ERROR} "frame incomplete
+         *                after N ms ..."), its connection closed, and its queue pair, receive and
+         *                reassembly buffers and credits given back. Also the time a client's hello may
+         *                take once its first byte arrived on the TCP connection. Client and server
+         *                connections alike. Default 30 s, the value and meaning of
+         *                {@code TcpTransport.Config.frameReadTimeout}; {@link Duration#ZERO} turns it
+         *                off. Measured on the tick; time this side does not read (a server whose
+         *                responses back up, a frame waiting for its address's share) does not count.
+         *                Raise it for very large frames over slow links.
+         * @return this
+         */
+        public Timeouts frameRead(Duration timeout) {
+            this.frameRead = Objects.requireNonNull(timeout, "timeout");
+            return this;
+        }
+
+        /** @return the idle timeout of accepted connections (zero: off) */
+        public Duration idle() {
+            return idle;
+        }
+
+        /** @return the most time a frame may take once it started arriving (zero: off) */
+        public Duration frameRead() {
+            return frameRead;
+        }
+
         /** @return the handshake timeout */
         public Duration handshake() {
             return handshake;
@@ -1015,6 +1075,12 @@ public final class RdmaConfig {
             }
             if (ackTimeout < 1 || ackTimeout > 31) {
                 throw new IllegalArgumentException("timeouts.ackTimeout must be in [1, 31]: " + ackTimeout);
+            }
+            if (idle.isNegative()) {
+                throw new IllegalArgumentException("timeouts.idle must not be negative: " + idle);
+            }
+            if (frameRead.isNegative()) {
+                throw new IllegalArgumentException("timeouts.frameRead must not be negative: " + frameRead);
             }
         }
 

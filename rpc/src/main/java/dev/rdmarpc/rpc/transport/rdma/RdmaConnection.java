@@ -68,6 +68,10 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     private final ReceiveBuffers buffers;
     private final RdmaSender sender;
     private final RdmaReceiver receiver;
+    /** The idle and frame timeouts (I/O thread). */
+    final RdmaTimers timers;
+    /** Set once the connection was refused and closes after its last word (I/O thread). */
+    private RdmaLastWord lastWord;
     /** This side's rendezvous keys when it enables rendezvous ({@link RdmaConfig.Send#rendezvousThreshold}), else null. */
     private Rendezvous rendezvous;
 
@@ -100,6 +104,8 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         this.sendCqEntries = sendCqEntries;
         this.tableIndex = loop.table.reserveIndex();
         this.wrIdBits = WorkRequestId.connectionBits(tableIndex, loop.table.generation(tableIndex));
+        this.timers = new RdmaTimers(config.timeouts().frameRead().toNanos(),
+                serverSide ? config.timeouts().idle().toNanos() : 0, System.nanoTime());
         boolean rendezvousEnabled = config.send().rendezvousThreshold() > 0;
         int sendWrs = RdmaSender.workRequests(config.send().window(), rendezvousEnabled);
         ReceiveBuffers b = null;
@@ -388,22 +394,78 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
 
     // ================================================================== closing (I/O thread)
 
-    /** Periodic tick on the I/O thread. */
+    /** Periodic tick on the I/O thread: the handler's, then the idle and frame timeouts, or the last word's. */
     void tick(long now) {
-        if (state == State.OPEN) {
-            receiver.retryShare();
-            if (state == State.OPEN) {
-                handler.onTick(this, now);
+        if (state != State.OPEN) {
+            return;
+        }
+        if (lastWord != null) {
+            if (lastWord.step(this, now)) {
+                closeNow(lastWord.cause());
             }
+            return;
+        }
+        receiver.retryShare();
+        if (state == State.OPEN) {
+            handler.onTick(this, now);
+        }
+        if (state != State.OPEN || lastWord != null) {
+            return;
+        }
+        IOException refused = timers.check(now, receiver.partialBytes(), receiver.paused(),
+                handler.callsInFlight() > 0 || sender.waitingOnPeer() > 0 || receiver.reading());
+        if (refused != null) {
+            refuse(refused);
+        }
+    }
+
+    /** The timers refuse the connection: its handler says why (a server's last word) and closes it. */
+    private void refuse(IOException cause) {
+        // an idle connection closed is routine; a stalled frame is a peer in trouble
+        LOG.log(cause instanceof dev.rdmarpc.rpc.transport.IdleTimeoutException ? System.Logger.Level.DEBUG
+                : System.Logger.Level.WARNING, "refusing connection " + this + ": " + cause.getMessage());
+        try {
+            handler.onRefused(this, cause);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "refusal handler failed; closing " + this, e);
+            closeNow(cause);
         }
     }
 
     /**
-     * Whether this connection needs ticks at the full rate (not open yet, closing, a frame waiting
-     * for its address's share, or its handler times something).
+     * Closes after {@code lastFrame}: reading stops for good (what was half received goes back), the
+     * calls in flight answer, the frame is sent, and once its send completed (or after
+     * {@link RdmaLastWord#LINGER_NANOS}) the connection closes with {@code cause}.
+     */
+    @Override
+    public void closeAfter(MemorySegment lastFrame, Throwable cause) {
+        byte[] frame = lastFrame.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+        loop.execute(() -> {
+            if (state != State.OPEN || lastWord != null) {
+                return;
+            }
+            long now = System.nanoTime();
+            lastWord = new RdmaLastWord(frame, cause, now);
+            receiver.stop();
+            if (lastWord.step(this, now)) {
+                closeNow(cause);
+            }
+        });
+    }
+
+    /** @return true when nothing this side committed waits to be sent or to complete (its last word is out) */
+    boolean sentEverything() {
+        return sender.queuedEntries() == 0;
+    }
+
+    /**
+     * Whether this connection needs ticks at the full rate (not open yet, closing, a frame half
+     * received or waiting for its address's share, a last word under way, or its handler times
+     * something). Idle connections tick at the idle interval: their idle timeout fires within it.
      */
     boolean hasTimedWork() {
-        return state != State.OPEN || handler == null || receiver.waitingForShare() || handler.hasTimedWork();
+        return state != State.OPEN || handler == null || lastWord != null || receiver.waitingForShare()
+                || receiver.partialBytes() > 0 || handler.hasTimedWork();
     }
 
     boolean drainExpired(long now) {

@@ -44,6 +44,8 @@ final class RdmaReceiver {
     private int waitingCount;
     private boolean readEnabled = true;
     private boolean readPaused;
+    /** Refused ({@link #stop}): nothing is handled any more, whatever the handler asks. */
+    private boolean stopped;
     /**
      * The first waiting message starts a large frame whose claim on the peer address's share was
      * refused: nothing is handled until a tick finds the share free ({@link #retryShare}).
@@ -96,6 +98,7 @@ final class RdmaReceiver {
             buffers.drop(slot);
             return; // a message that raced the close: drop it
         }
+        conn.timers.received();
         if (!wc.hasImmData(i)) {
             buffers.drop(slot);
             conn.protocolError("a message without immediate data (not an rdmarpc peer?)");
@@ -171,7 +174,7 @@ final class RdmaReceiver {
 
     /** Reading was enabled or disabled ({@link RdmaConnection#setReadEnabled}). */
     void setReadEnabled(boolean enabled) {
-        if (readEnabled == enabled) {
+        if (readEnabled == enabled || stopped) {
             return;
         }
         readEnabled = enabled;
@@ -226,6 +229,34 @@ final class RdmaReceiver {
             waitingForShare = false;
             resumeWaiting();
         }
+    }
+
+    /**
+     * @return bytes of a frame larger than a message received so far, not yet whole (0: none); what
+     *         the frame timeout ({@link RdmaConfig.Timeouts#frameRead}) times
+     */
+    long partialBytes() {
+        return reassembler.active() ? reassembler.frameLength() - reassembler.missing() : 0;
+    }
+
+    /** @return true while this side itself does not handle what arrives (disabled, paused, waiting for a share) */
+    boolean paused() {
+        return !readEnabled || readPaused || waitingForShare;
+    }
+
+    /** @return true while this side reads a rendezvous frame of the peer's */
+    boolean reading() {
+        return reading;
+    }
+
+    /**
+     * The connection was refused and says its last word ({@link RdmaLastWord}): nothing received is
+     * handled any more, and the frame half received goes back to the pool now.
+     */
+    void stop() {
+        stopped = true;
+        readEnabled = false;
+        dropWaiting();
     }
 
     /** @return true while a large frame waits for its address's share (the connection wants full-rate ticks) */
@@ -328,6 +359,7 @@ final class RdmaReceiver {
             boolean whole = reassembler.append(seg, 0, length);
             metrics.reassemblyCopiedBytes.add(length + reassembler.copiedBytes() - grownCopies);
             if (whole) {
+                conn.timers.frameDone();
                 releaseShare();
                 int frameLength = reassembler.frameLength();
                 PooledBuffer b = reassembler.take();

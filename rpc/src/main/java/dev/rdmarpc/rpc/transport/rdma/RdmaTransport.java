@@ -68,6 +68,9 @@ public final class RdmaTransport implements Transport {
             t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tickInterval(config.loop().tickInterval())
                     .idleTickInterval(config.loop().idleTickInterval())
                     .threadNamePrefix(config.threadNamePrefix() + "-tcp")
+                    // a connection that sends no hello is closed after the idle timeout, a hello that
+                    // stops part way after the frame timeout (the RDMA connection has its own timers)
+                    .idleTimeout(config.timeouts().idle()).frameReadTimeout(config.timeouts().frameRead())
                     // the large budget is the RDMA pool's: the per-address frame shares of the
                     // connection counts (RDMA frames claim them too) are reckoned against it
                     .bufferPool(new BufferPool.Config().chunkSize(16 * 1024).slabSize(256 * 1024)
@@ -252,6 +255,11 @@ public final class RdmaTransport implements Transport {
         }
         claimedByAddress.put(from, held + bytes);
         return null;
+    }
+
+    /** @return the pool bytes the hellos of {@code from}'s open connections claimed (server side; for tests) */
+    synchronized long claimedByAddress(InetAddress from) {
+        return claimedByAddress.getOrDefault(from, 0L);
     }
 
     synchronized void releaseForAddress(InetAddress from, long bytes) {

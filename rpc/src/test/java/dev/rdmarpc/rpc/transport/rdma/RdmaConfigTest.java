@@ -47,6 +47,8 @@ class RdmaConfigTest {
         assertEquals(8, c.sharedReceiveQueue().credits());
         assertEquals(Duration.ofSeconds(5), c.timeouts().handshake());
         assertEquals(14, c.timeouts().ackTimeout());
+        assertEquals(Duration.ofMinutes(5), c.timeouts().idle(), "TcpTransport.Config's idleTimeout");
+        assertEquals(Duration.ofSeconds(30), c.timeouts().frameRead(), "TcpTransport.Config's frameReadTimeout");
     }
 
     @Test
@@ -116,7 +118,7 @@ class RdmaConfigTest {
                 "sharedReceiveQueue=SharedReceiveQueue[enabled=false, depth=64, maxDepth=256, credits=8]",
                 "send=Send[window=4, inlineThreshold=256, writeHighWaterMark=8388608, rendezvousThreshold=0]",
                 "polling=Polling[idleStrategy=adaptive:2000us, completionQueueSize=4096, tickInterval=PT0.01S, idleTickInterval=PT0.25S, ioThreadCpus=none]",
-                "timeouts=Timeouts[handshake=PT5S, ackTimeout=14]"}) {
+                "timeouts=Timeouts[handshake=PT5S, ackTimeout=14, idle=PT5M, frameRead=PT30S]"}) {
             assertTrue(s.contains(part), part + " missing from " + s);
         }
         assertTrue(s.startsWith("RdmaConfig[device=null"), s);
@@ -262,6 +264,8 @@ class RdmaConfigTest {
         bad(c -> c.timeouts(t -> t.handshake(Duration.ZERO)), "timeouts.handshake");
         bad(c -> c.timeouts(t -> t.ackTimeout(0)), "timeouts.ackTimeout");
         bad(c -> c.timeouts(t -> t.ackTimeout(32)), "timeouts.ackTimeout");
+        bad(c -> c.timeouts(t -> t.idle(Duration.ofSeconds(-1))), "timeouts.idle");
+        bad(c -> c.timeouts(t -> t.frameRead(Duration.ofSeconds(-1))), "timeouts.frameRead");
         bad(c -> c.sharedReceiveQueue(s -> s.depth(0)), "sharedReceiveQueue.depth");
         bad(c -> c.sharedReceiveQueue(s -> s.depth(70000).maxDepth(70000)), "sharedReceiveQueue.depth");
         bad(c -> c.sharedReceiveQueue(s -> s.depth(64).maxDepth(32)), "sharedReceiveQueue.maxDepth");
