@@ -22,12 +22,10 @@ import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import dev.rdmarpc.rpc.protocol.MetadataBlock;
-import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.ProtocolException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -43,101 +41,8 @@ class ClientDispatchTest {
     private static final Method<Integer, Integer> ECHO = Method.of("echo", Codecs.INT, Codecs.INT);
     private static final long SECOND = TimeUnit.SECONDS.toNanos(1);
 
-    /** A connection in memory: it keeps every frame committed to it, and tells the handler its close. */
-    private static final class Memory implements Connection {
-        final MemorySegment buffer = Arena.ofAuto().allocate(1 << 16);
-        final List<MemorySegment> written = new ArrayList<>();
-        FrameHandler handler;
-        Throwable closedWith;
-        boolean open = true;
-
-        @Override
-        public long claim(int frameLength) {
-            return open ? 0 : CLOSED;
-        }
-
-        @Override
-        public long claim(int frameLength, long unsentLimit) {
-            return claim(frameLength);
-        }
-
-        @Override
-        public MemorySegment claimBuffer() {
-            return buffer;
-        }
-
-        @Override
-        public void commit() {
-            long length = FrameDescriptor.HEADER_LENGTH + FrameHeader.payloadLength(buffer, 0)
-                    + FrameHeader.attachmentLength(buffer, 0);
-            MemorySegment frame = Arena.ofAuto().allocate(length);
-            MemorySegment.copy(buffer, 0, frame, 0, length);
-            written.add(frame);
-        }
-
-        @Override
-        public void abort() {
-        }
-
-        @Override
-        public boolean isOpen() {
-            return open;
-        }
-
-        @Override
-        public boolean inEventLoop() {
-            return false;
-        }
-
-        @Override
-        public long tickIntervalNanos() {
-            return TimeUnit.MILLISECONDS.toNanos(10);
-        }
-
-        @Override
-        public InetSocketAddress remoteAddress() {
-            return new InetSocketAddress("127.0.0.1", 1);
-        }
-
-        @Override
-        public InetSocketAddress localAddress() {
-            return new InetSocketAddress("127.0.0.1", 2);
-        }
-
-        @Override
-        public long pendingBytes() {
-            return 0;
-        }
-
-        @Override
-        public void close(Throwable cause) {
-            if (open) {
-                open = false;
-                closedWith = cause;
-                handler.onClose(this, cause);
-            }
-        }
-
-        @Override
-        public void setReadEnabled(boolean enabled) {
-        }
-
-        @Override
-        public void execute(Runnable task) {
-            task.run();
-        }
-
-        MemorySegment last() {
-            return written.get(written.size() - 1);
-        }
-
-        long lastId() {
-            return FrameHeader.requestId(last(), 0);
-        }
-    }
-
     private final Counters metrics = new Counters();
-    private final Memory c = new Memory();
+    private final MemoryConnection c = new MemoryConnection();
     private final ClientCore core = new ClientCore(metrics, 16, FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH, SECOND,
             8 << 20, "memory", MetadataBlock.DEFAULT_MAX_BYTES, List.of());
 

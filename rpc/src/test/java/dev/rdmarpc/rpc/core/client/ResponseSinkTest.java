@@ -14,14 +14,11 @@ import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.Reply;
 import dev.rdmarpc.rpc.codec.Codecs;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
-import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import dev.rdmarpc.rpc.protocol.MetadataBlock;
-import dev.rdmarpc.rpc.transport.Connection;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeUnit;
@@ -37,80 +34,7 @@ import org.junit.jupiter.api.Test;
 class ResponseSinkTest {
     private static final Method<Integer, Long> GET = Method.of("get", Codecs.INT, Codecs.LONG);
 
-    /** A connection that keeps the frames committed to it. */
-    private static final class Recording implements Connection {
-        final MemorySegment buffer = Arena.ofAuto().allocate(1 << 16);
-        long lastRequestId;
-
-        @Override
-        public long claim(int frameLength) {
-            return 0;
-        }
-
-        @Override
-        public long claim(int frameLength, long unsentLimit) {
-            return 0;
-        }
-
-        @Override
-        public MemorySegment claimBuffer() {
-            return buffer;
-        }
-
-        @Override
-        public void commit() {
-            lastRequestId = FrameHeader.requestId(buffer, 0);
-        }
-
-        @Override
-        public void abort() {
-        }
-
-        @Override
-        public boolean isOpen() {
-            return true;
-        }
-
-        @Override
-        public boolean inEventLoop() {
-            return false;
-        }
-
-        @Override
-        public long tickIntervalNanos() {
-            return TimeUnit.MILLISECONDS.toNanos(10);
-        }
-
-        @Override
-        public InetSocketAddress remoteAddress() {
-            return new InetSocketAddress("127.0.0.1", 1);
-        }
-
-        @Override
-        public InetSocketAddress localAddress() {
-            return new InetSocketAddress("127.0.0.1", 2);
-        }
-
-        @Override
-        public long pendingBytes() {
-            return 0;
-        }
-
-        @Override
-        public void close(Throwable cause) {
-        }
-
-        @Override
-        public void setReadEnabled(boolean enabled) {
-        }
-
-        @Override
-        public void execute(Runnable task) {
-            task.run();
-        }
-    }
-
-    private static ClientCore core(Recording c) {
+    private static ClientCore core(MemoryConnection c) {
         ClientCore core = new ClientCore(new Counters(), 16, FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH,
                 TimeUnit.SECONDS.toNanos(30), 8 << 20, "test", MetadataBlock.DEFAULT_MAX_BYTES, List.of());
         core.attach(c);
@@ -132,11 +56,11 @@ class ResponseSinkTest {
 
     @Test
     void aCallWithATargetGetsItsAttachmentThereWithoutACopy() throws Exception {
-        Recording c = new Recording();
+        MemoryConnection c = new MemoryConnection();
         ClientCore core = core(c);
         MemorySegment target = Arena.ofAuto().allocate(1 << 20);
         PendingCall call = start(core, Attachment.of(target));
-        long id = c.lastRequestId;
+        long id = c.lastId();
         int alen = 300_000;
         MemorySegment head = head(id, FrameDescriptor.STATUS_OK, alen);
         MemorySegment sink = core.frameHandler().attachmentSink(c, head, 0);
@@ -152,13 +76,13 @@ class ResponseSinkTest {
 
     @Test
     void onlySuccessfulResponsesOfLiveCallsWithATargetLargeEnoughGetOne() {
-        Recording c = new Recording();
+        MemoryConnection c = new MemoryConnection();
         ClientCore core = core(c);
         MemorySegment target = Arena.ofAuto().allocate(4096);
         start(core, Attachment.of(target));
-        long withTarget = c.lastRequestId;
+        long withTarget = c.lastId();
         start(core, null);
-        long without = c.lastRequestId;
+        long without = c.lastId();
         assertSame(null, core.frameHandler().attachmentSink(c, head(without, FrameDescriptor.STATUS_OK, 100), 0), "no target");
         assertNull(core.frameHandler().attachmentSink(c, head(withTarget, 3, 100), 0), "an error response");
         assertNull(core.frameHandler().attachmentSink(c, head(withTarget, FrameDescriptor.STATUS_OK, 4097), 0), "larger than the target");
@@ -168,11 +92,11 @@ class ResponseSinkTest {
 
     @Test
     void aCallThatEndedBeforeItsResponseNamesNoTargetAndIgnoresTheFrame() {
-        Recording c = new Recording();
+        MemoryConnection c = new MemoryConnection();
         ClientCore core = core(c);
         MemorySegment target = Arena.ofAuto().allocate(4096);
         PendingCall call = start(core, Attachment.of(target));
-        long id = c.lastRequestId;
+        long id = c.lastId();
         MemorySegment head = head(id, FrameDescriptor.STATUS_OK, 4096);
         MemorySegment sink = core.frameHandler().attachmentSink(c, head, 0); // the read into the target started
         assertTrue(call.cancel(true));
