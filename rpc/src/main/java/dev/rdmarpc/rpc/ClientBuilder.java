@@ -1,9 +1,10 @@
 package dev.rdmarpc.rpc;
 
-import dev.rdmarpc.rpc.core.client.ClientCore;
 import dev.rdmarpc.rpc.core.Counters;
-import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.core.client.ClientCore;
+import dev.rdmarpc.rpc.internal.Settings;
 import dev.rdmarpc.rpc.transport.CertificateRefusedException;
+import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.PeerRefusedException;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.Transport;

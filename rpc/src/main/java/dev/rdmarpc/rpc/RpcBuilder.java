@@ -1,5 +1,7 @@
 package dev.rdmarpc.rpc;
 
+import dev.rdmarpc.rpc.internal.RdmaSupport;
+import dev.rdmarpc.rpc.internal.Settings;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.MetadataBlock;
 import dev.rdmarpc.rpc.transport.Transport;

@@ -1,7 +1,8 @@
 package dev.rdmarpc.rpc;
 
-import dev.rdmarpc.rpc.core.client.ClientCore;
 import dev.rdmarpc.rpc.core.Counters;
+import dev.rdmarpc.rpc.core.client.ClientCore;
+import dev.rdmarpc.rpc.internal.Settings;
 import dev.rdmarpc.rpc.transport.Transport;
 import java.net.InetSocketAddress;
 import java.time.Duration;

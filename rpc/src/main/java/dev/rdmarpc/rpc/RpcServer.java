@@ -3,6 +3,7 @@ package dev.rdmarpc.rpc;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.core.server.MethodRegistry;
 import dev.rdmarpc.rpc.core.server.ServerCore;
+import dev.rdmarpc.rpc.internal.Settings;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
 import java.io.IOException;

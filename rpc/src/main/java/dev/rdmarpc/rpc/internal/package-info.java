@@ -1,5 +1,7 @@
 /**
  * What the packages of {@code dev.rdmarpc.rpc} share and users do not see (not exported): which of the
- * optional modules are present ({@link dev.rdmarpc.rpc.internal.OptionalModule}).
+ * optional modules are present ({@link dev.rdmarpc.rpc.internal.OptionalModule}), the builders' checks of
+ * their settings ({@link dev.rdmarpc.rpc.internal.Settings}) and their way to the RDMA transport
+ * ({@link dev.rdmarpc.rpc.internal.RdmaSupport}).
  */
 package dev.rdmarpc.rpc.internal;

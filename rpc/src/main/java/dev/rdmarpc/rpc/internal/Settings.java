@@ -1,33 +1,33 @@
-package dev.rdmarpc.rpc;
+package dev.rdmarpc.rpc.internal;
 
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import java.time.Duration;
 import java.util.List;
 
-/** Shared validation of builder settings. */
-final class Settings {
+/** Shared validation of the builders' settings (the API package's builders, not exported). */
+public final class Settings {
     private Settings() {
     }
 
-    static void checkPositive(String name, Duration d) {
+    public static void checkPositive(String name, Duration d) {
         if (d.isNegative() || d.isZero()) {
             throw new IllegalArgumentException(name + " must be positive: " + d);
         }
     }
 
-    static void checkNotNegative(String name, Duration d) {
+    public static void checkNotNegative(String name, Duration d) {
         if (d.isNegative()) {
             throw new IllegalArgumentException(name + " must not be negative: " + d);
         }
     }
 
-    static void checkAtLeastOne(String name, int n) {
+    public static void checkAtLeastOne(String name, int n) {
         if (n < 1) {
             throw new IllegalArgumentException(name + " must be positive: " + n);
         }
     }
 
-    static void checkMaxFrame(int maxFrameLength) {
+    public static void checkMaxFrame(int maxFrameLength) {
         if (maxFrameLength < FrameDescriptor.HEADER_LENGTH || maxFrameLength > FrameDescriptor.MAX_FRAME_LENGTH_LIMIT) {
             throw new IllegalArgumentException("maxFrameLength must be in [" + FrameDescriptor.HEADER_LENGTH + ", "
                     + FrameDescriptor.MAX_FRAME_LENGTH_LIMIT + "]: " + maxFrameLength);
@@ -39,7 +39,7 @@ final class Settings {
      * @param setting    one of its settings
      * @return true when the property that gives {@code setting} its default is set
      */
-    static boolean propertySet(List<String> properties, String setting) {
+    public static boolean propertySet(List<String> properties, String setting) {
         for (String p : properties) {
             if (p.endsWith("." + setting)) {
                 return System.getProperty(p) != null;

@@ -1,6 +1,5 @@
-package dev.rdmarpc.rpc;
+package dev.rdmarpc.rpc.internal;
 
-import dev.rdmarpc.rpc.internal.OptionalModule;
 import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.rdma.RdmaTransport;
@@ -11,7 +10,7 @@ import java.util.function.Consumer;
  * {@code rdma()} never names {@link RdmaTransport} and nothing of RDMA (libibverbs included) is
  * loaded for a TCP-only application.
  */
-final class RdmaSupport {
+public final class RdmaSupport {
     private RdmaSupport() {
     }
 
@@ -24,7 +23,7 @@ final class RdmaSupport {
      *                         {@code rdmarpc.rdma.threadNamePrefix} property or the user names them
      * @throws IllegalStateException naming the missing module when ibverbs-ffm is absent
      */
-    static Transport create(RdmaConfig given, Consumer<RdmaConfig> settings, String threadNamePrefix) {
+    public static Transport create(RdmaConfig given, Consumer<RdmaConfig> settings, String threadNamePrefix) {
         OptionalModule.IBVERBS.require("The RDMA transport");
         boolean propertyNames = Settings.propertySet(RdmaConfig.systemProperties(), "threadNamePrefix");
         RdmaConfig c;
