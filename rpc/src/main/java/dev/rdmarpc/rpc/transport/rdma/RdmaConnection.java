@@ -290,7 +290,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
                 case WorkRequestId.CREDIT -> "credit";
                 case WorkRequestId.BIND -> "memory window bind";
                 case WorkRequestId.INVALIDATE -> "memory window invalidation";
-                default -> "RDMA READ of a rendezvous frame";
+                default -> READ;
             }, wc, i);
             return;
         }
@@ -328,9 +328,23 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         RdmaEvents.completionError(device.context.name(), qp.qpNum(), String.valueOf(remote), operation, s.name(),
                 wc.vendorError(i));
         if (!isClosing()) {
-            String why = s == WcStatus.RETRY_EXC_ERR ? " (the peer stopped answering)" : "";
-            closeNow(new IOException("RDMA " + operation + " failed: " + s + " (" + s.text() + ")" + why));
+            closeNow(new IOException("RDMA " + operation + " failed: " + s + " (" + s.text() + ")" + why(operation, s)));
         }
+    }
+
+    /** The operation {@link #onError} names for an RDMA READ of a peer's rendezvous frame. */
+    static final String READ = "READ of a rendezvous frame";
+
+    /** What a failed work request's status means here, for the close's reason ("" when nothing more is known). */
+    static String why(String operation, WcStatus s) {
+        if (s == WcStatus.RETRY_EXC_ERR) {
+            return " (the peer stopped answering)";
+        }
+        if (s == WcStatus.REM_ACCESS_ERR && operation.equals(READ)) {
+            // the peer's device refused the key or range: revoked (an earlier frame's), or never the frame's
+            return " (the peer refused the key its descriptor gave: not valid for that frame's memory)";
+        }
+        return "";
     }
 
     void protocolError(String reason) {
