@@ -347,6 +347,11 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         return "";
     }
 
+    /** @return true when a frame of this connection, sent or being read, uses {@code u} (I/O thread) */
+    boolean holds(DeviceTable.UserRegion u) {
+        return receiver.holds(u) || sender.holds(u);
+    }
+
     void protocolError(String reason) {
         String msg = "protocol error from " + remote + " over RDMA: " + reason;
         LOG.log(System.Logger.Level.WARNING, "closing connection: " + msg);

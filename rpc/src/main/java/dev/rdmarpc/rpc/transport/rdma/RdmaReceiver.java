@@ -546,6 +546,11 @@ final class RdmaReceiver {
         }
     }
 
+    /** @return true when the frame being read lands its attachment in {@code u} (I/O thread) */
+    boolean holds(DeviceTable.UserRegion u) {
+        return readSinkRegion == u;
+    }
+
     /** After the queue pair is destroyed: the buffer of a read that never finished goes back. */
     void releaseRead() {
         reading = false;

@@ -100,6 +100,11 @@ public final class RdmaTransport implements Transport {
                 loop.sharedReceiveLimit(srq);
             }
         });
+        devices.onRegistrationHeld((region, reason) -> {
+            for (RdmaLoop loop : loops) {
+                loop.execute(() -> loop.closeHolding(region, reason));
+            }
+        });
         devices.onFault((device, qp, reason) -> {
             LOG.log(System.Logger.Level.WARNING, reason + ": closing the connections it carries");
             for (RdmaLoop loop : loops) {
