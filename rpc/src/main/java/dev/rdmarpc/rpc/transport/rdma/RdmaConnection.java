@@ -312,8 +312,16 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     void onError(String operation, WorkCompletions wc, int i) {
         WcStatus s = wc.status(i);
         if (s == WcStatus.WR_FLUSH_ERR) {
+            // The error that failed the queue pair may wait in the other completion queue (a READ's
+            // remote access error in the send queue's, while the receives are flushed): the device
+            // completes it before it flushes anything, so the poll under way sees it, and its reason
+            // closes the connection first. Only a flush with no such error closes it as flushed.
             if (!isClosing()) {
-                closeNow(new IOException("RDMA " + operation + " flushed: the queue pair failed"));
+                loop.executeLater(() -> {
+                    if (!isClosing()) {
+                        closeNow(new IOException("RDMA " + operation + " flushed: the queue pair failed"));
+                    }
+                });
             }
             return;
         }
