@@ -21,11 +21,14 @@ import dev.rdmarpc.rpc.buffer.SlabListener;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 
@@ -171,21 +174,38 @@ final class DeviceTable implements SlabListener, AutoCloseable {
 
         /**
          * Waits until no frame uses this memory, or it was deregistered (the transport closed: no
-         * queue pair is left to read it). An interrupt does not end the wait; it is kept for the caller.
+         * queue pair is left to read it), or {@code nanos} passed ({@link Long#MAX_VALUE}: no limit).
+         * An interrupt does not end the wait; it is kept for the caller.
+         *
+         * @return false when the time passed and a frame still uses it
          */
-        void awaitUnused() {
+        boolean awaitUnused(long nanos) {
             boolean interrupted = false;
-            synchronized (this) {
-                while (inUse() > 0 && !closed) {
-                    try {
-                        wait();
-                    } catch (InterruptedException e) {
-                        interrupted = true;
+            boolean forever = nanos >= Long.MAX_VALUE / 2;
+            long deadline = System.nanoTime() + (forever ? 0 : nanos);
+            try {
+                synchronized (this) {
+                    while (inUse() > 0 && !closed) {
+                        long left = deadline - System.nanoTime();
+                        if (!forever && left <= 0) {
+                            return false;
+                        }
+                        try {
+                            if (forever) {
+                                wait();
+                            } else {
+                                TimeUnit.NANOSECONDS.timedWait(this, left);
+                            }
+                        } catch (InterruptedException e) {
+                            interrupted = true;
+                        }
                     }
+                    return true;
                 }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
             }
         }
     }
@@ -201,6 +221,8 @@ final class DeviceTable implements SlabListener, AutoCloseable {
     private volatile Consumer<SharedReceiveQueue> srqLimitHandler;
     /** Where faults go (set by the transport before any device opens). */
     private volatile FaultHandler faultHandler;
+    /** Closes the connections whose frames use a registration whose close waited long enough (set by the transport). */
+    private volatile BiConsumer<UserRegion, String> holderCloser;
 
     /** What the transport does about a failed port, device or queue pair: close what it affects. */
     interface FaultHandler {
@@ -373,9 +395,11 @@ final class DeviceTable implements SlabListener, AutoCloseable {
 
     /**
      * Closes an application registration: from now on no frame takes it (their attachments are copied),
-     * then waits until no frame uses it (not under the table's lock), then deregisters it. Idempotent.
+     * then waits until no frame uses it (not under the table's lock), at most {@code timeout}: then the
+     * connections whose frames still use it are closed (their queue pairs destroyed, so the NIC drops
+     * those frames) and it waits for that; then deregisters it. Idempotent.
      */
-    void deregisterUser(UserRegion u) {
+    void deregisterUser(UserRegion u, Duration timeout) {
         synchronized (this) {
             if (u.closed) {
                 return;
@@ -384,7 +408,17 @@ final class DeviceTable implements SlabListener, AutoCloseable {
             closingUserRegions.add(u);
             u.refuseUses();
         }
-        u.awaitUnused();
+        if (!u.awaitUnused(timeout.toNanos())) {
+            BiConsumer<UserRegion, String> closer = holderCloser;
+            String reason = "registered memory closed while " + u.inUse() + " transfers still used it after "
+                    + timeout.toMillis() + " ms (" + (u.end - u.start) + " bytes at 0x" + Long.toHexString(u.start)
+                    + "): the connections that carry them are closed";
+            LOG.log(System.Logger.Level.WARNING, reason);
+            if (closer != null) {
+                closer.accept(u, reason);
+            }
+            u.awaitUnused(Long.MAX_VALUE); // the connections close, destroy their queue pairs and give their uses back
+        }
         synchronized (this) {
             closingUserRegions.remove(u);
             closeUser(u); // or the table's close did
@@ -629,6 +663,11 @@ final class DeviceTable implements SlabListener, AutoCloseable {
     }
 
     /** Routes port, device and queue pair failures of every device (opened later) to {@code handler}. */
+    /** Sets what closes the connections whose frames use a registration whose close waited its time out. */
+    void onRegistrationHeld(BiConsumer<UserRegion, String> closer) {
+        this.holderCloser = closer;
+    }
+
     void onFault(FaultHandler handler) {
         this.faultHandler = handler;
     }

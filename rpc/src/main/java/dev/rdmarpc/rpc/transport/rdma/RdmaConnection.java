@@ -290,7 +290,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
                 case WorkRequestId.CREDIT -> "credit";
                 case WorkRequestId.BIND -> "memory window bind";
                 case WorkRequestId.INVALIDATE -> "memory window invalidation";
-                default -> "RDMA READ of a rendezvous frame";
+                default -> READ;
             }, wc, i);
             return;
         }
@@ -312,8 +312,16 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     void onError(String operation, WorkCompletions wc, int i) {
         WcStatus s = wc.status(i);
         if (s == WcStatus.WR_FLUSH_ERR) {
+            // The error that failed the queue pair may wait in the other completion queue (a READ's
+            // remote access error in the send queue's, while the receives are flushed): the device
+            // completes it before it flushes anything, so the poll under way sees it, and its reason
+            // closes the connection first. Only a flush with no such error closes it as flushed.
             if (!isClosing()) {
-                closeNow(new IOException("RDMA " + operation + " flushed: the queue pair failed"));
+                loop.executeLater(() -> {
+                    if (!isClosing()) {
+                        closeNow(new IOException("RDMA " + operation + " flushed: the queue pair failed"));
+                    }
+                });
             }
             return;
         }
@@ -328,9 +336,28 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         RdmaEvents.completionError(device.context.name(), qp.qpNum(), String.valueOf(remote), operation, s.name(),
                 wc.vendorError(i));
         if (!isClosing()) {
-            String why = s == WcStatus.RETRY_EXC_ERR ? " (the peer stopped answering)" : "";
-            closeNow(new IOException("RDMA " + operation + " failed: " + s + " (" + s.text() + ")" + why));
+            closeNow(new IOException("RDMA " + operation + " failed: " + s + " (" + s.text() + ")" + why(operation, s)));
         }
+    }
+
+    /** The operation {@link #onError} names for an RDMA READ of a peer's rendezvous frame. */
+    static final String READ = "READ of a rendezvous frame";
+
+    /** What a failed work request's status means here, for the close's reason ("" when nothing more is known). */
+    static String why(String operation, WcStatus s) {
+        if (s == WcStatus.RETRY_EXC_ERR) {
+            return " (the peer stopped answering)";
+        }
+        if (s == WcStatus.REM_ACCESS_ERR && operation.equals(READ)) {
+            // the peer's device refused the key or range: revoked (an earlier frame's), or never the frame's
+            return " (the peer refused the key its descriptor gave: not valid for that frame's memory)";
+        }
+        return "";
+    }
+
+    /** @return true when a frame of this connection, sent or being read, uses {@code u} (I/O thread) */
+    boolean holds(DeviceTable.UserRegion u) {
+        return receiver.holds(u) || sender.holds(u);
     }
 
     void protocolError(String reason) {

@@ -211,6 +211,18 @@ final class RdmaLoop implements IoLoop.Poller {
         }
     }
 
+    /**
+     * Closes the connections whose frames use {@code u}, with {@code reason}: a registration's close
+     * waited its time out. Loop thread.
+     */
+    void closeHolding(DeviceTable.UserRegion u, String reason) {
+        for (RdmaConnection c : List.copyOf(connections)) {
+            if (!c.isClosing() && c.holds(u)) {
+                c.closeNow(new IOException(reason));
+            }
+        }
+    }
+
     /** The connection was destroyed; its table slot is free again (loop thread). */
     void detach(RdmaConnection c) {
         table.remove(c);

@@ -66,6 +66,14 @@ final class RdmaReceiver {
     private MemorySegment readSink;
     /** The registration {@link #readSink} lies in, whose use the read holds, or null. */
     private DeviceTable.UserRegion readSinkRegion;
+    /** Tests only ({@link RdmaTransport#descriptorHookForTests}); null in use. */
+    private final DescriptorHook descriptorHook;
+
+    /** Tests only: sees a rendezvous descriptor before its frame is read, and may rewrite its parts. */
+    interface DescriptorHook {
+        /** @param descriptor the descriptor, well formed ({@link Rendezvous#check}), at 0; writable */
+        void beforeRead(MemorySegment descriptor, int length);
+    }
 
     RdmaReceiver(RdmaConnection conn, RdmaLoop loop, ReceiveBuffers buffers, RdmaSender sender, int maxFrameLength,
                  boolean serverSide, boolean rendezvousEnabled) {
@@ -80,6 +88,7 @@ final class RdmaReceiver {
         this.serverSide = serverSide;
         this.writeHighWaterMark = loop.config.send().writeHighWaterMark();
         this.rendezvousEnabled = rendezvousEnabled;
+        this.descriptorHook = loop.transport.descriptorHookForTests;
         int capacity = buffers.waitingCapacity();
         this.waitingSlot = new int[capacity];
         this.waitingLength = new int[capacity];
@@ -432,6 +441,9 @@ final class RdmaReceiver {
             conn.protocolError(bad);
             return true;
         }
+        if (descriptorHook != null) {
+            descriptorHook.beforeRead(seg, length);
+        }
         int frameLength = Rendezvous.frameLength(seg, 0);
         long share = serverSide ? FrameReassembler.shareOf(frameLength) : 0;
         if (share > 0 && !conn.tcp.takeFrameShare(share)) {
@@ -532,6 +544,11 @@ final class RdmaReceiver {
             conn.tcp.releaseFrameShare(readShare);
             readShare = 0;
         }
+    }
+
+    /** @return true when the frame being read lands its attachment in {@code u} (I/O thread) */
+    boolean holds(DeviceTable.UserRegion u) {
+        return readSinkRegion == u;
     }
 
     /** After the queue pair is destroyed: the buffer of a read that never finished goes back. */

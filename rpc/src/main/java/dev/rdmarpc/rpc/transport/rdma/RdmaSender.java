@@ -529,6 +529,16 @@ final class RdmaSender {
         }
     }
 
+    /** @return true when a frame this side sends holds a use of {@code u} (any thread) */
+    boolean holds(DeviceTable.UserRegion u) {
+        sendLock.lock();
+        try {
+            return (sq != null && sq.holds(u)) || (rendezvous != null && rendezvous.holds(u));
+        } finally {
+            sendLock.unlock();
+        }
+    }
+
     /** This side finished reading one of the peer's rendezvous frames: report it done (I/O thread). */
     void rendezvousRead() {
         sendLock.lock();

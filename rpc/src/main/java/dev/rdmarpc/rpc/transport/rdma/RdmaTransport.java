@@ -53,6 +53,11 @@ public final class RdmaTransport implements Transport {
     private final TcpTransport tcp;
     private final RdmaLoop[] loops;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /**
+     * Tests only, never set in use: sees each well-formed rendezvous descriptor a connection made
+     * after it was set is about to read, and may rewrite it (a peer that replays a stale key).
+     */
+    volatile RdmaReceiver.DescriptorHook descriptorHookForTests;
 
     private RdmaTransport(RdmaConfig config) {
         this.config = config;
@@ -93,6 +98,11 @@ public final class RdmaTransport implements Transport {
         devices.onSharedReceiveQueueLimit(srq -> {
             for (RdmaLoop loop : loops) {
                 loop.sharedReceiveLimit(srq);
+            }
+        });
+        devices.onRegistrationHeld((region, reason) -> {
+            for (RdmaLoop loop : loops) {
+                loop.execute(() -> loop.closeHolding(region, reason));
             }
         });
         devices.onFault((device, qp, reason) -> {

@@ -1,6 +1,7 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 
 /**
  * Memory of the application registered with every device of an {@link RdmaTransport}
@@ -42,11 +43,20 @@ import java.lang.foreign.MemorySegment;
  * to new frames (their attachments are then copied), waits until no frame uses it any more (each is
  * sent and acknowledged, or read by the peer and its window invalidated, or dropped with its
  * connection once the queue pair is destroyed), then deregisters it: the memory may be freed once it
- * returns, and the NIC never touches it again. A frame queued behind a peer that stopped reading
- * holds it until that connection closes (its liveness checks bound that). Closing the transport
- * closes it too. Thread-safe.
+ * returns, and the NIC never touches it again. The wait is bounded: {@link #CLOSE_TIMEOUT} for
+ * {@code close()}, or the caller's time for {@link #close(Duration)}. Frames still using the memory
+ * then (queued behind a peer that stopped reading, or one that answers pings but never reads its
+ * rendezvous frame) are not waited for: the connections that carry them are closed, with a reason
+ * that says so (their calls fail with {@code CONNECTION_CLOSED}), their queue pairs destroyed, and
+ * close returns once that is done. Closing the transport closes the registration too. Thread-safe.
  */
 public final class RegisteredMemory implements AutoCloseable {
+    /**
+     * How long {@link #close()} waits for the frames that use the memory before it closes their
+     * connections: 30 s, as a frame may take to arrive ({@code timeouts.frameRead}'s default).
+     */
+    public static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
+
     private final DeviceTable table;
     private final MemorySegment segment;
     final DeviceTable.UserRegion region;
@@ -72,12 +82,29 @@ public final class RegisteredMemory implements AutoCloseable {
     }
 
     /**
-     * Refuses the memory to new frames, waits until no frame uses it, then deregisters it from every
-     * device (see the class comment). Idempotent; an interrupt does not end the wait, and stays set.
+     * Refuses the memory to new frames, waits until no frame uses it, at most {@link #CLOSE_TIMEOUT},
+     * then deregisters it from every device; frames that still use it then are dropped with their
+     * connections, which are closed (see the class comment). Idempotent; an interrupt does not end
+     * the wait, and stays set.
      */
     @Override
     public void close() {
-        table.deregisterUser(region);
+        close(CLOSE_TIMEOUT);
+    }
+
+    /**
+     * As {@link #close()}, waiting at most {@code timeout} for the frames that use the memory before
+     * their connections are closed. When close returns, the memory is deregistered and the NIC never
+     * touches it again.
+     *
+     * @param timeout how long frames may go on using the memory; positive
+     * @throws IllegalArgumentException when {@code timeout} is not positive
+     */
+    public void close(Duration timeout) {
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout must be positive: " + timeout);
+        }
+        table.deregisterUser(region, timeout);
     }
 
     @Override

@@ -364,6 +364,16 @@ final class Rendezvous {
         return b;
     }
 
+    /** @return true when a frame held here has its second part in {@code u} */
+    boolean holds(DeviceTable.UserRegion u) {
+        for (DeviceTable.UserRegion r : tailRegions) {
+            if (r == u) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** @return frames done whose keys are being revoked, or that wait for an older frame to be released */
     int invalidating() {
         return invalidating;

@@ -419,6 +419,21 @@ final class SendQueue {
         return takenTailRegion;
     }
 
+    /** @return true when an entry or a message in flight holds a use of {@code u} */
+    boolean holds(DeviceTable.UserRegion u) {
+        for (DeviceTable.UserRegion r : entryTailRegion) {
+            if (r == u) {
+                return true;
+            }
+        }
+        for (DeviceTable.UserRegion r : slotRegion) {
+            if (r == u) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Gives back the registration use entry {@code t} holds, if any. */
     private void unuse(int t) {
         DeviceTable.UserRegion r = entryTailRegion[t];

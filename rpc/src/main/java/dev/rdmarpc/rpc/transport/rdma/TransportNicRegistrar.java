@@ -63,7 +63,7 @@ final class TransportNicRegistrar implements NicRegistrar {
 
         @Override
         public void close() {
-            table.deregisterUser(region); // idempotent; waits for the frames that use it
+            table.deregisterUser(region, RegisteredMemory.CLOSE_TIMEOUT); // idempotent; waits for the frames that use it
         }
     }
 

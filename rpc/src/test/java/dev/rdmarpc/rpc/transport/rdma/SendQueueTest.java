@@ -301,7 +301,7 @@ class SendQueueTest {
         assertEquals(2, r.inUse());
         java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
         Thread waiter = Thread.ofPlatform().start(() -> {
-            r.awaitUnused();
+            r.awaitUnused(Long.MAX_VALUE);
             done.countDown();
         });
         assertFalse(done.await(200, java.util.concurrent.TimeUnit.MILLISECONDS), "two frames still use it");
@@ -312,6 +312,28 @@ class SendQueueTest {
         waiter.join();
         assertEquals(0, r.inUse());
         org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, r::unuse, "given back more than taken");
+    }
+
+    /** A bounded wait says whether the frames let the registration go in time; the queue knows which it holds. */
+    @Test
+    void aBoundedWaitForARegistrationEndsInTimeAndTheQueueSaysWhetherItHoldsIt() {
+        SendQueue q = new SendQueue(pool, 4, CHUNK);
+        DeviceTable.UserRegion r = region();
+        DeviceTable.UserRegion other = region();
+        assertFalse(q.holds(r));
+        claimTail(q, r, 100, 2 * CHUNK);
+        q.commit();
+        assertTrue(q.holds(r), "the committed frame holds its tail's registration");
+        assertFalse(q.holds(other));
+        r.refuseUses();
+        long t0 = System.nanoTime();
+        assertFalse(r.awaitUnused(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(200)), "a frame still uses it");
+        long ms = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertTrue(ms >= 190 && ms < 5000, "waited " + ms + " ms for 200");
+        q.close(); // the queue pair is gone: the frame is dropped and gives its use back
+        assertFalse(q.holds(r));
+        assertTrue(r.awaitUnused(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(200)));
+        assertEquals(0, r.inUse());
     }
 
     @Test
