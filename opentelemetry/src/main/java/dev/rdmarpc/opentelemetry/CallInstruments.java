@@ -11,7 +11,8 @@ import java.util.List;
 
 /**
  * The per-call instruments of one side ({@code rpc.client.*} or {@code rpc.server.*}): calls started, calls
- * finished by status, calls in flight, the duration histogram, and histograms of request and response sizes. Recording takes precomputed
+ * finished by status, calls in flight, the duration histogram, and (when asked for) histograms of request and
+ * response sizes. Recording takes precomputed
  * {@link MethodAttributes}: nothing is built per call.
  */
 final class CallInstruments {
@@ -30,8 +31,11 @@ final class CallInstruments {
     private final LongHistogram requestSize;
     private final LongHistogram responseSize;
 
-    /** @param side "client" or "server" */
-    CallInstruments(Meter meter, String side) {
+    /**
+     * @param side  "client" or "server"
+     * @param sizes whether to record the request and response size histograms
+     */
+    CallInstruments(Meter meter, String side, boolean sizes) {
         String p = "rpc." + side + ".";
         started = meter.counterBuilder(p + "calls.started").setUnit("{call}")
                 .setDescription("Calls started (" + side + "), by method").build();
@@ -42,6 +46,11 @@ final class CallInstruments {
         duration = meter.histogramBuilder(p + "duration").setUnit("ms")
                 .setDescription("Call duration (" + side + "), by method and status")
                 .setExplicitBucketBoundariesAdvice(DURATION_BUCKETS_MS).build();
+        if (!sizes) {
+            requestSize = null;
+            responseSize = null;
+            return;
+        }
         requestSize = meter.histogramBuilder(p + "request.size").ofLongs().setUnit("By")
                 .setDescription("Request sizes (" + side + "): message plus attachment bytes; a stream's, all its"
                         + " messages; by method and status")
@@ -68,6 +77,9 @@ final class CallInstruments {
         finished.add(1, a);
         if (nanos >= 0) {
             duration.record(nanos / 1e6, a);
+        }
+        if (requestSize == null) {
+            return;
         }
         if (requestBytes >= 0) {
             requestSize.record(requestBytes, a);

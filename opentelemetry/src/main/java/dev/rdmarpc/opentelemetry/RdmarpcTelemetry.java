@@ -58,10 +58,10 @@ public final class RdmarpcTelemetry implements Observability {
         Tracer tracer = b.traces ? b.otel.getTracer(SCOPE) : null;
         TextMapPropagator propagator = b.otel.getPropagators().getTextMapPropagator();
         MethodAttributes.Cache methods = new MethodAttributes.Cache();
-        this.client = new ClientTelemetry(methods, meter == null ? null : new CallInstruments(meter, "client"), tracer,
-                propagator);
-        this.server = new ServerTelemetry(methods, meter == null ? null : new CallInstruments(meter, "server"), tracer,
-                propagator, b.trackedServerCalls);
+        this.client = new ClientTelemetry(methods, meter == null ? null : new CallInstruments(meter, "client",
+                b.messageSizes), tracer, propagator);
+        this.server = new ServerTelemetry(methods, meter == null ? null : new CallInstruments(meter, "server",
+                b.messageSizes), tracer, propagator, b.trackedServerCalls);
         this.gauges = meter == null ? null : new TransportGauges(meter);
     }
 
@@ -156,6 +156,7 @@ public final class RdmarpcTelemetry implements Observability {
         private final OpenTelemetry otel;
         private boolean metrics = true;
         private boolean traces = true;
+        private boolean messageSizes;
         private int trackedServerCalls = TRACKED_SERVER_CALLS;
 
         private Builder(OpenTelemetry otel) {
@@ -177,6 +178,21 @@ public final class RdmarpcTelemetry implements Observability {
          */
         public Builder traces(boolean on) {
             this.traces = on;
+            return this;
+        }
+
+        /**
+         * With metrics on, also record each call's request and response sizes ({@code rpc.client.request.size},
+         * {@code rpc.client.response.size} and the server's): two more histogram records per call on each side.
+         * Off by default for their cost on small calls: on a server answering 128 B calls 64 at a time on one I/O
+         * thread they took the QPS from about 0.98 of telemetry off (metrics without sizes) to a median of 0.85
+         * (docs/observability.md, "Cost").
+         *
+         * @param on record the size histograms; default false
+         * @return this
+         */
+        public Builder messageSizes(boolean on) {
+            this.messageSizes = on;
             return this;
         }
 

@@ -33,7 +33,7 @@ class RecordPathAllocationTest {
     private final InMemoryMetricReader reader = InMemoryMetricReader.create();
     private final RdmarpcTelemetry telemetry = RdmarpcTelemetry.builder(OpenTelemetrySdk.builder()
             .setMeterProvider(SdkMeterProvider.builder().registerMetricReader(reader).build()).build())
-            .traces(false).build();
+            .traces(false).messageSizes(true).build();
 
     @Test
     void aServerCallRecordsWithoutAllocating() throws Exception {

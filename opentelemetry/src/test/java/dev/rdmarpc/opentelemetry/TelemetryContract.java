@@ -249,11 +249,14 @@ public abstract class TelemetryContract {
             assertEquals(1, later.getCount(), side);
             // the asynchronous handler answers after 20 ms: its duration on both sides is at least that
             assertTrue(later.getSum() >= 19.0, side + " later took " + later.getSum() + " ms");
+            // sizes only when asked for (RdmarpcTelemetry.Builder.messageSizes)
+            assertTrue(m.stream().noneMatch(x -> x.getName().equals("rpc." + side + ".request.size")), side);
         }
     }
 
     @Test
     public void requestAndResponseSizesAreRecordedPerMethodOnBothSides() throws Exception {
+        restart(RdmarpcTelemetry.builder(otel).messageSizes(true).build());
         RpcChannel ch = channel();
         ch.call(ECHO, "x".repeat(1000));
         ch.call(ECHO, "y".repeat(24));
