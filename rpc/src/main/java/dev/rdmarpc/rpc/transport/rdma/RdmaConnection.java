@@ -10,6 +10,7 @@ import dev.rdmarpc.ibverbs.verbs.QueuePairInit;
 import dev.rdmarpc.ibverbs.verbs.SendWorkRequests;
 import dev.rdmarpc.ibverbs.verbs.WcStatus;
 import dev.rdmarpc.ibverbs.verbs.WorkCompletions;
+import dev.rdmarpc.rpc.transport.loop.IdleFrameTimers;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.ProtocolException;
@@ -69,7 +70,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     private final RdmaSender sender;
     private final RdmaReceiver receiver;
     /** The idle and frame timeouts (I/O thread). */
-    final RdmaTimers timers;
+    final IdleFrameTimers timers;
     /** Set once the connection was refused and closes after its last word (I/O thread). */
     private RdmaLastWord lastWord;
     /** This side's rendezvous keys when it enables rendezvous ({@link RdmaConfig.Send#rendezvousThreshold}), else null. */
@@ -104,7 +105,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         this.sendCqEntries = sendCqEntries;
         this.tableIndex = loop.table.reserveIndex();
         this.wrIdBits = WorkRequestId.connectionBits(tableIndex, loop.table.generation(tableIndex));
-        this.timers = new RdmaTimers(config.timeouts().frameRead().toNanos(),
+        this.timers = timers(config.timeouts().frameRead().toNanos(),
                 serverSide ? config.timeouts().idle().toNanos() : 0, System.nanoTime());
         boolean rendezvousEnabled = config.send().rendezvousThreshold() > 0;
         int sendWrs = RdmaSender.workRequests(config.send().window(), rendezvousEnabled);
@@ -661,5 +662,17 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     public String toString() {
         return "RdmaConnection[" + local + " -> " + remote + ", " + device + ", qpn " + qp.qpNum()
                 + (isOpen() ? "" : ", closed") + "]";
+    }
+
+    /**
+     * The idle and frame timeouts of an RDMA connection ({@link RdmaConfig.Timeouts#idle},
+     * {@link RdmaConfig.Timeouts#frameRead}); they mean what the TCP transport's {@code idleTimeout} and
+     * {@code frameReadTimeout} mean.
+     *
+     * @param idleNanos 0 for no limit (client connections)
+     */
+    static IdleFrameTimers timers(long frameReadNanos, long idleNanos, long now) {
+        return new IdleFrameTimers(frameReadNanos, idleNanos, now, "the server's RDMA timeouts.idle",
+                " over RDMA (timeouts.frameRead)");
     }
 }

@@ -1,25 +1,16 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
-import dev.rdmarpc.rpc.transport.IdleTimeoutException;
-import dev.rdmarpc.rpc.transport.ProtocolException;
+import dev.rdmarpc.rpc.transport.loop.IdleFrameTimers;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The frame-read and idle timeouts of one {@link TcpConnection}, kept without a clock on the data
- * path: a read only sets {@link #received}, a whole frame only clears {@link #frameDone}; the I/O
- * thread's tick stamps and compares times, so both fire within one tick interval of their due time.
- * Loop thread only.
+ * The frame-read and idle timeouts of one {@link TcpConnection} ({@link IdleFrameTimers}, as an RDMA
+ * connection's), and a client's pings: kept without a clock on the data path; the I/O thread's tick
+ * stamps and compares times, so each fires within one tick interval of its due time. Loop thread only.
  */
 final class ReceiveTimers {
-    private final long frameReadNanos;
-    private final long idleNanos;
-    /** Bytes arrived since the last tick. */
-    private boolean received;
-    /** True while a half-received frame is being timed, since {@link #partialSince}. */
-    private boolean timing;
-    private long partialSince;
-    private long lastActive;
+    private final IdleFrameTimers timeouts;
     /** Nothing arrived between the last two ticks. */
     private boolean quiet;
     private final long pingNanos;
@@ -48,17 +39,16 @@ final class ReceiveTimers {
      * @param pingTimeoutNanos then the most further silence before the connection is given up
      */
     ReceiveTimers(long frameReadNanos, long idleNanos, long pingNanos, long pingTimeoutNanos, long now) {
-        this.frameReadNanos = frameReadNanos;
-        this.idleNanos = idleNanos;
+        this.timeouts = new IdleFrameTimers(frameReadNanos, idleNanos, now, "the server's idleTimeout",
+                " (frameReadTimeout)");
         this.pingNanos = pingNanos;
         this.pingTimeoutNanos = pingTimeoutNanos;
-        this.lastActive = now;
         this.lastHeard = now;
     }
 
     /** Bytes arrived. */
     void received() {
-        received = true;
+        timeouts.received();
     }
 
     /** @return true when nothing arrived between the last {@link #check} and the one before */
@@ -100,7 +90,7 @@ final class ReceiveTimers {
 
     /** A whole frame arrived: the next one is timed from the tick that finds it half received. */
     void frameDone() {
-        timing = false;
+        timeouts.frameDone();
     }
 
     /**
@@ -119,6 +109,7 @@ final class ReceiveTimers {
      *                 then counts towards a ping ({@link #pingDue}) and, after the ping, towards giving up
      */
     IOException check(long now, long partialBytes, boolean paused, boolean busy, boolean awaiting) {
+        boolean received = timeouts.receivedSinceTick();
         quiet = !received;
         pingDue = false;
         boolean sent = this.sent;
@@ -138,22 +129,6 @@ final class ReceiveTimers {
                 pingDue = true;
             }
         }
-        if (received || busy || paused || partialBytes > 0) {
-            received = false;
-            lastActive = now;
-        } else if (idleNanos > 0 && now - lastActive >= idleNanos) {
-            return new IdleTimeoutException("closed after " + TimeUnit.NANOSECONDS.toMillis(now - lastActive)
-                    + " ms idle (no call in flight, nothing received; the server's idleTimeout)");
-        }
-        if (frameReadNanos == 0 || partialBytes == 0 || paused) {
-            timing = false;
-        } else if (!timing) {
-            timing = true;
-            partialSince = now;
-        } else if (now - partialSince >= frameReadNanos) {
-            return new ProtocolException("frame incomplete after " + TimeUnit.NANOSECONDS.toMillis(now - partialSince)
-                    + " ms: " + partialBytes + " bytes of it arrived (frameReadTimeout)");
-        }
-        return null;
+        return timeouts.check(now, partialBytes, paused, busy);
     }
 }

@@ -1,5 +1,7 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
+import dev.rdmarpc.rpc.transport.loop.IdleFrameTimers;
+
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -11,7 +13,7 @@ import java.io.IOException;
 import org.junit.jupiter.api.Test;
 
 /**
- * The idle and frame timeouts of an RDMA connection ({@link RdmaTimers}), on ticks: times in
+ * The idle and frame timeouts of an RDMA connection ({@link RdmaConnection#timers}), on ticks: times in
  * milliseconds from the connection's set-up, as nanoseconds. The VM tests run them on real
  * connections ({@code RdmaTimeoutsTest}).
  */
@@ -19,13 +21,13 @@ class RdmaTimersTest {
     private static final long MS = 1_000_000L;
     private static final long T0 = 1_000_000 * MS;
 
-    private static IOException check(RdmaTimers t, long ms, long partial, boolean paused, boolean busy) {
+    private static IOException check(IdleFrameTimers t, long ms, long partial, boolean paused, boolean busy) {
         return t.check(T0 + ms * MS, partial, paused, busy);
     }
 
     @Test
     void idlenessCountsFromTheSetUpSoAConnectionThatSendsNothingIsClosed() {
-        RdmaTimers t = new RdmaTimers(0, 500 * MS, T0);
+        IdleFrameTimers t = RdmaConnection.timers(0, 500 * MS, T0);
         assertNull(check(t, 490, 0, false, false));
         IOException e = check(t, 500, 0, false, false);
         assertInstanceOf(IdleTimeoutException.class, e);
@@ -35,7 +37,7 @@ class RdmaTimersTest {
 
     @Test
     void aMessageACallInFlightOrAPauseKeepsItOpen() {
-        RdmaTimers t = new RdmaTimers(0, 500 * MS, T0);
+        IdleFrameTimers t = RdmaConnection.timers(0, 500 * MS, T0);
         t.received();
         assertNull(check(t, 400, 0, false, false));
         assertNull(check(t, 800, 0, false, false), "400 ms after the message");
@@ -48,13 +50,13 @@ class RdmaTimersTest {
 
     @Test
     void aClientConnectionIsNeverClosedForIdleness() {
-        RdmaTimers t = new RdmaTimers(30_000 * MS, 0, T0);
+        IdleFrameTimers t = RdmaConnection.timers(30_000 * MS, 0, T0);
         assertNull(check(t, 3_600_000, 0, false, false));
     }
 
     @Test
     void aFrameThatStopsPartWayIsRefusedAfterTheFrameTimeout() {
-        RdmaTimers t = new RdmaTimers(1000 * MS, 0, T0);
+        IdleFrameTimers t = RdmaConnection.timers(1000 * MS, 0, T0);
         assertNull(check(t, 100, 2 << 20, false, false), "timed from this tick");
         assertNull(check(t, 1090, 2 << 20, false, false));
         IOException e = check(t, 1100, 2 << 20, false, false);
@@ -65,7 +67,7 @@ class RdmaTimersTest {
 
     @Test
     void eachFrameHasItsOwnTimeAndAPauseDoesNotCount() {
-        RdmaTimers t = new RdmaTimers(1000 * MS, 0, T0);
+        IdleFrameTimers t = RdmaConnection.timers(1000 * MS, 0, T0);
         assertNull(check(t, 0, 1 << 20, false, false));
         t.frameDone();
         assertNull(check(t, 900, 1 << 20, false, false), "a second frame, timed from here");
@@ -78,7 +80,7 @@ class RdmaTimersTest {
 
     @Test
     void zeroTurnsBothOff() {
-        RdmaTimers t = new RdmaTimers(0, 0, T0);
+        IdleFrameTimers t = RdmaConnection.timers(0, 0, T0);
         assertNull(check(t, 0, 1 << 20, false, false));
         assertNull(check(t, 10_000_000, 1 << 20, false, false));
     }
