@@ -4,6 +4,7 @@ import dev.rdmarpc.rpc.core.client.CallKind;
 import dev.rdmarpc.rpc.core.client.ClientCore;
 import dev.rdmarpc.rpc.core.client.PendingCall;
 import dev.rdmarpc.rpc.core.StreamEnd;
+import dev.rdmarpc.rpc.internal.Segments;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -20,9 +21,6 @@ import java.util.concurrent.CompletableFuture;
  * connection to its endpoint and tries once more after one closed under it.
  */
 abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, RpcClientPool.EndpointChannel {
-    /** A thread that owns no confined arena: memory it may access, every thread may. Never started. */
-    private static final Thread NOT_THE_OWNER = new Thread(() -> { }, "rdmarpc-accessibility-probe");
-
     /**
      * @param deadline the call's deadline ({@link System#nanoTime()})
      * @return the connection the next call goes to, waiting for one being opened until
@@ -120,11 +118,6 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         return left;
     }
 
-    /** @return true when every thread may access {@code segment} (it is not confined to one) */
-    static boolean anyThreadMayAccess(MemorySegment segment) {
-        return segment.isAccessibleBy(NOT_THE_OWNER);
-    }
-
     @Override
     public final <Q, R> R call(Method<Q, R> method, Q request, CallOptions options) {
         return ((PendingCall) start(method, request, options, CallKind.CALL)).await();
@@ -162,7 +155,7 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
 
     @Override
     public final boolean sendInPlace(Method<?, ?> method, MemorySegment payload, ResponseListener listener, long tag) {
-        if (!anyThreadMayAccess(payload)) {
+        if (!Segments.anyThreadMayAccess(payload)) {
             throw new IllegalArgumentException("sendInPlace needs a payload every thread may access (heap, or a global,"
                     + " automatic or shared arena's): the connection's I/O thread writes it from there, and this one is"
                     + " confined to its arena's thread; use send, which copies it on the calling thread");

@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc;
 
+import dev.rdmarpc.rpc.internal.Segments;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -107,7 +108,7 @@ public final class CallOptions {
         if (target.isEmpty()) {
             throw new IllegalArgumentException("the response attachment target is empty");
         }
-        if (target.location() == Attachment.Location.HOST && !AbstractChannel.anyThreadMayAccess(target.segment())) {
+        if (target.location() == Attachment.Location.HOST && !Segments.anyThreadMayAccess(target.segment())) {
             throw new IllegalArgumentException("the response attachment target must be memory any thread may"
                     + " access (not from a confined arena): the connection's I/O thread copies into it");
         }

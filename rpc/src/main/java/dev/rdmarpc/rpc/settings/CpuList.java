@@ -1,6 +1,5 @@
 package dev.rdmarpc.rpc.settings;
 
-import dev.rdmarpc.rpc.transport.loop.CpuAffinity;
 import java.util.Arrays;
 import java.util.stream.Collectors;
 
@@ -12,8 +11,11 @@ import java.util.stream.Collectors;
 public record CpuList(int[] cpus) {
     /** No CPU: the threads are left to the scheduler. */
     public static final CpuList NONE = new CpuList(new int[0]);
-    /** CPU numbers a list may hold: [0, MAX), the CPUs a mask of {@link CpuAffinity} can name. */
-    public static final int MAX = CpuAffinity.MAX_CPUS;
+    /**
+     * CPU numbers a list may hold: [0, MAX), the CPUs a Linux affinity mask names (glibc's
+     * {@code CPU_SETSIZE}, the size of the mask the I/O threads are pinned with).
+     */
+    public static final int MAX = 1024;
 
     public CpuList {
         cpus = cpus.clone();

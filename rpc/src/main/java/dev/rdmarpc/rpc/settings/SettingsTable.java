@@ -1,6 +1,5 @@
 package dev.rdmarpc.rpc.settings;
 
-import dev.rdmarpc.rpc.transport.IdleStrategy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -306,18 +305,5 @@ public final class SettingsTable<C> {
             case "s" -> Duration.ofSeconds(n);
             default -> throw new IllegalArgumentException("a duration needs a unit: ns, us, ms or s");
         };
-    }
-
-    /**
-     * Reads a comma-separated list of CPU numbers, e.g. {@code 2,3}; {@code none} or empty for none. Each must be in
-     * [0, 1024).
-     */
-    public static CpuList parseCpus(String text) {
-        return CpuList.parse(text);
-    }
-
-    /** Reads an idle strategy ({@link IdleStrategy#parse}). */
-    public static IdleStrategy parseIdleStrategy(String text) {
-        return IdleStrategy.parse(text);
     }
 }

@@ -30,8 +30,8 @@ public final class LoopSettings {
             .add("tickInterval", SettingsTable::parseDuration, LoopSettings::tickInterval, LoopSettings::tickInterval)
             .add("idleTickInterval", SettingsTable::parseDuration, LoopSettings::idleTickInterval,
                     LoopSettings::idleTickInterval)
-            .add("idleStrategy", SettingsTable::parseIdleStrategy, LoopSettings::idleStrategy, LoopSettings::idleStrategy)
-            .add("ioThreadCpus", SettingsTable::parseCpus, LoopSettings::cpuList, LoopSettings::cpuList);
+            .add("idleStrategy", IdleStrategy::parse, LoopSettings::idleStrategy, LoopSettings::idleStrategy)
+            .add("ioThreadCpus", CpuList::parse, LoopSettings::cpuList, LoopSettings::cpuList);
 
     private final String path;
     private IdleStrategy idleStrategy = IdleStrategy.adaptive();
