@@ -185,10 +185,7 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
     @Override
     public final <Q, R> ClientStream<Q, R> openStream(Method<Q, R> method, CallOptions options) {
         Objects.requireNonNull(method, "method");
-        if (options.attachment().length() != 0 || options.responseAttachment() != null) {
-            throw new IllegalArgumentException("a stream carries no attachments: its messages are its codecs' bytes");
-        }
-        long deadline = deadlineOf(options.timeoutNanos(), true);
+        long deadline = streamDeadline(options);
         ClientCore c = pick(deadline);
         ClientInterceptor[] interceptors = c.interceptors();
         Metadata metadata = options.metadata();
@@ -206,18 +203,13 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
         try {
             for (int attempt = 1; ; attempt++) {
                 try {
-                    long left = remaining(deadline, method);
-                    // no deadline of its own and none inherited: the stream has none, on the wire too
-                    return c.openStream(method, left >= ClientCore.NO_DEADLINE_NANOS / 2 ? Long.MAX_VALUE : left, metadata, onEnd);
+                    return c.openStream(method, streamTimeout(deadline, method), metadata, onEnd);
                 } catch (RpcException e) {
                     c = retry(c, e, attempt, deadline, true);
                 }
             }
         } catch (RpcException e) {
-            if (onEnd != null) {
-                onEnd.ended(e, e.metadata(), -1, -1); // it never opened
-            }
-            throw e;
+            throw neverOpened(onEnd, e);
         } finally {
             started(c);
         }
@@ -229,10 +221,7 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
                                                              java.util.concurrent.Executor executor) {
         Objects.requireNonNull(method, "method");
         Objects.requireNonNull(listener, "listener");
-        if (options.attachment().length() != 0 || options.responseAttachment() != null) {
-            throw new IllegalArgumentException("a stream carries no attachments: its messages are its codecs' bytes");
-        }
-        long deadline = deadlineOf(options.timeoutNanos(), true);
+        long deadline = streamDeadline(options);
         ClientCore c = pickNow();
         if (c == null) {
             c = pick(deadline); // a pool with no open connection yet: it waits for one
@@ -246,15 +235,11 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
                 metadata = beforeStream(interceptors, method, metadata, t0);
                 onEnd = streamEnd(interceptors, method, metadata, t0);
             }
-            long left = remaining(deadline, method);
+            long timeout = streamTimeout(deadline, method);
             try {
-                return c.openAsyncStream(method, left >= ClientCore.NO_DEADLINE_NANOS / 2 ? Long.MAX_VALUE : left,
-                        metadata, listener, executor, onEnd);
+                return c.openAsyncStream(method, timeout, metadata, listener, executor, onEnd);
             } catch (RpcException e) {
-                if (onEnd != null) {
-                    onEnd.ended(e, e.metadata(), -1, -1); // it never opened
-                }
-                throw e;
+                throw neverOpened(onEnd, e);
             }
         } finally {
             started(c);
@@ -352,6 +337,36 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
      *
      * @return the metadata to send
      */
+    /**
+     * @return the deadline of a stream opened with {@code options}
+     * @throws IllegalArgumentException when they carry an attachment
+     */
+    private long streamDeadline(CallOptions options) {
+        if (options.attachment().length() != 0 || options.responseAttachment() != null) {
+            throw new IllegalArgumentException("a stream carries no attachments: its messages are its codecs' bytes");
+        }
+        return deadlineOf(options.timeoutNanos(), true);
+    }
+
+    /**
+     * @return the nanoseconds a stream opened now has left until {@code deadline}, or
+     *         {@link Long#MAX_VALUE} when it has no deadline of its own and none inherited: it has none
+     *         then, on the wire too
+     * @throws RpcException DEADLINE_EXCEEDED when the deadline has passed
+     */
+    private static long streamTimeout(long deadline, Method<?, ?> method) {
+        long left = remaining(deadline, method);
+        return left >= ClientCore.NO_DEADLINE_NANOS / 2 ? Long.MAX_VALUE : left;
+    }
+
+    /** Tells a stream's interceptors (when it has any) that it never opened; returns {@code e}, to throw. */
+    private static RpcException neverOpened(StreamEnd onEnd, RpcException e) {
+        if (onEnd != null) {
+            onEnd.ended(e, e.metadata(), -1, -1);
+        }
+        return e;
+    }
+
     private static Metadata beforeStream(ClientInterceptor[] interceptors, Method<?, ?> method, Metadata metadata,
                                          long t0) {
         try {

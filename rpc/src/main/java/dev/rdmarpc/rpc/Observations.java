@@ -20,13 +20,16 @@ final class Observations {
     }
 
     /**
-     * Registers {@code owner} with each observability; when one throws, closes those made and rethrows.
+     * Registers {@code owner} (a server, client or pool just made) with each observability; when one
+     * throws, closes the registrations made, then the owner, and rethrows.
      *
-     * @param observers the builder's observabilities, in order
-     * @param register  how one registers the owner
+     * @param observers  the builder's observabilities, in order
+     * @param register   how one registers the owner
+     * @param closeOwner closes the owner
      * @return the registrations
      */
-    static Observations register(List<Observability> observers, Function<Observability, AutoCloseable> register) {
+    static Observations register(List<Observability> observers, Function<Observability, AutoCloseable> register,
+                                 Runnable closeOwner) {
         if (observers.isEmpty()) {
             return NONE;
         }
@@ -37,6 +40,7 @@ final class Observations {
             }
         } catch (RuntimeException e) {
             made.close();
+            closeOwner.run();
             throw e;
         }
         return made;

@@ -217,16 +217,42 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
         return maxFrameLength;
     }
 
-    /** @return true when {@link #openTransport} creates the transport (the built object then owns it) */
-    final boolean ownsTransport() {
-        return transport == null;
+    /** What a builder makes on its transport: a client, a pool, a server. */
+    @FunctionalInterface
+    interface OnTransport<T> {
+        /**
+         * @param transport the chosen transport
+         * @param owns      true when the builder created it: the object made owns it then and closes it
+         * @return the object made
+         */
+        T make(Transport transport, boolean owns);
+    }
+
+    /**
+     * Opens the chosen transport and makes the built object on it; when making it fails, a transport
+     * this builder created is closed before the failure is rethrown.
+     *
+     * @param role whose defaults apply to a transport the builder creates
+     * @return what {@code make} made
+     */
+    final <T> T makeOnTransport(Role role, OnTransport<T> make) {
+        boolean owns = transport == null;
+        Transport t = openTransport(role);
+        try {
+            return make.make(t, owns);
+        } catch (RuntimeException e) {
+            if (owns) {
+                t.close();
+            }
+            throw e;
+        }
     }
 
     /**
      * @param role whose defaults apply
      * @return the chosen transport: the caller's, or a new one (owned by the object being built)
      */
-    final Transport openTransport(Role role) {
+    private Transport openTransport(Role role) {
         if (transport != null) {
             return transport;
         }

@@ -143,12 +143,7 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
 
     /** Registers this connected client with {@code observers}; when one fails, closes the client and rethrows. */
     private RpcClient observedBy(List<Observability> observers) {
-        try {
-            observations = Observations.register(observers, o -> o.observe(this));
-        } catch (RuntimeException e) {
-            close();
-            throw e;
-        }
+        observations = Observations.register(observers, o -> o.observe(this), this::close);
         return this;
     }
 
@@ -189,20 +184,12 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
                 throw new IllegalArgumentException("address is required");
             }
             validate();
-            boolean owns = ownsTransport();
-            Transport t = openTransport(Role.CLIENT);
-            RpcClient client;
-            try {
+            RpcClient client = makeOnTransport(Role.CLIENT, (t, owns) -> {
                 Counters metrics = new Counters();
                 ClientBuilder.Connector connector = connector(t, metrics);
                 ClientCore core = connector.connect(address);
-                client = new RpcClient(t, owns, core, metrics, connector.defaultStreamTimeoutNanos());
-            } catch (RuntimeException e) {
-                if (owns) {
-                    t.close();
-                }
-                throw e;
-            }
+                return new RpcClient(t, owns, core, metrics, connector.defaultStreamTimeoutNanos());
+            });
             return client.observedBy(observers());
         }
     }

@@ -486,12 +486,7 @@ public final class RpcClientPool implements AutoCloseable {
 
     /** Registers this pool with {@code observers}; when one fails, closes the pool and rethrows. */
     private RpcClientPool observedBy(java.util.List<Observability> observers) {
-        try {
-            observations = Observations.register(observers, o -> o.observe(this));
-        } catch (RuntimeException e) {
-            close();
-            throw e;
-        }
+        observations = Observations.register(observers, o -> o.observe(this), this::close);
         return this;
     }
 
@@ -592,17 +587,7 @@ public final class RpcClientPool implements AutoCloseable {
             Settings.checkNotNegative("reconnectBackoff", reconnectBackoff);
             Settings.checkPositive("healthCheckInterval", healthInterval);
             validate();
-            boolean owns = ownsTransport();
-            Transport t = openTransport(Role.POOL);
-            RpcClientPool pool;
-            try {
-                pool = new RpcClientPool(this, t, owns);
-            } catch (RuntimeException e) {
-                if (owns) {
-                    t.close();
-                }
-                throw e;
-            }
+            RpcClientPool pool = makeOnTransport(Role.POOL, (t, owns) -> new RpcClientPool(this, t, owns));
             return pool.observedBy(observers());
         }
     }

@@ -142,12 +142,7 @@ public final class RpcServer implements AutoCloseable {
 
     /** Registers this started server with {@code observers}; when one fails, closes the server and rethrows. */
     private RpcServer observedBy(List<Observability> observers) {
-        try {
-            observations = Observations.register(observers, o -> o.observe(this));
-        } catch (RuntimeException e) {
-            close();
-            throw e;
-        }
+        observations = Observations.register(observers, o -> o.observe(this), this::close);
         return this;
     }
 
@@ -366,27 +361,19 @@ public final class RpcServer implements AutoCloseable {
             Settings.checkAtLeastOne("maxInFlight", maxInFlight);
             Settings.checkNotNegative("drainTimeout", drainTimeout);
             ServerHealth health = health();
-            boolean owns = ownsTransport();
-            Transport t = openTransport(Role.SERVER);
-            RpcServer server;
-            try {
+            RpcServer server = makeOnTransport(Role.SERVER, (t, owns) -> {
                 ServerCore core = new ServerCore(registry, maxFrameLength, maxMetadataBytes, List.copyOf(interceptors),
                         maxInFlight, t.bufferPool(), t.name(), streamWindowBytes);
-                ServerEndpoint endpoint = t.listen(bind, maxFrameLength, core);
+                ServerEndpoint endpoint;
+                try {
+                    endpoint = t.listen(bind, maxFrameLength, core);
+                } catch (IOException e) {
+                    throw new UncheckedIOException("could not listen on " + bind, e);
+                }
                 LOG.log(System.Logger.Level.INFO, "RPC server listening on {0} ({1}, {2} methods)", endpoint.address(),
                         t.name(), registry.size());
-                server = new RpcServer(t, owns, core, endpoint, drainTimeout, health);
-            } catch (IOException e) {
-                if (owns) {
-                    t.close();
-                }
-                throw new UncheckedIOException("could not listen on " + bind, e);
-            } catch (RuntimeException e) {
-                if (owns) {
-                    t.close();
-                }
-                throw e;
-            }
+                return new RpcServer(t, owns, core, endpoint, drainTimeout, health);
+            });
             return server.observedBy(observers);
         }
     }

@@ -21,7 +21,7 @@ import java.util.Objects;
  * lock, and the first wins. Stopped first, the call's outcome is dropped (a cancel: no response) or
  * answered DEADLINE_EXCEEDED (its deadline); ended first, a later stop does nothing.
  */
-abstract class HeldCall implements CallContext, ResponseSizes {
+abstract class HeldCall extends ResponseSizes implements CallContext {
     private static final System.Logger LOG = System.getLogger(HeldCall.class.getName());
 
     final ServerConnection connection;
@@ -40,7 +40,6 @@ abstract class HeldCall implements CallContext, ResponseSizes {
     private volatile boolean cancelled;
     /** The request's message and attachment bytes (set by whoever dispatched it); -1 when not known. */
     long requestBytes = -1;
-    private volatile long responseBytes = -1;
 
     HeldCall(ServerConnection connection, MethodRegistry.Entry entry, long id, int mid, boolean hasDeadline,
              long deadlineNanos) {
@@ -61,16 +60,6 @@ abstract class HeldCall implements CallContext, ResponseSizes {
     @Override
     public long requestBytes() {
         return requestBytes;
-    }
-
-    @Override
-    public long responseBytes() {
-        return responseBytes;
-    }
-
-    @Override
-    public void responseWritten(long bytes) {
-        responseBytes = bytes;
     }
 
     /**

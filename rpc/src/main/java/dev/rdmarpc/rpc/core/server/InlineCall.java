@@ -24,7 +24,7 @@ import java.util.Objects;
  * The context of a connection's inline and raw calls: a reusable {@link RawCall} / {@link CallContext}
  * flyweight over the request's frame, which runs one call at a time on the connection's I/O thread.
  */
-final class InlineCall implements RawCall, ResponseSizes {
+final class InlineCall extends ResponseSizes implements RawCall {
     private static final System.Logger LOG = System.getLogger(InlineCall.class.getName());
 
     private final ServerConnection connection;
@@ -44,8 +44,6 @@ final class InlineCall implements RawCall, ResponseSizes {
     /** The request's metadata block, which starts the payload; 0 when it has none. */
     private int metadataLength;
     private int attachmentLength;
-    /** The inline call's response bytes once written; -1 before. */
-    private long responseBytes = -1;
     private MethodRegistry.Entry entry;
     private Metadata responseMetadata = Metadata.EMPTY;
     private final MetadataView metadataView = new MetadataView();
@@ -250,16 +248,6 @@ final class InlineCall implements RawCall, ResponseSizes {
     @Override
     public long requestBytes() {
         return (long) payloadLength + attachmentLength;
-    }
-
-    @Override
-    public long responseBytes() {
-        return responseBytes;
-    }
-
-    @Override
-    public void responseWritten(long bytes) {
-        responseBytes = bytes;
     }
 
     @Override
