@@ -1,13 +1,20 @@
 package dev.rdmarpc.rpc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -15,68 +22,152 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The layering of the module's packages, read from the compiled classes: every class a class names
- * (in its constant pool: the classes it uses, and the types in its fields', methods' and generic
- * signatures), so a fully qualified name in the code counts as much as an import.
+ * The layering of the module's classes, read from the compiled classes: every class a class names in
+ * its constant pool (the classes it uses, and the types in its fields', methods' and generic
+ * signatures), so a fully qualified name in the code counts as much as an import. A nested class
+ * counts as part of its top-level class.
  */
 class PackageDependenciesTest {
     private static final Path CLASSES = Path.of("target", "classes").toAbsolutePath();
-    private static final Pattern RPC_TYPE = Pattern.compile("dev/rdmarpc/rpc/((?:[a-z_][a-z0-9_]*/)*)[A-Z]");
+    private static final Pattern RPC_CLASS = Pattern.compile("dev/rdmarpc/rpc/(?:[a-z_][a-z0-9_]*/)*[A-Z][\\w$]*");
+    private static final String ROOT = "dev.rdmarpc.rpc";
+    private static final String CORE = "dev.rdmarpc.rpc.core";
 
-    @Test
-    void settingsDependsOnNoOtherPackageOfTheModule() throws IOException {
-        Map<String, Set<String>> uses = usesOf("dev/rdmarpc/rpc/settings/");
-        assertTrue(!uses.isEmpty(), "no classes of dev.rdmarpc.rpc.settings under " + CLASSES);
-        assertEquals(Map.of(), outside(uses, "dev.rdmarpc.rpc.settings"),
-                "settings is read by the transports' configurations and must not depend on them");
+    /** Each top-level class of the module and the module's top-level classes it names. */
+    private static Map<String, Set<String>> uses;
+
+    @BeforeAll
+    static void readClasses() throws IOException {
+        uses = classUses();
+        assertTrue(uses.size() > 100, "the module's classes under " + CLASSES + ": " + uses.size());
     }
 
     @Test
-    void theScanSeesThePackagesAClassNames() throws IOException {
-        // LoopSettings names settings.SettingsTable in a field's generic signature, settings.CpuList in a
-        // field and a method reference, IdleStrategy of its own package in its methods.
-        Set<String> used = usesOf("dev/rdmarpc/rpc/transport/LoopSettings").get("dev.rdmarpc.rpc.transport.LoopSettings");
-        assertEquals(Set.of("dev.rdmarpc.rpc.transport", "dev.rdmarpc.rpc.settings"), used);
+    void settingsDependsOnNoOtherPackageOfTheModule() {
+        Map<String, Set<String>> outside = new TreeMap<>();
+        uses.forEach((cls, used) -> {
+            if (packageOf(cls).equals(ROOT + ".settings")) {
+                used.stream().filter(u -> !packageOf(u).equals(ROOT + ".settings"))
+                        .forEach(u -> outside.computeIfAbsent(cls, k -> new TreeSet<>()).add(u));
+            }
+        });
+        assertTrue(uses.keySet().stream().anyMatch(c -> packageOf(c).equals(ROOT + ".settings")), "settings' classes");
+        assertEquals(Map.of(), outside, "settings is read by the transports' configurations and must not depend on them");
     }
 
-    /** @return each class under {@code prefix} (a path in the class tree) and the module's packages it names */
-    static Map<String, Set<String>> usesOf(String prefix) throws IOException {
-        Map<String, Set<String>> uses = new TreeMap<>();
-        try (Stream<Path> files = Files.walk(CLASSES)) {
-            for (Path f : (Iterable<Path>) files::iterator) {
-                String name = CLASSES.relativize(f).toString().replace('\\', '/');
-                if (!name.startsWith(prefix) || !name.endsWith(".class") || name.endsWith("module-info.class")
-                        || name.endsWith("package-info.class")) {
+    /**
+     * The API package holds two layers: what a call is made of (Metadata, Status, Method, the handler
+     * and listener interfaces, ...), which {@code core} implements calls with, and the entry points
+     * that build and drive {@code core} (the client, pool and server and their builders). Nothing core
+     * depends on, directly or through other classes of the module, may itself depend on core: the
+     * root package names both layers, but its classes and core's form no cycle.
+     */
+    @Test
+    void nothingCoreDependsOnDependsOnCore() {
+        assertEquals(List.of(), chainBackIntoCore(uses), "a chain of references from core back into core");
+    }
+
+    @Test
+    void theChainCheckFindsAChainBackIntoCore() {
+        Map<String, Set<String>> g = new HashMap<>();
+        g.put(CORE + ".client.ClientCore", Set.of(ROOT + ".Metadata", CORE + ".server.ServerCore"));
+        g.put(CORE + ".server.ServerCore", Set.of(ROOT + ".Status"));
+        g.put(ROOT + ".Metadata", Set.of(ROOT + ".CallOptions"));
+        g.put(ROOT + ".CallOptions", Set.of(ROOT + ".AbstractChannel"));
+        g.put(ROOT + ".AbstractChannel", Set.of(CORE + ".client.ClientCore", ROOT + ".Metadata"));
+        assertEquals(List.of(CORE + ".client.ClientCore", ROOT + ".Metadata", ROOT + ".CallOptions",
+                ROOT + ".AbstractChannel", CORE + ".client.ClientCore"), chainBackIntoCore(g));
+        g.put(ROOT + ".CallOptions", Set.of(ROOT + ".Status"));
+        assertEquals(List.of(), chainBackIntoCore(g));
+    }
+
+    @Test
+    void theScanSeesTheClassesAClassNames() {
+        // LoopSettings names SettingsTable in a field's generic signature, CpuList in a field and a
+        // method reference, IdleStrategy in its methods.
+        Set<String> used = uses.get(ROOT + ".transport.LoopSettings");
+        assertTrue(used.containsAll(Set.of(ROOT + ".settings.SettingsTable", ROOT + ".settings.CpuList",
+                ROOT + ".transport.IdleStrategy")), used.toString());
+        assertFalse(used.contains(ROOT + ".transport.LoopSettings"), "a class does not count itself");
+    }
+
+    /**
+     * @return a chain of references that starts in core, leaves it and comes back to it (the class it
+     *         comes back to last), or an empty list when there is none
+     */
+    static List<String> chainBackIntoCore(Map<String, Set<String>> g) {
+        Map<String, String> cameFrom = new HashMap<>();
+        ArrayDeque<String> queue = new ArrayDeque<>();
+        for (String c : new TreeSet<>(g.keySet())) {
+            if (inCore(c)) {
+                cameFrom.put(c, null);
+                queue.add(c);
+            }
+        }
+        while (!queue.isEmpty()) {
+            String c = queue.remove();
+            for (String u : new TreeSet<>(g.getOrDefault(c, Set.of()))) {
+                if (cameFrom.containsKey(u)) {
                     continue;
                 }
-                Set<String> packages = new TreeSet<>();
-                for (String s : utf8Constants(Files.readAllBytes(f))) {
-                    Matcher m = RPC_TYPE.matcher(s);
-                    while (m.find()) {
-                        String sub = m.group(1);
-                        packages.add("dev.rdmarpc.rpc" + (sub.isEmpty() ? "" : "." + sub.substring(0, sub.length() - 1).replace('/', '.')));
+                cameFrom.put(u, c);
+                queue.add(u);
+                for (String back : new TreeSet<>(g.getOrDefault(u, Set.of()))) {
+                    if (inCore(back)) { // u is outside core (core's own classes were all seen first)
+                        List<String> chain = new ArrayList<>();
+                        for (String p = u; p != null; p = cameFrom.get(p)) {
+                            chain.add(p);
+                        }
+                        Collections.reverse(chain);
+                        chain.add(back);
+                        return chain;
                     }
                 }
-                uses.put(name.substring(0, name.length() - ".class".length()).replace('/', '.'), packages);
             }
+        }
+        return List.of();
+    }
+
+    private static boolean inCore(String cls) {
+        String p = packageOf(cls);
+        return p.equals(CORE) || p.startsWith(CORE + ".");
+    }
+
+    private static String packageOf(String cls) {
+        return cls.substring(0, cls.lastIndexOf('.'));
+    }
+
+    /** @return each top-level class under {@link #CLASSES} and the module's other top-level classes it names */
+    static Map<String, Set<String>> classUses() throws IOException {
+        Map<String, Set<String>> uses = new TreeMap<>();
+        try (Stream<Path> files = Files.walk(CLASSES.resolve("dev").resolve("rdmarpc").resolve("rpc"))) {
+            files.filter(f -> f.toString().endsWith(".class") && !f.getFileName().toString().equals("package-info.class"))
+                    .forEach(f -> {
+                        String cls = topLevel(CLASSES.relativize(f).toString().replace('\\', '/').replaceAll("\\.class$", ""));
+                        Set<String> used = uses.computeIfAbsent(cls, k -> new TreeSet<>());
+                        try {
+                            for (String s : utf8Constants(Files.readAllBytes(f))) {
+                                Matcher m = RPC_CLASS.matcher(s);
+                                while (m.find()) {
+                                    used.add(topLevel(m.group()));
+                                }
+                            }
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(f.toString(), e);
+                        }
+                        used.remove(cls);
+                    });
         }
         return uses;
     }
 
-    /** @return the classes of {@code uses} that name a package other than {@code own}, with those packages */
-    static Map<String, Set<String>> outside(Map<String, Set<String>> uses, String own) {
-        Map<String, Set<String>> out = new TreeMap<>();
-        uses.forEach((cls, packages) -> {
-            Set<String> others = new TreeSet<>(packages);
-            others.remove(own);
-            if (!others.isEmpty()) {
-                out.put(cls, others);
-            }
-        });
-        return out;
+    private static String topLevel(String internalName) {
+        int nested = internalName.indexOf('$');
+        return (nested < 0 ? internalName : internalName.substring(0, nested)).replace('/', '.');
     }
 
     /** @return the UTF-8 entries of a class file's constant pool (names, descriptors, signatures, strings) */
