@@ -8,5 +8,10 @@
  * one way requests and responses are written, a connection's {@link dev.rdmarpc.rpc.core.FrameWriter}:
  * claim, header, payload, attachment, commit or abort. It speaks to transports only through the
  * {@link dev.rdmarpc.rpc.transport} SPI, and nothing here depends on the client or server package.
+ *
+ * <p>Of the API package it uses what a call is made of ({@code Metadata}, {@code Status},
+ * {@code Method}, {@code RpcException}, the handler and listener interfaces), never the entry points
+ * that build and drive it ({@code RpcClient}, {@code RpcClientPool}, {@code RpcServer}, their builders
+ * and their call-start path): the two packages name each other, their classes form no cycle.
  */
 package dev.rdmarpc.rpc.core;
