@@ -42,8 +42,16 @@ public final class Posix {
     public static final short POLLHUP = (short) posix_h.POLLHUP();
     /** {@code POLLNVAL}: the descriptor is not open (output only). */
     public static final short POLLNVAL = (short) posix_h.POLLNVAL();
+    /** {@code struct pollfd { int fd; short events; short revents; }}. */
+    public static final StructLayout POLLFD = (StructLayout) pollfd.layout();
     /** {@code sizeof(struct pollfd)}: the stride of a pollfd array. */
     public static final long POLLFD_BYTES = pollfd.sizeof();
+    /** Offset of {@code fd} in {@code struct pollfd}. */
+    public static final long POLLFD_FD = pollfd.fd$offset();
+    /** Offset of {@code events} in {@code struct pollfd}. */
+    public static final long POLLFD_EVENTS = pollfd.events$offset();
+    /** Offset of {@code revents} in {@code struct pollfd}. */
+    public static final long POLLFD_REVENTS = pollfd.revents$offset();
     /** {@code EINTR}: interrupted by a signal. */
     public static final int EINTR = posix_h.EINTR();
     /** {@code EAGAIN}: would block. */
@@ -53,9 +61,6 @@ public final class Posix {
     /** {@code EBADF}: not an open file descriptor. */
     public static final int EBADF = posix_h.EBADF();
 
-    private static final long FD = pollfd.fd$offset();
-    private static final long EVENTS = pollfd.events$offset();
-    private static final long REVENTS = pollfd.revents$offset();
     private static final int F_GETFL = posix_h.F_GETFL();
     private static final int F_SETFL = posix_h.F_SETFL();
     private static final int O_NONBLOCK = posix_h.O_NONBLOCK();
@@ -110,14 +115,14 @@ public final class Posix {
     /** Fills {@code struct pollfd} number {@code index} of the array {@code fds}. */
     public static void pollfd(MemorySegment fds, int index, int fd, int events) {
         long base = index * POLLFD_BYTES;
-        fds.set(JAVA_INT, base + FD, fd);
-        fds.set(JAVA_SHORT, base + EVENTS, (short) events);
-        fds.set(JAVA_SHORT, base + REVENTS, (short) 0);
+        fds.set(JAVA_INT, base + POLLFD_FD, fd);
+        fds.set(JAVA_SHORT, base + POLLFD_EVENTS, (short) events);
+        fds.set(JAVA_SHORT, base + POLLFD_REVENTS, (short) 0);
     }
 
     /** @return the {@code revents} of {@code struct pollfd} number {@code index} of {@code fds} */
     public static int revents(MemorySegment fds, int index) {
-        return fds.get(JAVA_SHORT, index * POLLFD_BYTES + REVENTS);
+        return fds.get(JAVA_SHORT, index * POLLFD_BYTES + POLLFD_REVENTS);
     }
 
     /**

@@ -2,7 +2,6 @@ package dev.rdmarpc.rdmacm;
 
 import dev.rdmarpc.posix.Posix;
 import dev.rdmarpc.posix.PosixException;
-import dev.rdmarpc.posix.raw.pollfd;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
@@ -17,10 +16,10 @@ final class Libc {
     static final short POLLIN = Posix.POLLIN;
 
     /** {@code struct pollfd { int fd; short events; short revents; }}. */
-    static final StructLayout POLLFD = (StructLayout) pollfd.layout();
-    static final long POLLFD_FD = pollfd.fd$offset();
-    static final long POLLFD_EVENTS = pollfd.events$offset();
-    static final long POLLFD_REVENTS = pollfd.revents$offset();
+    static final StructLayout POLLFD = Posix.POLLFD;
+    static final long POLLFD_FD = Posix.POLLFD_FD;
+    static final long POLLFD_EVENTS = Posix.POLLFD_EVENTS;
+    static final long POLLFD_REVENTS = Posix.POLLFD_REVENTS;
 
     private Libc() {
     }
