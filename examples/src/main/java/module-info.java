@@ -4,7 +4,7 @@
  * {@code dev.rdmarpc.examples.rping} speaks rdma-core's {@code rping} protocol (client and server, RDMA
  * READ and WRITE) on the verbs and connection-manager layers, and {@code dev.rdmarpc.examples.verbs} is a
  * minimal raw-verbs program. Not a library: nothing here is published. Needs
- * {@code --enable-native-access=dev.rdmarpc.ibverbs,dev.rdmarpc.rdmacm,dev.rdmarpc.rpc}.
+ * {@code --enable-native-access=dev.rdmarpc.posix,dev.rdmarpc.ibverbs,dev.rdmarpc.rdmacm,dev.rdmarpc.rpc}.
  */
 module dev.rdmarpc.examples {
     requires dev.rdmarpc.rdmacm;

@@ -5,9 +5,11 @@
  * capture ({@link dev.rdmarpc.ibverbs.VerbsNative}) and the static inline data path of verbs.h
  * ({@link dev.rdmarpc.ibverbs.VerbsInline}); and over them the idiomatic, allocation-free verbs layer
  * {@code dev.rdmarpc.ibverbs.verbs} (devices, protection domains, memory regions, completion queues,
- * queue pairs, reusable work-request batches). Needs {@code --enable-native-access=dev.rdmarpc.ibverbs}.
+ * queue pairs, reusable work-request batches), whose C library calls (poll, fcntl, eventfd) go through
+ * {@code dev.rdmarpc.posix}. Needs {@code --enable-native-access=dev.rdmarpc.ibverbs,dev.rdmarpc.posix}.
  */
 module dev.rdmarpc.ibverbs {
+    requires dev.rdmarpc.posix;
     exports dev.rdmarpc.ibverbs;
     exports dev.rdmarpc.ibverbs.verbs;
     exports dev.rdmarpc.ibverbs.raw;

@@ -35,7 +35,7 @@ import picocli.CommandLine.Spec;
 final class JmhCommand implements Callable<Integer> {
     /** The library's modules plus the bench, when this JVM was not given a list (class-path launch). */
     static final String DEFAULT_NATIVE_ACCESS =
-            "dev.rdmarpc.ibverbs,dev.rdmarpc.rdmacm,dev.rdmarpc.cuda,dev.rdmarpc.rpc,dev.rdmarpc.bench";
+            "dev.rdmarpc.posix,dev.rdmarpc.ibverbs,dev.rdmarpc.rdmacm,dev.rdmarpc.cuda,dev.rdmarpc.rpc,dev.rdmarpc.bench";
 
     @Parameters(arity = "0..*", paramLabel = "JMH-ARGS", description = "Arguments for JMH.")
     List<String> args = new ArrayList<>();

@@ -1,12 +1,8 @@
 package dev.rdmarpc.cuda;
 
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
-import java.util.concurrent.atomic.AtomicBoolean;
+import dev.rdmarpc.posix.Posix;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A dma-buf file descriptor for a range of device memory ({@link CudaContext#exportDmaBuf}), what
@@ -17,7 +13,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  */
 public final class DmaBuf implements AutoCloseable {
     /** The host page size ({@code getpagesize()}); dma-buf ranges are aligned to it. */
-    public static final long PAGE_SIZE = Libc.pageSize();
+    public static final long PAGE_SIZE = Posix.pageSize();
 
     private final int fd;
     private final long address;
@@ -48,14 +44,16 @@ public final class DmaBuf implements AutoCloseable {
     /**
      * Closes the descriptor (once).
      *
-     * @throws IllegalStateException when {@code close(2)} fails
+     * @throws IllegalStateException when {@code close(2)} fails, with its errno (the descriptor is
+     *                               released all the same)
      */
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            int rc = Libc.close(fd);
-            if (rc != 0) {
-                throw new IllegalStateException("close(" + fd + ") of a dma-buf failed: " + rc);
+            int errno = Posix.close(fd);
+            if (errno != 0) {
+                throw new IllegalStateException("close(" + fd + ") of a dma-buf failed: " + Posix.strerror(errno)
+                        + " (errno " + errno + ")");
             }
         }
     }
@@ -64,34 +62,5 @@ public final class DmaBuf implements AutoCloseable {
     public String toString() {
         return "DmaBuf[fd " + fd + ", 0x" + Long.toHexString(address) + ", " + length + " bytes"
                 + (closed.get() ? ", closed" : "") + "]";
-    }
-
-    /** The two libc functions this needs, bound on first use. */
-    private static final class Libc {
-        private static final Linker LINKER = Linker.nativeLinker();
-        private static final MethodHandle CLOSE = handle("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-        private static final MethodHandle GETPAGESIZE = handle("getpagesize", FunctionDescriptor.of(JAVA_INT));
-
-        private static MethodHandle handle(String name, FunctionDescriptor descriptor) {
-            MemorySegment symbol = LINKER.defaultLookup().find(name)
-                    .orElseThrow(() -> new UnsatisfiedLinkError("libc function " + name + " not found"));
-            return LINKER.downcallHandle(symbol, descriptor);
-        }
-
-        static int close(int fd) {
-            try {
-                return (int) CLOSE.invokeExact(fd);
-            } catch (Throwable t) {
-                throw new AssertionError("close", t);
-            }
-        }
-
-        static long pageSize() {
-            try {
-                return (int) GETPAGESIZE.invokeExact();
-            } catch (Throwable t) {
-                throw new AssertionError("getpagesize", t);
-            }
-        }
     }
 }

@@ -16,9 +16,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A TCP-only application needs nothing but {@code dev.rdmarpc.rpc}: the quick start of docs/guide.md is
- * compiled and run with only this module's classes on the module path (no ibverbs-ffm, rdmacm-ffm or
- * cuda-ffm anywhere), under a probe that then checks the boot layer holds none of those modules and
+ * A TCP-only application needs nothing but {@code dev.rdmarpc.rpc} and the C library calls of
+ * {@code dev.rdmarpc.posix}: the quick start of docs/guide.md is compiled and run with only those two
+ * modules' classes on the module path (no ibverbs-ffm, rdmacm-ffm or cuda-ffm anywhere), under a probe that then checks the boot layer holds none of those modules and
  * that reaching for GPU attachments says which module is missing.
  */
 @Timeout(120)
@@ -73,22 +73,26 @@ class ModuleGraphTest {
 
     @Test
     void aTcpOnlyApplicationRunsWithRpcAloneOnTheModulePath(@TempDir Path dir) throws Exception {
-        Path rpcClasses = Path.of("target", "classes").toAbsolutePath();
-        assertTrue(Files.isRegularFile(rpcClasses.resolve("module-info.class")), "rpc's classes at " + rpcClasses);
+        Path rpcOnly = Path.of("target", "classes").toAbsolutePath();
+        assertTrue(Files.isRegularFile(rpcOnly.resolve("module-info.class")), "rpc's classes at " + rpcOnly);
+        String posix = java.util.Arrays.stream(System.getProperty("jdk.module.path").split(java.io.File.pathSeparator))
+                .filter(e -> e.contains("posix-ffm")).findFirst()
+                .orElseThrow(() -> new AssertionError("posix-ffm on this test's module path"));
+        String rpcClasses = rpcOnly + java.io.File.pathSeparator + posix;
         Files.writeString(dir.resolve("QuickStart.java"), quickStartSource());
         Files.writeString(dir.resolve("ModuleGraphProbe.java"), PROBE);
 
         ToolProvider javac = ToolProvider.findFirst("javac").orElseThrow();
         ByteArrayOutputStream diag = new ByteArrayOutputStream();
         PrintStream err = new PrintStream(diag, true, StandardCharsets.UTF_8);
-        int rc = javac.run(err, err, "--module-path", rpcClasses.toString(), "--add-modules", "dev.rdmarpc.rpc",
+        int rc = javac.run(err, err, "--module-path", rpcClasses, "--add-modules", "dev.rdmarpc.rpc",
                 "-d", dir.toString(), dir.resolve("QuickStart.java").toString(), dir.resolve("ModuleGraphProbe.java").toString());
         assertEquals(0, rc, () -> "a TCP-only application does not compile against rpc alone:\n"
                 + diag.toString(StandardCharsets.UTF_8));
 
         String java = ProcessHandle.current().info().command().orElseThrow();
-        Process p = new ProcessBuilder(List.of(java, "--enable-native-access=dev.rdmarpc.rpc",
-                "--module-path", rpcClasses.toString(), "--add-modules", "dev.rdmarpc.rpc",
+        Process p = new ProcessBuilder(List.of(java, "--enable-native-access=dev.rdmarpc.posix,dev.rdmarpc.rpc",
+                "--module-path", rpcClasses, "--add-modules", "dev.rdmarpc.rpc",
                 "-cp", dir.toString(), "ModuleGraphProbe"))
                 .redirectErrorStream(true).start();
         boolean exited = p.waitFor(90, TimeUnit.SECONDS);
@@ -99,7 +103,7 @@ class ModuleGraphTest {
         assertTrue(exited, "the application did not exit:\n" + out);
         assertEquals(0, p.exitValue(), out);
         assertTrue(out.lines().anyMatch("hello 5"::equals), "the TCP round trips ran:\n" + out);
-        assertTrue(out.lines().anyMatch("modules: dev.rdmarpc.rpc"::equals), "rpc alone in the graph:\n" + out);
+        assertTrue(out.lines().anyMatch("modules: dev.rdmarpc.posix,dev.rdmarpc.rpc"::equals), "rpc and posix alone in the graph:\n" + out);
         assertTrue(out.lines().anyMatch("ibverbs in the boot layer: false"::equals), out);
         assertTrue(out.lines().anyMatch(l -> l.startsWith("GPU: java.lang.IllegalStateException: GPU staging needs"
                 + " module dev.rdmarpc.cuda (cuda-ffm) on the module path")), "a clear error, not a missing class:\n" + out);

@@ -46,7 +46,7 @@ class ReadmeExampleTest {
 
         String java = ProcessHandle.current().info().command().orElseThrow();
         Process p = new ProcessBuilder(List.of(java,
-                "--enable-native-access=dev.rdmarpc.ibverbs,dev.rdmarpc.rdmacm,dev.rdmarpc.cuda,dev.rdmarpc.rpc",
+                "--enable-native-access=dev.rdmarpc.posix,dev.rdmarpc.ibverbs,dev.rdmarpc.rdmacm,dev.rdmarpc.cuda,dev.rdmarpc.rpc",
                 "--module-path", modulePath, "--add-modules", "dev.rdmarpc.rpc", "-cp", dir.toString(), "QuickStart"))
                 .redirectErrorStream(true).start();
         boolean exited = p.waitFor(60, TimeUnit.SECONDS);

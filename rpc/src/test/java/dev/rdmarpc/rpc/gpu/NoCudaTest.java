@@ -31,7 +31,7 @@ class NoCudaTest {
         Path classLog = dir.resolve("classes.log");
         String java = ProcessHandle.current().info().command().orElseThrow();
         List<String> cmd = new ArrayList<>(List.of(java,
-                "--enable-native-access=dev.rdmarpc.ibverbs,dev.rdmarpc.cuda,dev.rdmarpc.rpc",
+                "--enable-native-access=dev.rdmarpc.posix,dev.rdmarpc.ibverbs,dev.rdmarpc.cuda,dev.rdmarpc.rpc",
                 "-Xlog:class+load=info:file=" + classLog,
                 "--module-path", modulePath,
                 // resolved, as in an application that can do GPU work: host-only calls still load none of it

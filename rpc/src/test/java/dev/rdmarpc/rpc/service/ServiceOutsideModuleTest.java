@@ -134,7 +134,7 @@ class ServiceOutsideModuleTest {
     private static void run(String... args) throws Exception {
         List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElseThrow());
-        command.add("--enable-native-access=dev.rdmarpc.rpc");
+        command.add("--enable-native-access=dev.rdmarpc.posix,dev.rdmarpc.rpc");
         command.addAll(List.of(args));
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         boolean exited = p.waitFor(60, TimeUnit.SECONDS);

@@ -1,67 +1,40 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+import dev.rdmarpc.posix.Posix;
+import dev.rdmarpc.posix.PosixException;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * What an RDMA I/O thread sleeps on: {@code poll(2)} over an {@code eventfd(2)} (so other threads
- * can wake it) and the file descriptors of its completion channels. The verbs layer waits on one
- * channel at a time and keeps its own libc helper private, so this is the transport's minimal
- * private helper: five libc calls, no errno needed (a failed or interrupted poll is a spurious
- * wake-up, which the loop tolerates).
+ * can wake it) and the file descriptors of its completion channels, through
+ * {@link dev.rdmarpc.posix.Posix}. The verbs layer waits on one channel at a time, so the transport
+ * polls its channels itself.
  *
  * <p>Ownership: the loop creates one and closes it once, after its thread ended. {@link #wake()} is
  * thread-safe; {@link #await} is for the owning thread.
  */
 final class Wakeup implements AutoCloseable {
-    private static final int POLLIN = 0x1;
-    private static final long POLLFD_BYTES = 8;
-    private static final int EFD_NONBLOCK = 04000;
-    private static final int EFD_CLOEXEC = 02000000;
     private static final int MAX_FDS = 16;
 
-    private static final Linker LINKER = Linker.nativeLinker();
-    private static final MethodHandle POLL = handle("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
-    private static final MethodHandle EVENTFD = handle("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle WRITE = handle("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle READ = handle("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle CLOSE = handle("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-
     private final Arena arena = Arena.ofShared();
-    private final MemorySegment fds = arena.allocate(POLLFD_BYTES * MAX_FDS, 8);
+    private final MemorySegment fds = arena.allocate(Posix.POLLFD_BYTES * MAX_FDS, 8);
     private final MemorySegment writeScratch = arena.allocate(8, 8);
     private final MemorySegment readScratch = arena.allocate(8, 8);
     private final int eventFd;
     private volatile boolean closed;
     /** Threads inside {@link #wake()}: close waits for them, so no write can hit a reused fd number. */
-    private final java.util.concurrent.atomic.AtomicInteger waking = new java.util.concurrent.atomic.AtomicInteger();
-
-    private static MethodHandle handle(String name, FunctionDescriptor fd) {
-        MemorySegment f = LINKER.defaultLookup().find(name).orElseThrow(() -> new UnsatisfiedLinkError("libc has no " + name));
-        return LINKER.downcallHandle(f, fd);
-    }
+    private final AtomicInteger waking = new AtomicInteger();
 
     Wakeup() {
-        int fd;
         try {
-            fd = (int) EVENTFD.invokeExact(0, EFD_NONBLOCK | EFD_CLOEXEC);
-        } catch (Throwable t) {
-            throw new AssertionError("eventfd", t);
-        }
-        if (fd < 0) {
+            this.eventFd = Posix.eventfd();
+        } catch (PosixException e) {
             arena.close();
-            throw new IllegalStateException("eventfd failed: the RDMA I/O thread cannot be woken");
+            throw new IllegalStateException("eventfd failed: the RDMA I/O thread cannot be woken (" + e.getMessage() + ")", e);
         }
-        this.eventFd = fd;
-        writeScratch.set(JAVA_LONG, 0, 1L);
     }
 
     /** Wakes the thread in {@link #await}, or makes its next call return at once. Allocates nothing. */
@@ -71,9 +44,7 @@ final class Wakeup implements AutoCloseable {
             if (closed) {
                 return;
             }
-            long ignored = (long) WRITE.invokeExact(eventFd, writeScratch, 8L);
-        } catch (Throwable t) {
-            throw new AssertionError("write", t);
+            Posix.signal(eventFd, writeScratch);
         } finally {
             waking.decrementAndGet();
         }
@@ -92,37 +63,17 @@ final class Wakeup implements AutoCloseable {
         if (count >= MAX_FDS) {
             throw new IllegalArgumentException("at most " + (MAX_FDS - 1) + " completion channels per thread: " + count);
         }
-        setPollFd(0, eventFd);
+        Posix.pollfd(fds, 0, eventFd, Posix.POLLIN);
         for (int i = 0; i < count; i++) {
-            setPollFd(i + 1, channelFds[i]);
+            Posix.pollfd(fds, i + 1, channelFds[i], Posix.POLLIN);
         }
-        int rc;
-        try {
-            rc = (int) POLL.invokeExact(fds, (long) (count + 1), timeoutMillis);
-        } catch (Throwable t) {
-            throw new AssertionError("poll", t);
-        }
+        int rc = Posix.poll(fds, count + 1, timeoutMillis);
         for (int i = 0; i < count; i++) {
-            ready[i] = rc > 0 && (revents(i + 1) & POLLIN) != 0;
+            ready[i] = rc > 0 && (Posix.revents(fds, i + 1) & Posix.POLLIN) != 0;
         }
-        if (rc > 0 && (revents(0) & POLLIN) != 0) {
-            try {
-                long ignored = (long) READ.invokeExact(eventFd, readScratch, 8L);
-            } catch (Throwable t) {
-                throw new AssertionError("read", t);
-            }
+        if (rc > 0 && (Posix.revents(fds, 0) & Posix.POLLIN) != 0) {
+            Posix.drain(eventFd, readScratch);
         }
-    }
-
-    private void setPollFd(int i, int fd) {
-        long base = i * POLLFD_BYTES;
-        fds.set(JAVA_INT, base, fd);
-        fds.set(JAVA_SHORT, base + 4, (short) POLLIN);
-        fds.set(JAVA_SHORT, base + 6, (short) 0);
-    }
-
-    private int revents(int i) {
-        return fds.get(JAVA_SHORT, i * POLLFD_BYTES + 6);
     }
 
     /** Closes the eventfd and frees the scratch memory, once; only after the owning thread ended. */
@@ -135,11 +86,7 @@ final class Wakeup implements AutoCloseable {
         while (waking.get() != 0) {
             Thread.onSpinWait(); // a wake() that began before the close: its write ends in microseconds
         }
-        try {
-            int ignored = (int) CLOSE.invokeExact(eventFd);
-        } catch (Throwable t) {
-            throw new AssertionError("close", t);
-        }
+        Posix.close(eventFd);
         arena.close();
     }
 }

@@ -20,7 +20,7 @@ final class ChildJvm {
         cmd.add(java);
         cmd.addAll(jvmOptions);
         if (modulePath != null && !modulePath.isBlank()) {
-            cmd.add("--enable-native-access=dev.rdmarpc.ibverbs,dev.rdmarpc.cuda,dev.rdmarpc.rpc");
+            cmd.add("--enable-native-access=dev.rdmarpc.posix,dev.rdmarpc.ibverbs,dev.rdmarpc.cuda,dev.rdmarpc.rpc");
             cmd.add("-p");
             cmd.add(modulePath);
             cmd.add("--add-modules"); // rpc requires them static: an RDMA application resolves them itself
