@@ -44,7 +44,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * after a few seconds without it. A connection closed before the loop attached it is destroyed at
  * once ({@link #abandon}).
  */
-final class RdmaConnection implements Connection, IoLoop.Flushable {
+final class RdmaConnection extends SenderConnection implements IoLoop.Flushable {
     private static final System.Logger LOG = System.getLogger(RdmaConnection.class.getName());
     private static final long DRAIN_TIMEOUT_NANOS = 3_000_000_000L;
 
@@ -373,36 +373,11 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
                 config.bufferPool().maxPooledBytes());
     }
 
-    // ================================================================== send side (any thread)
+    // ================================================================== send side (claims and commits: SenderConnection)
 
     @Override
-    public long claim(int frameLength) {
-        return sender.claim(frameLength, Long.MAX_VALUE);
-    }
-
-    @Override
-    public long claim(int frameLength, long unsentLimit) {
-        return sender.claim(frameLength, unsentLimit);
-    }
-
-    @Override
-    public long claimWithTail(int frameLength, MemorySegment tail, long unsentLimit) {
-        return sender.claimWithTail(frameLength, tail, unsentLimit);
-    }
-
-    @Override
-    public MemorySegment claimBuffer() {
-        return sender.claimBuffer();
-    }
-
-    @Override
-    public void commit() {
-        sender.commit();
-    }
-
-    @Override
-    public void abort() {
-        sender.abort();
+    RdmaSender sender() {
+        return sender;
     }
 
     /** End of a loop iteration: post what is queued; a failure to post closes the connection. */

@@ -9,6 +9,7 @@ import dev.rdmarpc.ibverbs.verbs.SendWorkRequests;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.ZeroCopySend;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.ReentrantLock;
@@ -157,11 +158,11 @@ final class RdmaSender {
     long claimWithTail(int frameLength, MemorySegment tail, long unsentLimit) {
         long tailLength = tail.byteSize();
         if (tailLength < ZERO_COPY_MIN || tailLength >= frameLength || !tail.isNative()) {
-            return Connection.UNSUPPORTED;
+            return ZeroCopySend.UNSUPPORTED;
         }
         DeviceTable.UserRegion region = useRegion(tail.address(), tailLength);
         if (region == null) { // not registered here, or closing: copied
-            return Connection.UNSUPPORTED;
+            return ZeroCopySend.UNSUPPORTED;
         }
         long lkey = region.lkeys[devIndex];
         sendLock.lock();

@@ -1,14 +1,15 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
 import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.ZeroCopySend;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The send side of the {@link Connection} contract as a {@link TcpConnection} answers it: every
- * claim, commit and held frame is its {@link TcpSendRing}'s. Kept apart so that the connection
+ * The send side of the {@link Connection} and {@link ZeroCopySend} contracts as a {@link TcpConnection}
+ * answers them: every claim, commit and partial frame is its {@link TcpSendRing}'s. Kept apart so that the connection
  * class holds its lifecycle, reading and ticks.
  */
-abstract class RingConnection implements Connection {
+abstract class RingConnection implements Connection, ZeroCopySend {
     /** @return the connection's send ring */
     abstract TcpSendRing ring();
 
@@ -43,18 +44,23 @@ abstract class RingConnection implements Connection {
     }
 
     @Override
-    public long commitHeld(int readyLength) {
-        return ring().commitHeld(readyLength);
+    public long claimWithTail(int frameLength, MemorySegment tail, long unsentLimit) {
+        return UNSUPPORTED; // a tail that must stay unchanged until answered: TCP sends in place, with a way out
     }
 
     @Override
-    public void releaseHeld(long token, int readyLength) {
-        ring().releaseHeld(token, readyLength);
+    public long commitPartial(int writtenLength) {
+        return ring().commitPartial(writtenLength);
     }
 
     @Override
-    public void abandonHeld(long token, Throwable cause) {
-        ring().abandonHeld(token);
+    public void partialWritten(long token, int writtenLength) {
+        ring().partialWritten(token, writtenLength);
+    }
+
+    @Override
+    public void abandonPartial(long token, Throwable cause) {
+        ring().abandonPartial(token);
         close(cause);
     }
 }

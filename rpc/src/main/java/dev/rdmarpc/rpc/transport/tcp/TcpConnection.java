@@ -277,7 +277,7 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     @Override
     public long claimFromReceived(int frameLength, MemorySegment src, long offset, int length) {
         if (!loop.inLoop()) {
-            return UNSUPPORTED;
+            return dev.rdmarpc.rpc.transport.ZeroCopySend.UNSUPPORTED;
         }
         return ring.claimFromReceived(frameLength, src, offset, length, receiver.dispatching());
     }
