@@ -1,7 +1,5 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
-import dev.rdmarpc.ibverbs.verbs.Access;
-import dev.rdmarpc.ibverbs.verbs.MemoryRegion;
 import dev.rdmarpc.ibverbs.verbs.QueuePair;
 import dev.rdmarpc.ibverbs.verbs.SendOpcode;
 import dev.rdmarpc.ibverbs.verbs.SendWorkRequest;
