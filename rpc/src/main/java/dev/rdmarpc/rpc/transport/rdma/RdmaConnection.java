@@ -14,6 +14,7 @@ import dev.rdmarpc.rpc.transport.loop.IdleFrameTimers;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.ProtocolException;
+import dev.rdmarpc.rpc.transport.Refusals;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import java.io.EOFException;
 import java.io.IOException;
@@ -53,7 +54,7 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
 
     private final RdmaLoop loop;
     final LoopDevice loopDevice;
-    private final DeviceTable.Device device;
+    final DeviceTable.Device device;
     private final RdmaConfig config;
     final Connection tcp;
     private final InetSocketAddress local;
@@ -309,52 +310,13 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
         }
     }
 
-    /** A work request failed: counted, logged, and the connection closes (a flush error only closes). */
+    /** A work request failed: {@link CompletionFailures#failed}. */
     void onError(String operation, WorkCompletions wc, int i) {
-        WcStatus s = wc.status(i);
-        if (s == WcStatus.WR_FLUSH_ERR) {
-            // The error that failed the queue pair may wait in the other completion queue (a READ's
-            // remote access error in the send queue's, while the receives are flushed): the device
-            // completes it before it flushes anything, so the poll under way sees it, and its reason
-            // closes the connection first. Only a flush with no such error closes it as flushed.
-            if (!isClosing()) {
-                loop.executeLater(() -> {
-                    if (!isClosing()) {
-                        closeNow(new IOException("RDMA " + operation + " flushed: the queue pair failed"));
-                    }
-                });
-            }
-            return;
-        }
-        loop.metrics.completionErrors.increment();
-        LOG.log(System.Logger.Level.WARNING, "{0}: {1} work request failed: {2} ({3}), vendor error 0x{4}, {5}",
-                this, operation, s, s.text(), Integer.toHexString(wc.vendorError(i)), wc.describe(i));
-        if (s == WcStatus.RNR_RETRY_EXC_ERR) {
-            loop.metrics.rnrErrors.increment();
-        } else if (s == WcStatus.RETRY_EXC_ERR) {
-            loop.metrics.retryErrors.increment();
-        }
-        RdmaEvents.completionError(device.context.name(), qp.qpNum(), String.valueOf(remote), operation, s.name(),
-                wc.vendorError(i));
-        if (!isClosing()) {
-            closeNow(new IOException("RDMA " + operation + " failed: " + s + " (" + s.text() + ")" + why(operation, s)));
-        }
+        CompletionFailures.failed(this, operation, wc, i);
     }
 
     /** The operation {@link #onError} names for an RDMA READ of a peer's rendezvous frame. */
-    static final String READ = "READ of a rendezvous frame";
-
-    /** What a failed work request's status means here, for the close's reason ("" when nothing more is known). */
-    static String why(String operation, WcStatus s) {
-        if (s == WcStatus.RETRY_EXC_ERR) {
-            return " (the peer stopped answering)";
-        }
-        if (s == WcStatus.REM_ACCESS_ERR && operation.equals(READ)) {
-            // the peer's device refused the key or range: revoked (an earlier frame's), or never the frame's
-            return " (the peer refused the key its descriptor gave: not valid for that frame's memory)";
-        }
-        return "";
-    }
+    static final String READ = CompletionFailures.READ;
 
     /** @return true when a frame of this connection, sent or being read, uses {@code u} (I/O thread) */
     boolean holds(DeviceTable.UserRegion u) {
@@ -424,15 +386,7 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
 
     /** The timers refuse the connection: its handler says why (a server's last word) and closes it. */
     private void refuse(IOException cause) {
-        // an idle connection closed is routine; a stalled frame is a peer in trouble
-        LOG.log(cause instanceof dev.rdmarpc.rpc.transport.IdleTimeoutException ? System.Logger.Level.DEBUG
-                : System.Logger.Level.WARNING, "refusing connection " + this + ": " + cause.getMessage());
-        try {
-            handler.onRefused(this, cause);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "refusal handler failed; closing " + this, e);
-            closeNow(cause);
-        }
+        Refusals.refuse(LOG, handler, this, cause, this::closeNow);
     }
 
     /**

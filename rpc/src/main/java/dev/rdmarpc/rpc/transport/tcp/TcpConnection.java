@@ -2,7 +2,7 @@ package dev.rdmarpc.rpc.transport.tcp;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.FrameHandler;
-import dev.rdmarpc.rpc.transport.IdleTimeoutException;
+import dev.rdmarpc.rpc.transport.Refusals;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import java.io.EOFException;
 import java.io.IOException;
@@ -212,20 +212,12 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
 
     /** Refuses the peer: the handler explains and closes ({@link #closeAfter}), or closes at once. */
     void refuse(IOException cause) {
-        // an idle connection closed is routine; the rest is a peer (or this pool) in trouble
-        LOG.log(cause instanceof IdleTimeoutException ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
-                "refusing connection " + this + ": " + cause.getMessage());
-        refuseQuietly(cause);
+        Refusals.refuse(LOG, handler, this, cause, this::closeNow);
     }
 
     /** {@link #refuse} without the log line (the caller logged, e.g. rate-limited); on the loop thread. */
     void refuseQuietly(IOException cause) {
-        try {
-            handler.onRefused(this, cause);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "refusal handler failed; closing " + this, e);
-            closeNow(cause);
-        }
+        Refusals.tell(LOG, handler, this, cause, this::closeNow);
     }
 
     @Override
