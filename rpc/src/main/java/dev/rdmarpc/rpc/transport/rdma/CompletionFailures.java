@@ -49,6 +49,17 @@ final class CompletionFailures {
         }
     }
 
+    /** @return the operation a failed send-side work request of {@code kind} ({@link WorkRequestId}) was */
+    static String operation(int kind) {
+        return switch (kind) {
+            case WorkRequestId.DATA -> "send";
+            case WorkRequestId.CREDIT -> "credit";
+            case WorkRequestId.BIND -> "memory window bind";
+            case WorkRequestId.INVALIDATE -> "memory window invalidation";
+            default -> READ;
+        };
+    }
+
     /** The operation {@link RdmaConnection#onError} names for an RDMA READ of a peer's rendezvous frame. */
     static final String READ = "READ of a rendezvous frame";
 

@@ -1,14 +1,7 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
-import dev.rdmarpc.ibverbs.verbs.Access;
-import dev.rdmarpc.ibverbs.verbs.ConnectionAttributes;
-import dev.rdmarpc.ibverbs.verbs.Gid;
-import dev.rdmarpc.ibverbs.verbs.Mtu;
-import dev.rdmarpc.ibverbs.verbs.QpEndpoint;
 import dev.rdmarpc.ibverbs.verbs.QueuePair;
-import dev.rdmarpc.ibverbs.verbs.QueuePairInit;
 import dev.rdmarpc.ibverbs.verbs.SendWorkRequests;
-import dev.rdmarpc.ibverbs.verbs.WcStatus;
 import dev.rdmarpc.ibverbs.verbs.WorkCompletions;
 import dev.rdmarpc.rpc.transport.loop.IdleFrameTimers;
 import dev.rdmarpc.rpc.transport.Connection;
@@ -55,27 +48,27 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
     private final RdmaLoop loop;
     final LoopDevice loopDevice;
     final DeviceTable.Device device;
-    private final RdmaConfig config;
+    final RdmaConfig config;
     final Connection tcp;
     private final InetSocketAddress local;
-    private final InetSocketAddress remote;
+    final InetSocketAddress remote;
     final QueuePair qp;
-    private final int gidIndex;
-    private final int psn;
-    private final int maxFrameLength;
+    final int gidIndex;
+    final int psn;
+    final int maxFrameLength;
     private final int recvCqEntries;
     private final int sendCqEntries;
     private final long wrIdBits;
     private final int tableIndex;
-    private final ReceiveBuffers buffers;
-    private final RdmaSender sender;
+    final ReceiveBuffers buffers;
+    final RdmaSender sender;
     private final RdmaReceiver receiver;
     /** The idle and frame timeouts (I/O thread). */
     final IdleFrameTimers timers;
     /** Set once the connection was refused and closes after its last word (I/O thread). */
     private RdmaLastWord lastWord;
     /** This side's rendezvous keys when it enables rendezvous ({@link RdmaConfig.Send#rendezvousThreshold}), else null. */
-    private Rendezvous rendezvous;
+    Rendezvous rendezvous;
 
     private volatile State state = State.SETUP;
     // ---- I/O thread
@@ -110,110 +103,29 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
                 serverSide ? config.timeouts().idle().toNanos() : 0, System.nanoTime());
         boolean rendezvousEnabled = config.send().rendezvousThreshold() > 0;
         int sendWrs = RdmaSender.workRequests(config.send().window(), rendezvousEnabled);
-        ReceiveBuffers b = null;
-        QueuePair q = null;
-        SendWorkRequests s = null;
-        Rendezvous r = null;
-        try {
-            b = loopDevice.shared == null
-                    ? new PrivateReceiveBuffers(loop.pool, device.index, config.receiveQueue().depth(), config.receiveQueue().maxDepth())
-                    : new SharedReceiveBuffers(loopDevice.shared, config.sharedReceiveQueue().credits());
-            QueuePairInit init = new QueuePairInit().sendCompletionQueue(loopDevice.sendCq)
-                    .receiveCompletionQueue(loopDevice.recvCq).maxSendWr(sendWrs).maxSendSge(2)
-                    .maxInlineData(config.send().inlineThreshold());
-            b.configure(init);
-            q = device.pd.createQueuePair(init);
-            s = new SendWorkRequests(sendWrs, 2);
-            // with rendezvous the peer reads this side's frames, through windows bound (or regions
-            // registered) per frame
-            q.toInit(new ConnectionAttributes().port(device.port)
-                    .accessFlags(rendezvousEnabled ? Access.REMOTE_READ.bit() : 0));
-            if (rendezvousEnabled) {
-                r = new Rendezvous(device.pd, device.bindsRepeatedByRetransmission);
-            }
-        } catch (RuntimeException e) {
-            if (r != null) {
-                r.close();
-            }
-            closeQuietly(q, s);
-            if (b != null) {
-                b.close();
-            }
-            loop.table.releaseIndex(tableIndex);
-            loop.release(loopDevice, recvCqEntries, sendCqEntries);
-            throw new IOException("cannot create the queue pair on " + device + ": " + e.getMessage(), e);
-        }
+        QueuePairSetup.Resources made = QueuePairSetup.create(loop, loopDevice, tableIndex, recvCqEntries, sendCqEntries,
+                sendWrs, rendezvousEnabled);
+        ReceiveBuffers b = made.buffers();
+        QueuePair q = made.qp();
+        SendWorkRequests s = made.wrs();
         this.qp = q;
         this.buffers = b;
-        this.rendezvous = r;
+        this.rendezvous = made.rendezvous();
         b.bind(q, wrIdBits, this);
         this.sender = new RdmaSender(this, loop, q, s, wrIdBits, device.index, device.windowBoundsByRegion);
         this.receiver = new RdmaReceiver(this, loop, b, sender, maxFrameLength, serverSide, rendezvousEnabled);
-    }
-
-    private static void closeQuietly(AutoCloseable... resources) {
-        for (AutoCloseable c : resources) {
-            if (c != null) {
-                try {
-                    c.close();
-                } catch (Exception e) {
-                    LOG.log(System.Logger.Level.DEBUG, "cleanup failed", e);
-                }
-            }
-        }
     }
 
     // ================================================================== SETUP (setup thread)
 
     /** Fills this side's hello; posts the receives it announces. On the setup thread, before the loop knows us. */
     void prepareHello(Hello h) throws IOException {
-        buffers.postInitial();
-        QpEndpoint me = qp.endpoint(device.port, gidIndex, psn);
-        h.qpn = me.qpNum();
-        h.psn = me.psn();
-        byte[] g = me.gid().toByteArray();
-        System.arraycopy(g, 0, h.gid, 0, 16);
-        h.lid = me.lid();
-        h.mtu = device.portAttributes.activeMtu().value();
-        h.receiveSize = loop.pool.chunkSize();
-        h.receiveCount = buffers.initialCredits();
-        h.maxFrameLength = maxFrameLength;
-        h.flags = rendezvous != null ? Hello.FLAG_RENDEZVOUS : 0;
+        QueuePairSetup.fillHello(this, h);
     }
 
     /** Moves the queue pair to RTR and RTS towards the peer of {@code peer}; sets up credits. */
     void connect(Hello peer) throws IOException {
-        Mtu mtu = device.portAttributes.activeMtu().min(Mtu.of(peer.mtu));
-        int peerReceive = Math.min(peer.receiveSize, loop.pool.chunkSize());
-        // each side keeps one credit for done reports: a peer that grants one only cannot take rendezvous
-        boolean announced = rendezvous != null; // what this side's hello said (fillHello)
-        boolean peerAnnounced = (peer.flags & Hello.FLAG_RENDEZVOUS) != 0;
-        boolean both = announced && peerAnnounced && peer.receiveCount >= 2;
-        if (rendezvous != null && !both) {
-            rendezvous.close(); // the peer does not take rendezvous frames: this side sends none
-            rendezvous = null;
-        }
-        // and so does the peer when it sends rendezvous frames to this side (its 'both'): credit-only
-        // messages must then count that credit as spent
-        boolean peerKeepsOne = announced && peerAnnounced && buffers.initialCredits() >= 2;
-        sender.start(new SendQueue(loop.pool, config.send().window(), peerReceive),
-                new Credits(peer.receiveCount, buffers.initialCredits(), buffers.maxCredits(), peerKeepsOne ? 1 : 0),
-                rendezvous,
-                config.send().rendezvousThreshold());
-        // reads: this side's of the peer's rendezvous frames (initiator depth), the peer's of ours (responder)
-        int reads = config.send().rendezvousThreshold() > 0 ? Rendezvous.READS : 0;
-        try {
-            ConnectionAttributes a = new ConnectionAttributes().port(device.port).sgidIndex(gidIndex)
-                    .remote(new QpEndpoint(peer.qpn, peer.psn, Gid.of(peer.gid), peer.lid)).pathMtu(mtu)
-                    .localPsn(psn).accessFlags(reads > 0 ? Access.REMOTE_READ.bit() : 0).maxDestReadAtomic(reads)
-                    .maxReadAtomic(reads).timeout(config.timeouts().ackTimeout()).retryCount(7).rnrRetry(7);
-            qp.toRtr(a);
-            qp.toRts(a);
-        } catch (RuntimeException e) {
-            throw new IOException("cannot connect the queue pair to " + remote + ": " + e.getMessage(), e);
-        }
-        RdmaEvents.qpState(device.context.name(), qp.qpNum(), String.valueOf(remote), "RTS",
-                "connected to QP " + peer.qpn + ", MTU " + mtu.bytes());
+        rendezvous = QueuePairSetup.connect(this, peer);
     }
 
     /** Releases everything of a connection that never reached the loop (failed handshake): SETUP to CLOSED. */
@@ -287,13 +199,7 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
         boolean ok = wc.statusCode(i) == 0;
         boolean queued = sender.completed(kind, slot, ok);
         if (!ok) {
-            onError(switch (kind) {
-                case WorkRequestId.DATA -> "send";
-                case WorkRequestId.CREDIT -> "credit";
-                case WorkRequestId.BIND -> "memory window bind";
-                case WorkRequestId.INVALIDATE -> "memory window invalidation";
-                default -> READ;
-            }, wc, i);
+            onError(CompletionFailures.operation(kind), wc, i);
             return;
         }
         if (kind == WorkRequestId.READ && !isClosing()) {
@@ -314,9 +220,6 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
     void onError(String operation, WorkCompletions wc, int i) {
         CompletionFailures.failed(this, operation, wc, i);
     }
-
-    /** The operation {@link #onError} names for an RDMA READ of a peer's rendezvous frame. */
-    static final String READ = CompletionFailures.READ;
 
     /** @return true when a frame of this connection, sent or being read, uses {@code u} (I/O thread) */
     boolean holds(DeviceTable.UserRegion u) {
@@ -565,11 +468,6 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
     @Override
     public InetSocketAddress localAddress() {
         return local;
-    }
-
-    @Override
-    public long pendingBytes() {
-        return sender.unsentBytes();
     }
 
     @Override

@@ -74,4 +74,9 @@ abstract class SenderConnection implements Connection, ZeroCopySend {
     public void abort() {
         sender().abort();
     }
+
+    @Override
+    public long pendingBytes() {
+        return sender().unsentBytes();
+    }
 }
