@@ -1,7 +1,9 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
+import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.ZeroCopySend;
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -12,6 +14,12 @@ import java.lang.foreign.MemorySegment;
 abstract class RingConnection implements Connection, ZeroCopySend {
     /** @return the connection's send ring */
     abstract TcpSendRing ring();
+
+    /** @return the receive buffer whose frame is being handed to the handler now, or null (loop thread) */
+    abstract PooledBuffer dispatching();
+
+    /** Closes at once, on the loop thread. */
+    abstract void closeNow(Throwable cause);
 
     @Override
     public long claim(int frameLength) {
@@ -26,6 +34,23 @@ abstract class RingConnection implements Connection, ZeroCopySend {
     @Override
     public long claimInPlace(int frameLength, MemorySegment tail, long unsentLimit, long token) {
         return ring().claimInPlace(frameLength, tail, unsentLimit, token);
+    }
+
+    @Override
+    public long claimFromReceived(int frameLength, MemorySegment src, long offset, int length) {
+        if (!inEventLoop()) {
+            return UNSUPPORTED;
+        }
+        return ring().claimFromReceived(frameLength, src, offset, length, dispatching());
+    }
+
+    @Override
+    public void detachInPlace(long token) {
+        long rest = ring().detachInPlace(token);
+        if (rest >= 0) {
+            closeNow(new IOException("buffer pool exhausted: no buffer for the unsent " + rest
+                    + " bytes of an in-place payload whose call ended"));
+        }
     }
 
     @Override
@@ -46,6 +71,11 @@ abstract class RingConnection implements Connection, ZeroCopySend {
     @Override
     public long claimWithTail(int frameLength, MemorySegment tail, long unsentLimit) {
         return UNSUPPORTED; // a tail that must stay unchanged until answered: TCP sends in place, with a way out
+    }
+
+    @Override
+    public long pendingBytes() {
+        return ring().unsentBytes();
     }
 
     @Override

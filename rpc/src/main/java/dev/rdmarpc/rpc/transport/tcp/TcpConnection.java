@@ -1,6 +1,7 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.Refusals;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
@@ -267,11 +268,8 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     }
 
     @Override
-    public long claimFromReceived(int frameLength, MemorySegment src, long offset, int length) {
-        if (!loop.inLoop()) {
-            return dev.rdmarpc.rpc.transport.ZeroCopySend.UNSUPPORTED;
-        }
-        return ring.claimFromReceived(frameLength, src, offset, length, receiver.dispatching());
+    PooledBuffer dispatching() {
+        return receiver.dispatching();
     }
 
     /** Writes everything committed; on the loop thread. */
@@ -299,15 +297,6 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
         }
         if (lastWord != null) {
             sayLastWord();
-        }
-    }
-
-    @Override
-    public void detachInPlace(long token) {
-        long rest = ring.detachInPlace(token);
-        if (rest >= 0) {
-            closeNow(new IOException("buffer pool exhausted: no buffer for the unsent " + rest
-                    + " bytes of an in-place payload whose call ended"));
         }
     }
 
@@ -474,11 +463,6 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     }
 
     @Override
-    public long pendingBytes() {
-        return ring.unsentBytes();
-    }
-
-    @Override
     public void close(Throwable cause) {
         if (loop.inLoop()) {
             closeNow(cause);
@@ -493,6 +477,7 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     }
 
     /** Closes on the loop thread: releases every buffer, tells the handler once. */
+    @Override
     void closeNow(Throwable cause) {
         if (!open || closing) {
             return;
