@@ -1,8 +1,6 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.ibverbs.verbs.QueuePair;
-import dev.rdmarpc.ibverbs.verbs.SendOpcode;
-import dev.rdmarpc.ibverbs.verbs.SendWorkRequest;
 import dev.rdmarpc.ibverbs.verbs.SendWorkRequests;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
@@ -32,8 +30,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * registered instead, and after its done report the next flush deregisters them; frames are released
  * in the order they were sent either way. This side's own done reports ride on its data messages, or
  * on an empty data message when nothing else leaves. The reads of the peer's rendezvous frames are posted here too
- * ({@link #postReads}), so that every send work request is counted in one place. The rendezvous work
- * requests themselves are {@link RendezvousPosts}'.
+ * ({@link #postReads}), so that every send work request is counted in one place. The work requests
+ * themselves are {@link MessagePosts}' (data and credit-only messages) and {@link RendezvousPosts}'.
  *
  * <p>The claim methods return with the send lock held when they succeed; {@link #commit} or
  * {@link #abort} releases it (the {@link Connection} contract).
@@ -44,18 +42,20 @@ final class RdmaSender {
     /** Smallest attachment sent in place from registered application memory; smaller ones are copied. */
     static final int ZERO_COPY_MIN = 4096;
 
-    private final RdmaConnection conn;
+    final RdmaConnection conn;
     private final RdmaLoop loop;
     final RdmaMetrics metrics;
     final QueuePair qp;
     final SendWorkRequests wrs;
     final long wrIdBits;
     final int devIndex;
-    private final int window;
+    final int window;
     final int inlineCap;
 
     /** The rendezvous work requests (its {@link Rendezvous} set once the peer's hello is known). */
-    private final RendezvousPosts rv;
+    final RendezvousPosts rv;
+    /** The work requests of data and credit-only messages. */
+    private final MessagePosts posts;
 
     // set once the peer's hello is known (before the loop sees the connection)
     SendQueue sq;
@@ -65,10 +65,6 @@ final class RdmaSender {
     private final ReentrantLock sendLock = new ReentrantLock();
     /** Send work requests posted and not completed (the drain waits for them). */
     int postedSends;
-    private int creditFirst;
-    private int creditInFlight;
-    private long stallStart;
-    private boolean stallForWindow;
     /** The send queue's unsent bytes, as last seen under the send lock (read by any thread). */
     private volatile long unsentBytes;
     /** The send queue's entries, as last seen under the send lock (read by the I/O thread's pause rule). */
@@ -88,6 +84,7 @@ final class RdmaSender {
         this.devIndex = devIndex;
         this.window = loop.config.send().window();
         this.rv = new RendezvousPosts(this, window + CREDIT_SLOTS, windowBoundsByRegion);
+        this.posts = new MessagePosts(this);
         this.inlineCap = Math.min(loop.config.send().inlineThreshold(), qp.capabilities().maxInlineData());
     }
 
@@ -174,7 +171,7 @@ final class RdmaSender {
         }
         boolean wake;
         try {
-            post();
+            posts.post();
             wake = sq.hasQueued() && sq.windowFull();
         } finally {
             sendLock.unlock();
@@ -207,100 +204,18 @@ final class RdmaSender {
             if (rv.deregistrationsDue > 0 && !rv.deregisterDone()) {
                 return;
             }
-            post();
+            posts.post();
             // done reports no data message took: an empty message carries them (waiting for the frames
             // queued here could wait forever, when those wait for the peer's own done reports)
             if (rv.doneOwed > 0 && !sq.isClosed()) {
-                postDoneOnly();
+                posts.postDoneOnly();
             }
-            if (credits.creditOnlyDue() && creditInFlight < CREDIT_SLOTS) {
-                postCreditOnly();
+            if (credits.creditOnlyDue() && posts.creditSlotFree()) {
+                posts.postCreditOnly();
             }
         } finally {
             sendLock.unlock();
         }
-    }
-
-    /** Posts as many queued messages as the window and the credits allow. */
-    private void post() {
-        if (sq.isClosed()) {
-            return;
-        }
-        int first = -1;
-        int count = 0;
-        int last = -1;
-        // with rendezvous the last credit is kept for done reports (postDoneOnly): a server that stopped
-        // handling requests (its write high-water mark) holds this side's messages, and only this side's
-        // done reports let its queued rendezvous responses go, and it drain
-        Rendezvous rendezvous = rv.rendezvous;
-        int keep = rendezvous != null ? 1 : 0;
-        while (sq.canTake() && (!sq.headIsRendezvous() || rendezvous.canSend()) && credits.tryConsume(keep)) {
-            if (sq.headIsRendezvous()) {
-                if (count > 0 && !postRun(first, count, false)) {
-                    return;
-                }
-                int slot = sq.takeRendezvous();
-                if (!rv.bindAndDescribe(slot)) {
-                    return;
-                }
-                first = slot;
-                last = slot;
-                count = 1;
-                continue;
-            }
-            int slot = sq.take();
-            if (count > 0 && slot != last + 1) { // the ring wrapped: post the run so far
-                if (!postRun(first, count, false)) {
-                    return;
-                }
-                count = 0;
-            }
-            if (count == 0) {
-                first = slot;
-            }
-            fill(slot);
-            last = slot;
-            count++;
-        }
-        if (count > 0 && !postRun(first, count, true)) {
-            return;
-        }
-        trackStall();
-    }
-
-    private void fill(int slot) {
-        PooledBuffer b = sq.takenBuffer();
-        int len = sq.takenLength();
-        int flags = SendWorkRequest.SIGNALED;
-        if (len <= inlineCap) {
-            flags |= SendWorkRequest.INLINE;
-            metrics.inlineSent.increment();
-        }
-        SendWorkRequest w = wrs.get(slot).wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.DATA, slot))
-                .opcode(SendOpcode.SEND_WITH_IMM).immData(credits.nextImm(false) | rv.takeDone()).flags(flags);
-        int head = sq.takenHeadLength();
-        int tail = len - head;
-        int n = 0;
-        if (head > 0) {
-            w.sge(n++, b.segment().address() + sq.takenOffset(), head, DeviceTable.lkey(b, devIndex));
-        }
-        if (tail > 0) {
-            w.sge(n++, sq.takenTailAddress(), tail, sq.takenTailLkey());
-            metrics.zeroCopyBytes.add(tail);
-        }
-        w.sgeCount(n);
-    }
-
-    /** Sends an empty data message to carry the done reports owed, when the window and a credit allow. */
-    private void postDoneOnly() {
-        if (sq.windowFull() || !credits.tryConsume()) {
-            return;
-        }
-        int slot = sq.takeEmpty();
-        wrs.get(slot).clear().wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.DATA, slot))
-                .opcode(SendOpcode.SEND_WITH_IMM).immData(credits.nextImm(false) | rv.takeDone())
-                .flags(SendWorkRequest.SIGNALED).sgeCount(0);
-        postRun(slot, 1, true);
     }
 
     /**
@@ -356,63 +271,9 @@ final class RdmaSender {
         }
     }
 
-    private boolean postRun(int first, int count, boolean lastRun) {
-        if (lastRun) {
-            // Whatever this side's own mode: the peer's may be event or back-off, waiting for a
-            // solicited completion to wake (a busy-polling peer's queue is not armed: the flag costs it nothing)
-            wrs.get(first + count - 1).solicited(true);
-        }
-        int rc = qp.postSend(wrs, first, count);
-        if (rc != 0) {
-            int failed = wrs.failedIndex();
-            int posted = failed >= first && failed < first + count ? failed - first : 0;
-            postedSends += posted;
-            failSend("ibv_post_send failed (errno " + rc + ") on " + qp);
-            return false;
-        }
-        postedSends += count;
-        metrics.messagesSent.add(count);
-        return true;
-    }
-
-    private void postCreditOnly() {
-        int slot = window + ((creditFirst + creditInFlight) % CREDIT_SLOTS);
-        int flags = SendWorkRequest.SIGNALED | SendWorkRequest.SOLICITED;
-        wrs.get(slot).wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.CREDIT, slot)).opcode(SendOpcode.SEND_WITH_IMM)
-                .immData(credits.nextImm(true)).flags(flags).sgeCount(0);
-        int rc = qp.postSend(wrs, slot, 1);
-        if (rc != 0) {
-            failSend("ibv_post_send (credits) failed (errno " + rc + ") on " + qp);
-            return;
-        }
-        creditInFlight++;
-        postedSends++;
-        metrics.creditOnlySent.increment();
-    }
-
     void failSend(String why) {
         IOException e = new IOException(why);
         loop.execute(() -> conn.closeNow(e));
-    }
-
-    /** Stall bookkeeping after a post. */
-    private void trackStall() {
-        boolean queued = sq.hasQueued();
-        if (queued && stallStart == 0) {
-            stallStart = System.nanoTime();
-            stallForWindow = sq.windowFull();
-            if (stallForWindow) {
-                metrics.windowStalls.increment();
-            } else {
-                metrics.creditStalls.increment();
-            }
-        } else if (!queued && stallStart != 0) {
-            if (RdmaEvents.stallEnabled()) {
-                RdmaEvents.stall(qp.qpNum(), String.valueOf(conn.remoteAddress()), stallForWindow ? "window" : "credits",
-                        System.nanoTime() - stallStart, sq.pendingBytes());
-            }
-            stallStart = 0;
-        }
     }
 
     // ================================================================== I/O thread
@@ -433,8 +294,7 @@ final class RdmaSender {
                     queuedEntries = sq.entries();
                 }
                 case WorkRequestId.CREDIT -> {
-                    creditInFlight--;
-                    creditFirst = (creditFirst + 1) % CREDIT_SLOTS;
+                    posts.creditCompleted();
                 }
                 case WorkRequestId.INVALIDATE -> {
                     // a failed (or flushed) invalidation leaves the frame to release(), after the queue pair is gone
@@ -563,7 +423,7 @@ final class RdmaSender {
             sq.close();
             unsentBytes = 0;
             queuedEntries = 0;
-            stallStart = 0;
+            posts.stallOver();
         } finally {
             sendLock.unlock();
         }
@@ -592,8 +452,8 @@ final class RdmaSender {
         sendLock.lock();
         try {
             return "credits " + credits + ", inFlight " + sq.inFlight() + ", queued " + sq.hasQueued() + ", pending "
-                    + sq.pendingBytes() + ", postedSends " + postedSends + ", creditInFlight " + creditInFlight
-                    + ", reposted " + repostedSinceFlush + ", stallStart " + stallStart + ", doneOwed " + rv.doneOwed
+                    + sq.pendingBytes() + ", postedSends " + postedSends + ", creditInFlight " + posts.creditInFlight
+                    + ", reposted " + repostedSinceFlush + ", stallStart " + posts.stallStart + ", doneOwed " + rv.doneOwed
                     + (rv.rendezvous == null ? "" : ", " + rv.rendezvous);
         } finally {
             sendLock.unlock();
