@@ -99,22 +99,22 @@ final class QueuePairSetup {
         Rendezvous rendezvous = c.rendezvous;
         Mtu mtu = c.device.portAttributes.activeMtu().min(Mtu.of(peer.mtu));
         int peerReceive = Math.min(peer.receiveSize, c.loop().pool.chunkSize());
-        // each side keeps one credit for done reports: a peer that grants one only cannot take c.rendezvous
+        // each side keeps one credit for done reports: a peer that grants one only cannot take rendezvous
         boolean announced = rendezvous != null; // what this side's hello said (fillHello)
         boolean peerAnnounced = (peer.flags & Hello.FLAG_RENDEZVOUS) != 0;
         boolean both = announced && peerAnnounced && peer.receiveCount >= 2;
-        if (c.rendezvous != null && !both) {
-            c.rendezvous.close(); // the peer does not take c.rendezvous frames: this side sends none
-            c.rendezvous = null;
+        if (rendezvous != null && !both) {
+            rendezvous.close(); // the peer does not take rendezvous frames: this side sends none
+            rendezvous = null;
         }
-        // and so does the peer when it sends c.rendezvous frames to this side (its 'both'): credit-only
+        // and so does the peer when it sends rendezvous frames to this side (its 'both'): credit-only
         // messages must then count that credit as spent
         boolean peerKeepsOne = announced && peerAnnounced && c.buffers.initialCredits() >= 2;
         c.sender.start(new SendQueue(c.loop().pool, c.config.send().window(), peerReceive),
                 new Credits(peer.receiveCount, c.buffers.initialCredits(), c.buffers.maxCredits(), peerKeepsOne ? 1 : 0),
                 rendezvous,
                 c.config.send().rendezvousThreshold());
-        // reads: this side's of the peer's c.rendezvous frames (initiator depth), the peer's of ours (responder)
+        // reads: this side's of the peer's rendezvous frames (initiator depth), the peer's of ours (responder)
         int reads = c.config.send().rendezvousThreshold() > 0 ? Rendezvous.READS : 0;
         try {
             ConnectionAttributes a = new ConnectionAttributes().port(c.device.port).sgidIndex(c.gidIndex)
