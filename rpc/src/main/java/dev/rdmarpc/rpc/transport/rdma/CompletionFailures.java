@@ -42,8 +42,8 @@ final class CompletionFailures {
         } else if (s == WcStatus.RETRY_EXC_ERR) {
             loop.metrics.retryErrors.increment();
         }
-        RdmaEvents.completionError(conn.device.context.name(), conn.qp.qpNum(), String.valueOf(conn.remoteAddress()), operation, s.name(),
-                wc.vendorError(i));
+        RdmaEvents.completionError(conn.device.context.name(), conn.qp.qpNum(), String.valueOf(conn.remoteAddress()),
+                operation, s.name(), wc.vendorError(i));
         if (!conn.isClosing()) {
             conn.closeNow(new IOException("RDMA " + operation + " failed: " + s + " (" + s.text() + ")" + why(operation, s)));
         }
