@@ -6,6 +6,7 @@ import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.ZeroCopySend;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -19,14 +20,17 @@ import java.lang.foreign.MemorySegment;
  * writer.commit(attachment);                           // a device attachment is copied from the GPU here
  * }
  *
- * <p>Each {@code claim*} method tries the zero-copy way its name says and falls back to a plain
- * claim when the transport cannot; the writer remembers which bytes the transport takes from the
+ * <p>Each {@code claim*} method tries the zero-copy way its name says ({@link ZeroCopySend}, asked for
+ * once, when the writer is made) and falls back to a plain claim when the connection does not offer
+ * it or not now; the writer remembers which bytes the transport takes from the
  * caller's memory and skips copying them. One writer per connection, used from any thread: the state
  * of the open claim lives here only between a successful claim and its commit or abort, while the
  * claiming thread holds the connection's send lock, so no two threads ever use it at once.
  */
 public final class FrameWriter {
     private final Connection connection;
+    /** The connection's zero-copy ways, or null when it has none. */
+    private final ZeroCopySend zeroCopy;
     private final FrameHeaderEncoder header = new FrameHeaderEncoder();
 
     // The open claim (the claiming thread holds the send lock).
@@ -41,6 +45,7 @@ public final class FrameWriter {
 
     public FrameWriter(Connection connection) {
         this.connection = connection;
+        this.zeroCopy = connection instanceof ZeroCopySend z ? z : null;
     }
 
     /** @return the connection written to */
@@ -71,7 +76,7 @@ public final class FrameWriter {
 
     /**
      * Claims a frame whose attachment the transport sends straight from {@code attachment} when it
-     * can ({@link Connection#claimWithTail}), else a whole frame to copy it into (a device attachment
+     * can ({@link ZeroCopySend#claimWithTail}), else a whole frame to copy it into (a device attachment
      * is then copied from the GPU by {@link #commit(Attachment)}).
      */
     public long claimAttachmentInPlace(int frameLength, Attachment attachment, long unsentLimit) {
@@ -80,8 +85,8 @@ public final class FrameWriter {
 
     /** As {@link #claimAttachmentInPlace(int, Attachment, long)}, for host memory or {@link #nicView}. */
     public long claimAttachmentInPlace(int frameLength, MemorySegment attachment, long unsentLimit) {
-        long at = connection.claimWithTail(frameLength, attachment, unsentLimit);
-        return at != Connection.UNSUPPORTED ? opened(at, false, true) : claim(frameLength, unsentLimit);
+        long at = zeroCopy == null ? ZeroCopySend.UNSUPPORTED : zeroCopy.claimWithTail(frameLength, attachment, unsentLimit);
+        return at != ZeroCopySend.UNSUPPORTED ? opened(at, false, true) : claim(frameLength, unsentLimit);
     }
 
     /**
@@ -96,22 +101,34 @@ public final class FrameWriter {
 
     /**
      * Claims a frame whose payload (its last bytes) the transport writes straight from
-     * {@code payload} when it can ({@link Connection#claimInPlace}, named by {@code token}), else a
+     * {@code payload} when it can ({@link ZeroCopySend#claimInPlace}, named by {@code token}), else a
      * whole frame to copy it into.
      */
     public long claimPayloadInPlace(int frameLength, MemorySegment payload, long unsentLimit, long token) {
-        long at = connection.claimInPlace(frameLength, payload, unsentLimit, token);
-        return at != Connection.UNSUPPORTED ? opened(at, true, false) : claim(frameLength, unsentLimit);
+        long at = zeroCopy == null ? ZeroCopySend.UNSUPPORTED
+                : zeroCopy.claimInPlace(frameLength, payload, unsentLimit, token);
+        return at != ZeroCopySend.UNSUPPORTED ? opened(at, true, false) : claim(frameLength, unsentLimit);
     }
 
     /**
      * Claims a frame whose payload (its last bytes) is sent from the receive buffer of the frame
-     * being handled when the transport can ({@link Connection#claimFromReceived}), else a whole frame
+     * being handled when the transport can ({@link ZeroCopySend#claimFromReceived}), else a whole frame
      * to copy it into.
      */
     public long claimPayloadFromReceived(int frameLength, MemorySegment src, long offset, int length) {
-        long at = connection.claimFromReceived(frameLength, src, offset, length);
-        return at != Connection.UNSUPPORTED ? opened(at, true, false) : claim(frameLength);
+        long at = zeroCopy == null ? ZeroCopySend.UNSUPPORTED : zeroCopy.claimFromReceived(frameLength, src, offset, length);
+        return at != ZeroCopySend.UNSUPPORTED ? opened(at, true, false) : claim(frameLength);
+    }
+
+    /**
+     * Makes {@code c} stop reading the payload of the in-place frame {@code token}
+     * ({@link ZeroCopySend#detachInPlace}); on its I/O thread. Only a call that {@link #claimPayloadInPlace}
+     * sent in place needs it, and that went through a connection that offers the way.
+     */
+    public static void detachInPlace(Connection c, long token) {
+        if (c instanceof ZeroCopySend z) {
+            z.detachInPlace(token);
+        }
     }
 
     private long opened(long at, boolean payloadInPlace, boolean attachmentInPlace) {
@@ -287,12 +304,12 @@ public final class FrameWriter {
      * the frame first, or while the transport sends the rest (see {@link DeviceAttachments}), unless
      * the claim sends it from the GPU in place.
      *
-     * @throws RuntimeException when the device copy fails: the claim was aborted, or the held frame
+     * @throws RuntimeException when the device copy fails: the claim was aborted, or the partial frame
      *                          abandoned (which closes the connection)
      */
     public void commit(Attachment attachment) {
         if (attachment.location() == Attachment.Location.DEVICE && !attachmentInPlace) {
-            DeviceAttachments.fillAndCommit(connection, buffer, frameStart, attachmentOffset(), attachment);
+            DeviceAttachments.fillAndCommit(connection, zeroCopy, buffer, frameStart, attachmentOffset(), attachment);
         } else {
             connection.commit();
         }

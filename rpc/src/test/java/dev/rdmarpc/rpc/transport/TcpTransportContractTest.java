@@ -68,7 +68,7 @@ class TcpTransportContractTest extends TransportContractTest {
             MemorySegment buf = c.claimBuffer();
             new FrameHeaderEncoder().wrap(buf, at).type(FrameDescriptor.TYPE_REQUEST).requestId(100 + i).methodId(7)
                     .payloadLength(p.length).attachmentLength(0);
-            token = c.commitHeld(FrameDescriptor.HEADER_LENGTH); // the payload is still to be written
+            token = ((ZeroCopySend) c).commitPartial(FrameDescriptor.HEADER_LENGTH); // the payload is still to be written
             assertTrue(token >= 0, "TCP holds a frame");
             heldBuffer = buf;
             heldAt = at;
@@ -77,7 +77,7 @@ class TcpTransportContractTest extends TransportContractTest {
         Thread.sleep(50); // the I/O thread writes what it may meanwhile: up to the held frame's header, no further
         MemorySegment.copy(payloads[held], 0, heldBuffer, ValueLayout.JAVA_BYTE, heldAt + FrameDescriptor.HEADER_LENGTH,
                 payloads[held].length);
-        c.releaseHeld(token, heldLength);
+        ((ZeroCopySend) c).partialWritten(token, heldLength);
         for (int i = 0; i < frames; i++) {
             Frame f = next(serverEvents, Frame.class);
             assertEquals(100 + i, f.requestId());

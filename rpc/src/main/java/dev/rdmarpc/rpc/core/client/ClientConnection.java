@@ -164,7 +164,7 @@ final class ClientConnection implements FrameHandler {
         Object sink = t.sink;
         t.sink = null;
         if (t.inPlace) {
-            c.detachInPlace(id); // a response before the whole request was written: only a broken server
+            FrameWriter.detachInPlace(c, id); // a response before the whole request was written: only a broken server
         }
         table.touch(now);
         int statusCode = FrameHeader.status(buf, offset);
@@ -287,7 +287,7 @@ final class ClientConnection implements FrameHandler {
     private void expired(Object sink, long tag, Method<?, ?> m, long elapsedNanos, long inPlaceId) {
         Connection c = ticking;
         if (inPlaceId != 0) {
-            c.detachInPlace(inPlaceId); // the caller may reuse the payload once it hears
+            FrameWriter.detachInPlace(c, inPlaceId); // the caller may reuse the payload once it hears
         }
         metrics.timeouts.increment();
         metrics.errors.increment();

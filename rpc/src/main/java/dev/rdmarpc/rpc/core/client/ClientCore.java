@@ -427,7 +427,7 @@ public final class ClientCore {
         FrameWriter w = writer;
         Connection c = w.connection();
         if (t.inPlace) {
-            c.execute(() -> c.detachInPlace(id)); // on the I/O thread, where the writes happen
+            c.execute(() -> FrameWriter.detachInPlace(c, id)); // on the I/O thread, where the writes happen
         }
         if (w.claim(FrameDescriptor.HEADER_LENGTH, sendHighWaterMark + FrameDescriptor.HEADER_LENGTH) >= 0) {
             w.cancel(id, t.method.id()).commit();

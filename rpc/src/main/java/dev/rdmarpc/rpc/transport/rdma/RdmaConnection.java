@@ -1,19 +1,13 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
-import dev.rdmarpc.ibverbs.verbs.Access;
-import dev.rdmarpc.ibverbs.verbs.ConnectionAttributes;
-import dev.rdmarpc.ibverbs.verbs.Gid;
-import dev.rdmarpc.ibverbs.verbs.Mtu;
-import dev.rdmarpc.ibverbs.verbs.QpEndpoint;
 import dev.rdmarpc.ibverbs.verbs.QueuePair;
-import dev.rdmarpc.ibverbs.verbs.QueuePairInit;
 import dev.rdmarpc.ibverbs.verbs.SendWorkRequests;
-import dev.rdmarpc.ibverbs.verbs.WcStatus;
 import dev.rdmarpc.ibverbs.verbs.WorkCompletions;
 import dev.rdmarpc.rpc.transport.loop.IdleFrameTimers;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.ProtocolException;
+import dev.rdmarpc.rpc.transport.Refusals;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import java.io.EOFException;
 import java.io.IOException;
@@ -44,7 +38,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * after a few seconds without it. A connection closed before the loop attached it is destroyed at
  * once ({@link #abandon}).
  */
-final class RdmaConnection implements Connection, IoLoop.Flushable {
+final class RdmaConnection extends SenderConnection implements IoLoop.Flushable {
     private static final System.Logger LOG = System.getLogger(RdmaConnection.class.getName());
     private static final long DRAIN_TIMEOUT_NANOS = 3_000_000_000L;
 
@@ -53,28 +47,28 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
 
     private final RdmaLoop loop;
     final LoopDevice loopDevice;
-    private final DeviceTable.Device device;
-    private final RdmaConfig config;
+    final DeviceTable.Device device;
+    final RdmaConfig config;
     final Connection tcp;
     private final InetSocketAddress local;
-    private final InetSocketAddress remote;
+    final InetSocketAddress remote;
     final QueuePair qp;
-    private final int gidIndex;
-    private final int psn;
-    private final int maxFrameLength;
+    final int gidIndex;
+    final int psn;
+    final int maxFrameLength;
     private final int recvCqEntries;
     private final int sendCqEntries;
     private final long wrIdBits;
     private final int tableIndex;
-    private final ReceiveBuffers buffers;
-    private final RdmaSender sender;
+    final ReceiveBuffers buffers;
+    final RdmaSender sender;
     private final RdmaReceiver receiver;
     /** The idle and frame timeouts (I/O thread). */
     final IdleFrameTimers timers;
     /** Set once the connection was refused and closes after its last word (I/O thread). */
     private RdmaLastWord lastWord;
     /** This side's rendezvous keys when it enables rendezvous ({@link RdmaConfig.Send#rendezvousThreshold}), else null. */
-    private Rendezvous rendezvous;
+    Rendezvous rendezvous;
 
     private volatile State state = State.SETUP;
     // ---- I/O thread
@@ -109,110 +103,29 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
                 serverSide ? config.timeouts().idle().toNanos() : 0, System.nanoTime());
         boolean rendezvousEnabled = config.send().rendezvousThreshold() > 0;
         int sendWrs = RdmaSender.workRequests(config.send().window(), rendezvousEnabled);
-        ReceiveBuffers b = null;
-        QueuePair q = null;
-        SendWorkRequests s = null;
-        Rendezvous r = null;
-        try {
-            b = loopDevice.shared == null
-                    ? new PrivateReceiveBuffers(loop.pool, device.index, config.receiveQueue().depth(), config.receiveQueue().maxDepth())
-                    : new SharedReceiveBuffers(loopDevice.shared, config.sharedReceiveQueue().credits());
-            QueuePairInit init = new QueuePairInit().sendCompletionQueue(loopDevice.sendCq)
-                    .receiveCompletionQueue(loopDevice.recvCq).maxSendWr(sendWrs).maxSendSge(2)
-                    .maxInlineData(config.send().inlineThreshold());
-            b.configure(init);
-            q = device.pd.createQueuePair(init);
-            s = new SendWorkRequests(sendWrs, 2);
-            // with rendezvous the peer reads this side's frames, through windows bound (or regions
-            // registered) per frame
-            q.toInit(new ConnectionAttributes().port(device.port)
-                    .accessFlags(rendezvousEnabled ? Access.REMOTE_READ.bit() : 0));
-            if (rendezvousEnabled) {
-                r = new Rendezvous(device.pd, device.bindsRepeatedByRetransmission);
-            }
-        } catch (RuntimeException e) {
-            if (r != null) {
-                r.close();
-            }
-            closeQuietly(q, s);
-            if (b != null) {
-                b.close();
-            }
-            loop.table.releaseIndex(tableIndex);
-            loop.release(loopDevice, recvCqEntries, sendCqEntries);
-            throw new IOException("cannot create the queue pair on " + device + ": " + e.getMessage(), e);
-        }
+        QueuePairSetup.Resources made = QueuePairSetup.create(loop, loopDevice, tableIndex, recvCqEntries, sendCqEntries,
+                sendWrs, rendezvousEnabled);
+        ReceiveBuffers b = made.buffers();
+        QueuePair q = made.qp();
+        SendWorkRequests s = made.wrs();
         this.qp = q;
         this.buffers = b;
-        this.rendezvous = r;
+        this.rendezvous = made.rendezvous();
         b.bind(q, wrIdBits, this);
         this.sender = new RdmaSender(this, loop, q, s, wrIdBits, device.index, device.windowBoundsByRegion);
         this.receiver = new RdmaReceiver(this, loop, b, sender, maxFrameLength, serverSide, rendezvousEnabled);
-    }
-
-    private static void closeQuietly(AutoCloseable... resources) {
-        for (AutoCloseable c : resources) {
-            if (c != null) {
-                try {
-                    c.close();
-                } catch (Exception e) {
-                    LOG.log(System.Logger.Level.DEBUG, "cleanup failed", e);
-                }
-            }
-        }
     }
 
     // ================================================================== SETUP (setup thread)
 
     /** Fills this side's hello; posts the receives it announces. On the setup thread, before the loop knows us. */
     void prepareHello(Hello h) throws IOException {
-        buffers.postInitial();
-        QpEndpoint me = qp.endpoint(device.port, gidIndex, psn);
-        h.qpn = me.qpNum();
-        h.psn = me.psn();
-        byte[] g = me.gid().toByteArray();
-        System.arraycopy(g, 0, h.gid, 0, 16);
-        h.lid = me.lid();
-        h.mtu = device.portAttributes.activeMtu().value();
-        h.receiveSize = loop.pool.chunkSize();
-        h.receiveCount = buffers.initialCredits();
-        h.maxFrameLength = maxFrameLength;
-        h.flags = rendezvous != null ? Hello.FLAG_RENDEZVOUS : 0;
+        QueuePairSetup.fillHello(this, h);
     }
 
     /** Moves the queue pair to RTR and RTS towards the peer of {@code peer}; sets up credits. */
     void connect(Hello peer) throws IOException {
-        Mtu mtu = device.portAttributes.activeMtu().min(Mtu.of(peer.mtu));
-        int peerReceive = Math.min(peer.receiveSize, loop.pool.chunkSize());
-        // each side keeps one credit for done reports: a peer that grants one only cannot take rendezvous
-        boolean announced = rendezvous != null; // what this side's hello said (fillHello)
-        boolean peerAnnounced = (peer.flags & Hello.FLAG_RENDEZVOUS) != 0;
-        boolean both = announced && peerAnnounced && peer.receiveCount >= 2;
-        if (rendezvous != null && !both) {
-            rendezvous.close(); // the peer does not take rendezvous frames: this side sends none
-            rendezvous = null;
-        }
-        // and so does the peer when it sends rendezvous frames to this side (its 'both'): credit-only
-        // messages must then count that credit as spent
-        boolean peerKeepsOne = announced && peerAnnounced && buffers.initialCredits() >= 2;
-        sender.start(new SendQueue(loop.pool, config.send().window(), peerReceive),
-                new Credits(peer.receiveCount, buffers.initialCredits(), buffers.maxCredits(), peerKeepsOne ? 1 : 0),
-                rendezvous,
-                config.send().rendezvousThreshold());
-        // reads: this side's of the peer's rendezvous frames (initiator depth), the peer's of ours (responder)
-        int reads = config.send().rendezvousThreshold() > 0 ? Rendezvous.READS : 0;
-        try {
-            ConnectionAttributes a = new ConnectionAttributes().port(device.port).sgidIndex(gidIndex)
-                    .remote(new QpEndpoint(peer.qpn, peer.psn, Gid.of(peer.gid), peer.lid)).pathMtu(mtu)
-                    .localPsn(psn).accessFlags(reads > 0 ? Access.REMOTE_READ.bit() : 0).maxDestReadAtomic(reads)
-                    .maxReadAtomic(reads).timeout(config.timeouts().ackTimeout()).retryCount(7).rnrRetry(7);
-            qp.toRtr(a);
-            qp.toRts(a);
-        } catch (RuntimeException e) {
-            throw new IOException("cannot connect the queue pair to " + remote + ": " + e.getMessage(), e);
-        }
-        RdmaEvents.qpState(device.context.name(), qp.qpNum(), String.valueOf(remote), "RTS",
-                "connected to QP " + peer.qpn + ", MTU " + mtu.bytes());
+        rendezvous = QueuePairSetup.connect(this, peer);
     }
 
     /** Releases everything of a connection that never reached the loop (failed handshake): SETUP to CLOSED. */
@@ -286,13 +199,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         boolean ok = wc.statusCode(i) == 0;
         boolean queued = sender.completed(kind, slot, ok);
         if (!ok) {
-            onError(switch (kind) {
-                case WorkRequestId.DATA -> "send";
-                case WorkRequestId.CREDIT -> "credit";
-                case WorkRequestId.BIND -> "memory window bind";
-                case WorkRequestId.INVALIDATE -> "memory window invalidation";
-                default -> READ;
-            }, wc, i);
+            onError(CompletionFailures.operation(kind), wc, i);
             return;
         }
         if (kind == WorkRequestId.READ && !isClosing()) {
@@ -309,51 +216,9 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
         }
     }
 
-    /** A work request failed: counted, logged, and the connection closes (a flush error only closes). */
+    /** A work request failed: {@link CompletionFailures#failed}. */
     void onError(String operation, WorkCompletions wc, int i) {
-        WcStatus s = wc.status(i);
-        if (s == WcStatus.WR_FLUSH_ERR) {
-            // The error that failed the queue pair may wait in the other completion queue (a READ's
-            // remote access error in the send queue's, while the receives are flushed): the device
-            // completes it before it flushes anything, so the poll under way sees it, and its reason
-            // closes the connection first. Only a flush with no such error closes it as flushed.
-            if (!isClosing()) {
-                loop.executeLater(() -> {
-                    if (!isClosing()) {
-                        closeNow(new IOException("RDMA " + operation + " flushed: the queue pair failed"));
-                    }
-                });
-            }
-            return;
-        }
-        loop.metrics.completionErrors.increment();
-        LOG.log(System.Logger.Level.WARNING, "{0}: {1} work request failed: {2} ({3}), vendor error 0x{4}, {5}",
-                this, operation, s, s.text(), Integer.toHexString(wc.vendorError(i)), wc.describe(i));
-        if (s == WcStatus.RNR_RETRY_EXC_ERR) {
-            loop.metrics.rnrErrors.increment();
-        } else if (s == WcStatus.RETRY_EXC_ERR) {
-            loop.metrics.retryErrors.increment();
-        }
-        RdmaEvents.completionError(device.context.name(), qp.qpNum(), String.valueOf(remote), operation, s.name(),
-                wc.vendorError(i));
-        if (!isClosing()) {
-            closeNow(new IOException("RDMA " + operation + " failed: " + s + " (" + s.text() + ")" + why(operation, s)));
-        }
-    }
-
-    /** The operation {@link #onError} names for an RDMA READ of a peer's rendezvous frame. */
-    static final String READ = "READ of a rendezvous frame";
-
-    /** What a failed work request's status means here, for the close's reason ("" when nothing more is known). */
-    static String why(String operation, WcStatus s) {
-        if (s == WcStatus.RETRY_EXC_ERR) {
-            return " (the peer stopped answering)";
-        }
-        if (s == WcStatus.REM_ACCESS_ERR && operation.equals(READ)) {
-            // the peer's device refused the key or range: revoked (an earlier frame's), or never the frame's
-            return " (the peer refused the key its descriptor gave: not valid for that frame's memory)";
-        }
-        return "";
+        CompletionFailures.failed(this, operation, wc, i);
     }
 
     /** @return true when a frame of this connection, sent or being read, uses {@code u} (I/O thread) */
@@ -373,36 +238,11 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
                 config.bufferPool().maxPooledBytes());
     }
 
-    // ================================================================== send side (any thread)
+    // ================================================================== send side (claims and commits: SenderConnection)
 
     @Override
-    public long claim(int frameLength) {
-        return sender.claim(frameLength, Long.MAX_VALUE);
-    }
-
-    @Override
-    public long claim(int frameLength, long unsentLimit) {
-        return sender.claim(frameLength, unsentLimit);
-    }
-
-    @Override
-    public long claimWithTail(int frameLength, MemorySegment tail, long unsentLimit) {
-        return sender.claimWithTail(frameLength, tail, unsentLimit);
-    }
-
-    @Override
-    public MemorySegment claimBuffer() {
-        return sender.claimBuffer();
-    }
-
-    @Override
-    public void commit() {
-        sender.commit();
-    }
-
-    @Override
-    public void abort() {
-        sender.abort();
+    RdmaSender sender() {
+        return sender;
     }
 
     /** End of a loop iteration: post what is queued; a failure to post closes the connection. */
@@ -449,15 +289,7 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
 
     /** The timers refuse the connection: its handler says why (a server's last word) and closes it. */
     private void refuse(IOException cause) {
-        // an idle connection closed is routine; a stalled frame is a peer in trouble
-        LOG.log(cause instanceof dev.rdmarpc.rpc.transport.IdleTimeoutException ? System.Logger.Level.DEBUG
-                : System.Logger.Level.WARNING, "refusing connection " + this + ": " + cause.getMessage());
-        try {
-            handler.onRefused(this, cause);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "refusal handler failed; closing " + this, e);
-            closeNow(cause);
-        }
+        Refusals.refuse(LOG, handler, this, cause, this::closeNow);
     }
 
     /**
@@ -636,11 +468,6 @@ final class RdmaConnection implements Connection, IoLoop.Flushable {
     @Override
     public InetSocketAddress localAddress() {
         return local;
-    }
-
-    @Override
-    public long pendingBytes() {
-        return sender.unsentBytes();
     }
 
     @Override

@@ -3,7 +3,6 @@ package dev.rdmarpc.rpc.transport.rdma;
 import dev.rdmarpc.ibverbs.verbs.WorkCompletions;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
-import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.transport.frame.FrameReassembler;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -21,7 +20,7 @@ import java.lang.foreign.MemorySegment;
  * frame's length is taken (on a server, after its address's share allows it, as for a large frame), the
  * frame is read into it with RDMA READ, and the descriptor's receive is posted again at once. Until the
  * reads complete, later messages wait; then the frame goes to the handler, and the sender is told it is
- * done ({@link RdmaSender#rendezvousRead}).
+ * done ({@link RdmaSender#rendezvousRead}): {@link RendezvousReads}.
  */
 final class RdmaReceiver {
     private final RdmaConnection conn;
@@ -55,19 +54,8 @@ final class RdmaReceiver {
     private long frameShare;
     /** Bytes of receive-queue growth claimed from the peer address's share (server side). */
     private long grownClaim;
-    /** A rendezvous frame is being read: later messages wait. */
-    private boolean reading;
-    private PooledBuffer readTarget;
-    private int readFrameLength;
-    private int readsLeft;
-    /** What the frame being read claimed of its address's share, 0 for none. */
-    private long readShare;
-    /** Where the attachment of the frame being read lands (the handler's memory), or null. */
-    private MemorySegment readSink;
-    /** The registration {@link #readSink} lies in, whose use the read holds, or null. */
-    private DeviceTable.UserRegion readSinkRegion;
-    /** Tests only ({@link RdmaTransport#descriptorHookForTests}); null in use. */
-    private final DescriptorHook descriptorHook;
+    /** The rendezvous frame being read, if any: later messages wait. */
+    private final RendezvousReads reads;
 
     /** Tests only: sees a rendezvous descriptor before its frame is read, and may rewrite its parts. */
     interface DescriptorHook {
@@ -88,7 +76,7 @@ final class RdmaReceiver {
         this.serverSide = serverSide;
         this.writeHighWaterMark = loop.config.send().writeHighWaterMark();
         this.rendezvousEnabled = rendezvousEnabled;
-        this.descriptorHook = loop.transport.descriptorHookForTests;
+        this.reads = new RendezvousReads(conn, loop, sender, maxFrameLength, serverSide);
         int capacity = buffers.waitingCapacity();
         this.waitingSlot = new int[capacity];
         this.waitingLength = new int[capacity];
@@ -145,7 +133,7 @@ final class RdmaReceiver {
             }
             return;
         }
-        if (!readEnabled || readPaused || waitingForShare || reading || waitingCount > 0) {
+        if (!readEnabled || readPaused || waitingForShare || reads.active() || waitingCount > 0) {
             waitingSlot[waitingCount] = slot;
             waitingLength[waitingCount] = length;
             waitingImm[waitingCount] = imm;
@@ -208,7 +196,7 @@ final class RdmaReceiver {
         }
         // each message leaves the waiting list before it is handled: a handler that closes the
         // connection then finds only the messages still waiting (dropWaiting gives those back)
-        while (waitingCount > 0 && readEnabled && !readPaused && !waitingForShare && !reading && conn.isOpen()) {
+        while (waitingCount > 0 && readEnabled && !readPaused && !waitingForShare && !reads.active() && conn.isOpen()) {
             int slot = waitingSlot[0];
             int length = waitingLength[0];
             int imm = waitingImm[0];
@@ -255,7 +243,7 @@ final class RdmaReceiver {
 
     /** @return true while this side reads a rendezvous frame of the peer's */
     boolean reading() {
-        return reading;
+        return reads.active();
     }
 
     /**
@@ -281,7 +269,11 @@ final class RdmaReceiver {
      */
     private boolean handle(int slot, int length, int imm) {
         if ((imm & Credits.RENDEZVOUS) != 0) {
-            if (!startRead(buffers.segment(slot), length)) {
+            if (!rendezvousEnabled) {
+                conn.protocolError("a rendezvous descriptor, though this side did not announce rendezvous");
+            } else if (reassembler.active()) {
+                conn.protocolError("a rendezvous descriptor inside a frame being reassembled");
+            } else if (!reads.start(buffers.segment(slot), length)) {
                 return false;
             }
         } else if (!deliver(buffers.segment(slot), length)) {
@@ -422,147 +414,6 @@ final class RdmaReceiver {
         return true;
     }
 
-    /**
-     * Starts reading the rendezvous frame a descriptor announces.
-     *
-     * @return false when the frame must wait for its address's share (nothing done)
-     */
-    private boolean startRead(MemorySegment seg, int length) {
-        if (!rendezvousEnabled) {
-            conn.protocolError("a rendezvous descriptor, though this side did not announce rendezvous");
-            return true;
-        }
-        if (reassembler.active()) {
-            conn.protocolError("a rendezvous descriptor inside a frame being reassembled");
-            return true;
-        }
-        String bad = Rendezvous.check(seg, 0, length, maxFrameLength);
-        if (bad != null) {
-            conn.protocolError(bad);
-            return true;
-        }
-        if (descriptorHook != null) {
-            descriptorHook.beforeRead(seg, length);
-        }
-        int frameLength = Rendezvous.frameLength(seg, 0);
-        long share = serverSide ? FrameReassembler.shareOf(frameLength) : 0;
-        if (share > 0 && !conn.tcp.takeFrameShare(share)) {
-            metrics.frameShareWaits.increment();
-            return false;
-        }
-        // the handler may have the attachment land in memory of its own (a caller's response buffer)
-        int attachment = FrameHeader.attachmentLength(seg, Rendezvous.HEADER_OFFSET);
-        MemorySegment sink = null;
-        DeviceTable.UserRegion sinkRegion = null;
-        if (attachment > 0) {
-            MemorySegment answer = conn.handler().attachmentSink(conn, seg, Rendezvous.HEADER_OFFSET);
-            sinkRegion = answer == null ? null : sender.useSinkRegion(answer, attachment);
-            if (sinkRegion != null) {
-                sink = answer.asSlice(0, attachment);
-            } else if (answer != null) {
-                metrics.attachmentSinksRefused.increment();
-            }
-        }
-        int bufferLength = sink != null ? frameLength - attachment : frameLength;
-        PooledBuffer target = bufferLength <= loop.pool.chunkSize() ? loop.pool.acquire() : loop.pool.acquire(bufferLength);
-        if (target == null) {
-            if (share > 0) {
-                conn.tcp.releaseFrameShare(share);
-            }
-            if (sinkRegion != null) {
-                sinkRegion.unuse();
-            }
-            conn.poolPressure("no buffer to read a rendezvous frame of " + frameLength + " bytes");
-            conn.closeNow(new IOException("buffer pool exhausted: no buffer for a frame of " + frameLength + " bytes"));
-            return true;
-        }
-        readTarget = target;
-        readShare = share;
-        readFrameLength = frameLength;
-        readSink = sink;
-        readSinkRegion = sinkRegion;
-        readsLeft = Rendezvous.parts(seg, 0);
-        reading = true;
-        sender.postReads(target, seg, 0, bufferLength, sink, sinkRegion);
-        // when posting failed the connection is closing: releaseRead gives all back after the queue pair
-        return true;
-    }
-
-    /** A read of the rendezvous frame completed successfully: after the last, the frame goes to the handler. */
-    void onReadCompleted() {
-        if (!reading || --readsLeft > 0) {
-            return;
-        }
-        PooledBuffer b = readTarget;
-        int frameLength = readFrameLength;
-        MemorySegment landed = readSink;
-        readTarget = null;
-        reading = false;
-        releaseReadShare();
-        releaseSink(); // the NIC is done with it
-        metrics.rendezvousRead.increment();
-        metrics.rendezvousBytesRead.add(frameLength);
-        try {
-            long len = FrameDescriptor.check(b.segment(), 0, frameLength, maxFrameLength);
-            if (len != frameLength) {
-                conn.protocolError(len < 0 ? "a rendezvous frame: " + FrameDescriptor.describe(len)
-                        : "a rendezvous frame of " + frameLength + " bytes whose header says " + len);
-                return;
-            }
-            if (landed == null) {
-                conn.handler().onFrame(conn, b.segment(), 0, frameLength);
-            } else if (FrameHeader.attachmentLength(b.segment(), 0) != landed.byteSize()) {
-                conn.protocolError("a rendezvous frame whose header says an attachment of "
-                        + FrameHeader.attachmentLength(b.segment(), 0) + " bytes, its descriptor " + landed.byteSize());
-                return;
-            } else {
-                metrics.rendezvousBytesLanded.add(landed.byteSize());
-                conn.handler().onFrame(conn, b.segment(), 0, frameLength, landed);
-            }
-        } finally {
-            b.release();
-        }
-        sender.rendezvousRead();
-        loop.scheduleFlush(conn);
-        if (conn.isOpen()) {
-            checkReadPause();
-            resumeWaiting();
-        }
-    }
-
-    private void releaseSink() {
-        DeviceTable.UserRegion r = readSinkRegion;
-        readSink = null;
-        if (r != null) {
-            readSinkRegion = null;
-            r.unuse();
-        }
-    }
-
-    private void releaseReadShare() {
-        if (readShare > 0) {
-            conn.tcp.releaseFrameShare(readShare);
-            readShare = 0;
-        }
-    }
-
-    /** @return true when the frame being read lands its attachment in {@code u} (I/O thread) */
-    boolean holds(DeviceTable.UserRegion u) {
-        return readSinkRegion == u;
-    }
-
-    /** After the queue pair is destroyed: the buffer of a read that never finished goes back. */
-    void releaseRead() {
-        reading = false;
-        releaseReadShare();
-        releaseSink();
-        PooledBuffer b = readTarget;
-        if (b != null) {
-            readTarget = null;
-            b.release();
-        }
-    }
-
     private void releaseShare() {
         if (frameShare > 0) {
             conn.tcp.releaseFrameShare(frameShare);
@@ -590,10 +441,27 @@ final class RdmaReceiver {
         waitingCount = 0;
     }
 
+    /** A read of the rendezvous frame completed successfully: after the last, the frame goes to the handler. */
+    void onReadCompleted() {
+        if (reads.completed() && conn.isOpen()) {
+            checkReadPause();
+            resumeWaiting();
+        }
+    }
+
+    /** @return true when the frame being read lands its attachment in {@code u} (I/O thread) */
+    boolean holds(DeviceTable.UserRegion u) {
+        return reads.holds(u);
+    }
+
+    /** After the queue pair is destroyed: the buffer of a read that never finished goes back. */
+    void releaseRead() {
+        reads.release();
+    }
+
     /** A line of the receive path's state, for diagnostics. */
     String diagnostics() {
         return "recvOutstanding " + buffers.outstanding() + ", waiting " + waitingCount + ", paused " + readPaused
-                + ", reassembling " + reassembler + (reading ? ", reading a rendezvous frame of " + readFrameLength
-                + " bytes, " + readsLeft + " reads left" : "");
+                + ", reassembling " + reassembler + reads.diagnostics();
     }
 }

@@ -1,14 +1,11 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
-import dev.rdmarpc.ibverbs.verbs.Access;
-import dev.rdmarpc.ibverbs.verbs.MemoryRegion;
 import dev.rdmarpc.ibverbs.verbs.QueuePair;
-import dev.rdmarpc.ibverbs.verbs.SendOpcode;
-import dev.rdmarpc.ibverbs.verbs.SendWorkRequest;
 import dev.rdmarpc.ibverbs.verbs.SendWorkRequests;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.ZeroCopySend;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.ReentrantLock;
@@ -33,7 +30,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * registered instead, and after its done report the next flush deregisters them; frames are released
  * in the order they were sent either way. This side's own done reports ride on its data messages, or
  * on an empty data message when nothing else leaves. The reads of the peer's rendezvous frames are posted here too
- * ({@link #postReads}), so that every send work request is counted in one place.
+ * ({@link #postReads}), so that every send work request is counted in one place. The work requests
+ * themselves are {@link MessagePosts}' (data and credit-only messages) and {@link RendezvousPosts}'.
  *
  * <p>The claim methods return with the send lock held when they succeed; {@link #commit} or
  * {@link #abort} releases it (the {@link Connection} contract).
@@ -44,51 +42,33 @@ final class RdmaSender {
     /** Smallest attachment sent in place from registered application memory; smaller ones are copied. */
     static final int ZERO_COPY_MIN = 4096;
 
-    private final RdmaConnection conn;
+    final RdmaConnection conn;
     private final RdmaLoop loop;
-    private final RdmaMetrics metrics;
-    private final QueuePair qp;
-    private final SendWorkRequests wrs;
-    private final long wrIdBits;
-    private final int devIndex;
-    private final int window;
-    private final int inlineCap;
-    /** The device checks window keys against their regions' bounds only ({@link DeviceTable.Device#windowBoundsByRegion}). */
-    private final boolean windowBoundsByRegion;
-    /** First work request of the rendezvous binds; then the invalidations, then the reads. */
-    private final int bindBase;
-    private final int invalidateBase;
-    private final int readBase;
+    final RdmaMetrics metrics;
+    final QueuePair qp;
+    final SendWorkRequests wrs;
+    final long wrIdBits;
+    final int devIndex;
+    final int window;
+    final int inlineCap;
+
+    /** The rendezvous work requests (its {@link Rendezvous} set once the peer's hello is known). */
+    final RendezvousPosts rv;
+    /** The work requests of data and credit-only messages. */
+    private final MessagePosts posts;
 
     // set once the peer's hello is known (before the loop sees the connection)
-    private SendQueue sq;
-    private Credits credits;
-    /** The rendezvous state of a connection that sends rendezvous frames, else null. */
-    private Rendezvous rendezvous;
+    SendQueue sq;
+    Credits credits;
 
     // ---- guarded by sendLock
     private final ReentrantLock sendLock = new ReentrantLock();
     /** Send work requests posted and not completed (the drain waits for them). */
-    private int postedSends;
-    private int creditFirst;
-    private int creditInFlight;
-    private long stallStart;
-    private boolean stallForWindow;
+    int postedSends;
     /** The send queue's unsent bytes, as last seen under the send lock (read by any thread). */
     private volatile long unsentBytes;
     /** The send queue's entries, as last seen under the send lock (read by the I/O thread's pause rule). */
     private volatile int queuedEntries;
-    /** Rendezvous frames sent and not yet released, as last seen under the send lock (read by the liveness pings). */
-    private volatile int rendezvousHeld;
-    /** Rendezvous frames of the peer this side read and has not yet reported done. */
-    private int doneOwed;
-    /** RDMA READs of a peer's rendezvous frame posted and not completed. */
-    private int readsInFlight;
-    /**
-     * Rendezvous frames the peer reported done whose parts' own regions are still to deregister: at the
-     * next flush, after the received messages' reads are posted, so that the system calls do not delay them.
-     */
-    private int deregistrationsDue;
 
     // ---- I/O thread: receives posted again since the last flush, each a credit to return
     private int repostedSinceFlush;
@@ -103,11 +83,9 @@ final class RdmaSender {
         this.wrIdBits = wrIdBits;
         this.devIndex = devIndex;
         this.window = loop.config.send().window();
+        this.rv = new RendezvousPosts(this, window + CREDIT_SLOTS, windowBoundsByRegion);
+        this.posts = new MessagePosts(this);
         this.inlineCap = Math.min(loop.config.send().inlineThreshold(), qp.capabilities().maxInlineData());
-        this.windowBoundsByRegion = windowBoundsByRegion;
-        this.bindBase = window + CREDIT_SLOTS;
-        this.invalidateBase = bindBase + Rendezvous.SLOTS * Rendezvous.MAX_PARTS;
-        this.readBase = invalidateBase + Rendezvous.SLOTS * Rendezvous.MAX_PARTS;
     }
 
     /**
@@ -127,7 +105,7 @@ final class RdmaSender {
     void start(SendQueue queue, Credits peerCredits, Rendezvous rendezvous, int rendezvousThreshold) {
         this.sq = queue;
         this.credits = peerCredits;
-        this.rendezvous = rendezvous;
+        rv.rendezvous = rendezvous;
         if (rendezvous != null) {
             queue.rendezvous(rendezvousThreshold);
         }
@@ -157,11 +135,11 @@ final class RdmaSender {
     long claimWithTail(int frameLength, MemorySegment tail, long unsentLimit) {
         long tailLength = tail.byteSize();
         if (tailLength < ZERO_COPY_MIN || tailLength >= frameLength || !tail.isNative()) {
-            return Connection.UNSUPPORTED;
+            return ZeroCopySend.UNSUPPORTED;
         }
         DeviceTable.UserRegion region = useRegion(tail.address(), tailLength);
         if (region == null) { // not registered here, or closing: copied
-            return Connection.UNSUPPORTED;
+            return ZeroCopySend.UNSUPPORTED;
         }
         long lkey = region.lkeys[devIndex];
         sendLock.lock();
@@ -193,7 +171,7 @@ final class RdmaSender {
         }
         boolean wake;
         try {
-            post();
+            posts.post();
             wake = sq.hasQueued() && sq.windowFull();
         } finally {
             sendLock.unlock();
@@ -223,236 +201,21 @@ final class RdmaSender {
             if (closing) {
                 return;
             }
-            if (deregistrationsDue > 0 && !deregisterDone()) {
+            if (rv.deregistrationsDue > 0 && !rv.deregisterDone()) {
                 return;
             }
-            post();
+            posts.post();
             // done reports no data message took: an empty message carries them (waiting for the frames
             // queued here could wait forever, when those wait for the peer's own done reports)
-            if (doneOwed > 0 && !sq.isClosed()) {
-                postDoneOnly();
+            if (rv.doneOwed > 0 && !sq.isClosed()) {
+                posts.postDoneOnly();
             }
-            if (credits.creditOnlyDue() && creditInFlight < CREDIT_SLOTS) {
-                postCreditOnly();
+            if (credits.creditOnlyDue() && posts.creditSlotFree()) {
+                posts.postCreditOnly();
             }
         } finally {
             sendLock.unlock();
         }
-    }
-
-    /** Posts as many queued messages as the window and the credits allow. */
-    private void post() {
-        if (sq.isClosed()) {
-            return;
-        }
-        int first = -1;
-        int count = 0;
-        int last = -1;
-        // with rendezvous the last credit is kept for done reports (postDoneOnly): a server that stopped
-        // handling requests (its write high-water mark) holds this side's messages, and only this side's
-        // done reports let its queued rendezvous responses go, and it drain
-        int keep = rendezvous != null ? 1 : 0;
-        while (sq.canTake() && (!sq.headIsRendezvous() || rendezvous.canSend()) && credits.tryConsume(keep)) {
-            if (sq.headIsRendezvous()) {
-                if (count > 0 && !postRun(first, count, false)) {
-                    return;
-                }
-                int slot = sq.takeRendezvous();
-                if (!bindAndDescribe(slot)) {
-                    return;
-                }
-                first = slot;
-                last = slot;
-                count = 1;
-                continue;
-            }
-            int slot = sq.take();
-            if (count > 0 && slot != last + 1) { // the ring wrapped: post the run so far
-                if (!postRun(first, count, false)) {
-                    return;
-                }
-                count = 0;
-            }
-            if (count == 0) {
-                first = slot;
-            }
-            fill(slot);
-            last = slot;
-            count++;
-        }
-        if (count > 0 && !postRun(first, count, true)) {
-            return;
-        }
-        trackStall();
-    }
-
-    private void fill(int slot) {
-        PooledBuffer b = sq.takenBuffer();
-        int len = sq.takenLength();
-        int flags = SendWorkRequest.SIGNALED;
-        if (len <= inlineCap) {
-            flags |= SendWorkRequest.INLINE;
-            metrics.inlineSent.increment();
-        }
-        SendWorkRequest w = wrs.get(slot).wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.DATA, slot))
-                .opcode(SendOpcode.SEND_WITH_IMM).immData(credits.nextImm(false) | takeDone()).flags(flags);
-        int head = sq.takenHeadLength();
-        int tail = len - head;
-        int n = 0;
-        if (head > 0) {
-            w.sge(n++, b.segment().address() + sq.takenOffset(), head, DeviceTable.lkey(b, devIndex));
-        }
-        if (tail > 0) {
-            w.sge(n++, sq.takenTailAddress(), tail, sq.takenTailLkey());
-            metrics.zeroCopyBytes.add(tail);
-        }
-        w.sgeCount(n);
-    }
-
-    /**
-     * The rendezvous frame just taken into window slot {@code slot}: binds a window to each of its
-     * parts (posted at once, before the descriptor's run), or registers each on its own, and fills the
-     * slot's work request with the descriptor, written after the frame in the frame's own buffer.
-     *
-     * @return false when posting or registering failed (the connection is closing)
-     */
-    private boolean bindAndDescribe(int slot) {
-        PooledBuffer b = sq.takenBuffer();
-        int headLength = sq.takenHeadLength();
-        int tailLength = sq.takenLength() - headLength;
-        int parts = tailLength > 0 ? 2 : 1;
-        // On a device that repeats binds, a window only while nothing is outstanding (nothing can be
-        // retransmitted ahead of its bind) and no other rendezvous frame is held (its invalidation,
-        // which rxe fences behind everything posted before it, would hold this frame's release and the
-        // frames after it), and never over the application's memory: a window's key reaches its whole
-        // registration there, a region of the part's own only the part.
-        boolean register = rendezvous.registerWhenBusy() && (postedSends > 0 || rendezvous.inUse() > 0 || parts == 2);
-        int s = rendezvous.begin(b, parts, sq.takenTailRegion(), register);
-        rendezvousHeld = rendezvous.inUse();
-        MemorySegment desc = b.segment();
-        long descOffset = headLength;
-        if (windowBoundsByRegion && !register) {
-            // a reused buffer may hold an earlier frame's bytes past this one, readable through this
-            // window on a device that checks only the region's bounds
-            desc.asSlice(descOffset + Rendezvous.MAX_DESCRIPTOR).fill((byte) 0);
-        }
-        Rendezvous.writeHeader(desc, descOffset, sq.takenLength(), parts, desc);
-        long headAddress = b.segment().address();
-        long tailAddress = parts == 2 ? sq.takenTailAddress() : 0;
-        MemoryRegion tailRegion = null;
-        if (parts == 2) {
-            // the frame holds a use of its registration: it stays registered until the frame is released
-            tailRegion = sq.takenTailRegion().regions[devIndex];
-            if (tailRegion == null) {
-                failSend("the device of a rendezvous frame's attachment registration was closed before it was sent");
-                return false;
-            }
-        }
-        boolean described = register
-                ? registerParts(s, desc, descOffset, headAddress, headLength, tailAddress, tailLength, parts)
-                : bindWindows(s, b, desc, descOffset, headAddress, headLength, tailRegion, tailAddress, tailLength, parts);
-        if (!described) {
-            return false;
-        }
-        if (parts == 2) {
-            metrics.zeroCopyBytes.add(tailLength); // read by the peer straight from the application's memory
-        }
-        int len = Rendezvous.descriptorLength(parts);
-        int flags = SendWorkRequest.SIGNALED;
-        if (len <= inlineCap) {
-            flags |= SendWorkRequest.INLINE;
-        }
-        wrs.get(slot).clear().wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.DATA, slot))
-                .opcode(SendOpcode.SEND_WITH_IMM)
-                .immData(credits.nextImm(false) | takeDone() | Credits.RENDEZVOUS).flags(flags)
-                .sge(0, headAddress + descOffset, len, DeviceTable.lkey(b, devIndex)).sgeCount(1);
-        metrics.rendezvousSent.increment();
-        return true;
-    }
-
-    /**
-     * Registers each part of rendezvous slot {@code s}'s frame on its own and writes its key into the
-     * descriptor.
-     *
-     * @return false when a registration failed (the connection is closing)
-     */
-    private boolean registerParts(int s, MemorySegment desc, long descOffset, long headAddress, int headLength,
-            long tailAddress, int tailLength, int parts) {
-        try {
-            Rendezvous.writePart(desc, descOffset, 0, headAddress, rendezvous.register(s, 0, headAddress, headLength),
-                    headLength);
-            if (parts == 2) {
-                Rendezvous.writePart(desc, descOffset, 1, tailAddress,
-                        rendezvous.register(s, 1, tailAddress, tailLength), tailLength);
-            }
-        } catch (RuntimeException e) {
-            // the slot holds the frame and any region registered: close() gives them back
-            failSend("ibv_reg_mr of a rendezvous frame's " + (parts == 2 ? "parts" : "bytes") + " failed: "
-                    + e.getMessage() + " (the locked-memory limit, ulimit -l, counts each registration)");
-            return false;
-        }
-        metrics.rendezvousRegistrations.add(parts);
-        return true;
-    }
-
-    /**
-     * Binds a memory window of rendezvous slot {@code s} to each part of its frame (posted at once,
-     * before the descriptor's run) and writes its key into the descriptor.
-     *
-     * @return false when the post failed (the connection is closing)
-     */
-    private boolean bindWindows(int s, PooledBuffer b, MemorySegment desc, long descOffset, long headAddress,
-            int headLength, MemoryRegion tailRegion, long tailAddress, int tailLength, int parts) {
-        int access = Access.REMOTE_READ.bit();
-        int key = rendezvous.nextKey(s, 0);
-        wrs.get(bindBase + s * Rendezvous.MAX_PARTS).clear()
-                .wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.BIND, s * Rendezvous.MAX_PARTS))
-                .bindMemoryWindow(rendezvous.window(s, 0).segment(), key, DeviceTable.region(b, devIndex).segment(),
-                        headAddress, headLength, access)
-                .flags(SendWorkRequest.SIGNALED);
-        Rendezvous.writePart(desc, descOffset, 0, headAddress, key, headLength);
-        if (parts == 2) {
-            int tailKey = rendezvous.nextKey(s, 1);
-            wrs.get(bindBase + s * Rendezvous.MAX_PARTS + 1).clear()
-                    .wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.BIND, s * Rendezvous.MAX_PARTS + 1))
-                    .bindMemoryWindow(rendezvous.window(s, 1).segment(), tailKey, tailRegion.segment(), tailAddress,
-                            tailLength, access)
-                    .flags(SendWorkRequest.SIGNALED);
-            Rendezvous.writePart(desc, descOffset, 1, tailAddress, tailKey, tailLength);
-        }
-        int rc = qp.postSend(wrs, bindBase + s * Rendezvous.MAX_PARTS, parts);
-        if (rc != 0) {
-            failSend("ibv_post_send (memory window bind) failed (errno " + rc + ") on " + qp);
-            return false;
-        }
-        postedSends += parts;
-        // the provider took each window's current key with the bind; the next bind is matched against this one
-        for (int j = 0; j < parts; j++) {
-            rendezvous.window(s, j).bound(rendezvous.key(s, j));
-        }
-        return true;
-    }
-
-    /** @return the done count for the next data message's immediate data, taken from what is owed */
-    private int takeDone() {
-        if (doneOwed == 0) {
-            return 0;
-        }
-        int n = Math.min(doneOwed, Credits.MAX_DONE);
-        doneOwed -= n;
-        return n << Credits.DONE_SHIFT;
-    }
-
-    /** Sends an empty data message to carry the done reports owed, when the window and a credit allow. */
-    private void postDoneOnly() {
-        if (sq.windowFull() || !credits.tryConsume()) {
-            return;
-        }
-        int slot = sq.takeEmpty();
-        wrs.get(slot).clear().wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.DATA, slot))
-                .opcode(SendOpcode.SEND_WITH_IMM).immData(credits.nextImm(false) | takeDone())
-                .flags(SendWorkRequest.SIGNALED).sgeCount(0);
-        postRun(slot, 1, true);
     }
 
     /**
@@ -477,63 +240,12 @@ final class RdmaSender {
         return region != null && region.lkeys[devIndex] >= 0 && region.tryUse() ? region : null;
     }
 
-    /**
-     * Posts the reads of a peer's rendezvous frame (I/O thread): one RDMA READ per part. The frame's
-     * bytes before {@code sinkFrom} go to {@code target}, consecutive from its start; those from
-     * {@code sinkFrom} on (the attachment) go to {@code sink}, consecutive from its start, a part that
-     * holds both being scattered to both.
-     *
-     * @param sinkFrom where in the frame the bytes for the sink start; the frame's length when there
-     *                 is no sink
-     * @param sink     memory in {@code sinkRegion} for the frame's last bytes, or null
-     * @return false when posting failed (the connection is closing)
-     */
+    /** Posts the reads of a peer's rendezvous frame (I/O thread): {@link RendezvousPosts#postReads}. */
     boolean postReads(PooledBuffer target, MemorySegment descriptor, long offset, int sinkFrom, MemorySegment sink,
                       DeviceTable.UserRegion sinkRegion) {
         sendLock.lock();
         try {
-            int parts = Rendezvous.parts(descriptor, offset);
-            long to = target.segment().address();
-            int lkey = DeviceTable.lkey(target, devIndex);
-            int sinkLkey = sink == null ? 0 : (int) sinkRegion.lkeys[devIndex];
-            long at = 0; // where in the frame this part starts
-            for (int j = 0; j < parts; j++) {
-                int len = Rendezvous.partLength(descriptor, offset, j);
-                SendWorkRequest w = wrs.get(readBase + j).clear()
-                        .wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.READ, j))
-                        .opcode(SendOpcode.RDMA_READ)
-                        .remote(Rendezvous.partAddress(descriptor, offset, j), Rendezvous.partKey(descriptor, offset, j))
-                        .flags(SendWorkRequest.SIGNALED);
-                int toTarget = (int) Math.max(0, Math.min(len, sinkFrom - at));
-                int n = 0;
-                if (toTarget > 0) {
-                    w.sge(n++, to, toTarget, lkey);
-                    to += toTarget;
-                }
-                if (toTarget < len) {
-                    w.sge(n++, sink.address() + (at + toTarget - sinkFrom), len - toTarget, sinkLkey);
-                }
-                w.sgeCount(n);
-                at += len;
-            }
-            int rc = qp.postSend(wrs, readBase, parts);
-            if (rc != 0) {
-                failSend("ibv_post_send (RDMA READ) failed (errno " + rc + ") on " + qp);
-                return false;
-            }
-            postedSends += parts;
-            readsInFlight += parts;
-            return true;
-        } finally {
-            sendLock.unlock();
-        }
-    }
-
-    /** @return true when a frame this side sends holds a use of {@code u} (any thread) */
-    boolean holds(DeviceTable.UserRegion u) {
-        sendLock.lock();
-        try {
-            return (sq != null && sq.holds(u)) || (rendezvous != null && rendezvous.holds(u));
+            return rv.postReads(target, descriptor, offset, sinkFrom, sink, sinkRegion);
         } finally {
             sendLock.unlock();
         }
@@ -543,125 +255,25 @@ final class RdmaSender {
     void rendezvousRead() {
         sendLock.lock();
         try {
-            doneOwed++;
+            rv.doneOwed++;
         } finally {
             sendLock.unlock();
         }
     }
 
-    /**
-     * Posts the invalidations of the windows of {@code n} rendezvous slots from {@code first}, the peer
-     * being done with them; the deregistration of those whose parts were registered is left to the next flush.
-     */
-    private void invalidate(int first, int n) {
-        for (int k = 0; k < n; k++) {
-            int s = (first + k) % Rendezvous.SLOTS;
-            if (rendezvous.registered(s)) {
-                deregistrationsDue++;
-                continue;
-            }
-            int parts = rendezvous.parts(s);
-            for (int j = 0; j < parts; j++) {
-                int i = s * Rendezvous.MAX_PARTS + j;
-                wrs.get(invalidateBase + i).clear().wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.INVALIDATE, i))
-                        .localInvalidate(rendezvous.key(s, j)).flags(SendWorkRequest.SIGNALED);
-            }
-            int rc = qp.postSend(wrs, invalidateBase + s * Rendezvous.MAX_PARTS, parts);
-            if (rc != 0) {
-                failSend("ibv_post_send (memory window invalidation) failed (errno " + rc + ") on " + qp);
-                return;
-            }
-            postedSends += parts;
+    /** @return true when a frame this side sends holds a use of {@code u} (any thread) */
+    boolean holds(DeviceTable.UserRegion u) {
+        sendLock.lock();
+        try {
+            return (sq != null && sq.holds(u)) || (rv.rendezvous != null && rv.rendezvous.holds(u));
+        } finally {
+            sendLock.unlock();
         }
     }
 
-    /**
-     * Deregisters the regions of the frames the peer reported done, oldest first, and releases the
-     * frames whose turn it is.
-     *
-     * @return false when a deregistration failed (the connection is closing)
-     */
-    private boolean deregisterDone() {
-        for (; deregistrationsDue > 0; deregistrationsDue--) {
-            try {
-                if (!rendezvous.deregisterNext()) {
-                    throw new IllegalStateException(deregistrationsDue + " deregistrations due, none found in " + rendezvous);
-                }
-            } catch (RuntimeException e) {
-                deregistrationsDue = 0;
-                failSend("ibv_dereg_mr of a rendezvous frame's region failed: " + e.getMessage());
-                return false;
-            }
-        }
-        releaseDone();
-        return true;
-    }
-
-    /** Releases the frames whose keys are all revoked, oldest first, up to the first that is not. */
-    private void releaseDone() {
-        for (PooledBuffer b; (b = rendezvous.released()) != null; ) {
-            b.release();
-        }
-        rendezvousHeld = rendezvous.inUse();
-    }
-
-    private boolean postRun(int first, int count, boolean lastRun) {
-        if (lastRun) {
-            // Whatever this side's own mode: the peer's may be event or back-off, waiting for a
-            // solicited completion to wake (a busy-polling peer's queue is not armed: the flag costs it nothing)
-            wrs.get(first + count - 1).solicited(true);
-        }
-        int rc = qp.postSend(wrs, first, count);
-        if (rc != 0) {
-            int failed = wrs.failedIndex();
-            int posted = failed >= first && failed < first + count ? failed - first : 0;
-            postedSends += posted;
-            failSend("ibv_post_send failed (errno " + rc + ") on " + qp);
-            return false;
-        }
-        postedSends += count;
-        metrics.messagesSent.add(count);
-        return true;
-    }
-
-    private void postCreditOnly() {
-        int slot = window + ((creditFirst + creditInFlight) % CREDIT_SLOTS);
-        int flags = SendWorkRequest.SIGNALED | SendWorkRequest.SOLICITED;
-        wrs.get(slot).wrId(WorkRequestId.encode(wrIdBits, WorkRequestId.CREDIT, slot)).opcode(SendOpcode.SEND_WITH_IMM)
-                .immData(credits.nextImm(true)).flags(flags).sgeCount(0);
-        int rc = qp.postSend(wrs, slot, 1);
-        if (rc != 0) {
-            failSend("ibv_post_send (credits) failed (errno " + rc + ") on " + qp);
-            return;
-        }
-        creditInFlight++;
-        postedSends++;
-        metrics.creditOnlySent.increment();
-    }
-
-    private void failSend(String why) {
+    void failSend(String why) {
         IOException e = new IOException(why);
         loop.execute(() -> conn.closeNow(e));
-    }
-
-    /** Stall bookkeeping after a post. */
-    private void trackStall() {
-        boolean queued = sq.hasQueued();
-        if (queued && stallStart == 0) {
-            stallStart = System.nanoTime();
-            stallForWindow = sq.windowFull();
-            if (stallForWindow) {
-                metrics.windowStalls.increment();
-            } else {
-                metrics.creditStalls.increment();
-            }
-        } else if (!queued && stallStart != 0) {
-            if (RdmaEvents.stallEnabled()) {
-                RdmaEvents.stall(qp.qpNum(), String.valueOf(conn.remoteAddress()), stallForWindow ? "window" : "credits",
-                        System.nanoTime() - stallStart, sq.pendingBytes());
-            }
-            stallStart = 0;
-        }
     }
 
     // ================================================================== I/O thread
@@ -682,24 +294,23 @@ final class RdmaSender {
                     queuedEntries = sq.entries();
                 }
                 case WorkRequestId.CREDIT -> {
-                    creditInFlight--;
-                    creditFirst = (creditFirst + 1) % CREDIT_SLOTS;
+                    posts.creditCompleted();
                 }
                 case WorkRequestId.INVALIDATE -> {
                     // a failed (or flushed) invalidation leaves the frame to release(), after the queue pair is gone
-                    if (success && rendezvous != null) {
-                        rendezvous.invalidated(slot / Rendezvous.MAX_PARTS);
-                        releaseDone();
+                    if (success && rv.rendezvous != null) {
+                        rv.rendezvous.invalidated(slot / Rendezvous.MAX_PARTS);
+                        rv.releaseDone();
                     }
                 }
-                case WorkRequestId.READ -> readsInFlight--; // the frame is the receiver's
+                case WorkRequestId.READ -> rv.readsInFlight--; // the frame is the receiver's
                 default -> {
                     // BIND: nothing held here
                 }
             }
             // A freed credit slot may be what a due credit-only message waits for; a freed window slot
             // or rendezvous slot what a queued frame or a done report waits for.
-            return sq.hasQueued() || doneOwed > 0 || (kind == WorkRequestId.CREDIT && credits.creditOnlyDue());
+            return sq.hasQueued() || rv.doneOwed > 0 || (kind == WorkRequestId.CREDIT && credits.creditOnlyDue());
         } finally {
             sendLock.unlock();
         }
@@ -728,13 +339,13 @@ final class RdmaSender {
             }
             int done = (imm & Credits.DONE_MASK) >>> Credits.DONE_SHIFT;
             if (done > 0) {
-                if (rendezvous == null) {
+                if (rv.rendezvous == null) {
                     throw new IllegalArgumentException("the peer reported rendezvous frames done, none were sent");
                 }
-                invalidate(rendezvous.done(done), done);
+                rv.invalidate(rv.rendezvous.done(done), done);
             }
             // credits may be what a done report waited for; done frames' regions are deregistered at the flush
-            return sq.hasQueued() || doneOwed > 0 || deregistrationsDue > 0;
+            return sq.hasQueued() || rv.doneOwed > 0 || rv.deregistrationsDue > 0;
         } finally {
             sendLock.unlock();
         }
@@ -780,7 +391,7 @@ final class RdmaSender {
      *         or sent by rendezvous and not yet reported read
      */
     int waitingOnPeer() {
-        return queuedEntries + rendezvousHeld;
+        return queuedEntries + rv.rendezvousHeld;
     }
 
     /** @return posted sends not completed yet */
@@ -798,8 +409,8 @@ final class RdmaSender {
         sendLock.lock();
         try {
             // reads and invalidations complete on the send queue too: the frame to hand over, the frame to release
-            return closing ? postedSends > 0 : (sq.hasQueued() && sq.windowFull()) || readsInFlight > 0
-                    || (rendezvous != null && rendezvous.invalidating() > 0);
+            return closing ? postedSends > 0 : (sq.hasQueued() && sq.windowFull()) || rv.readsInFlight > 0
+                    || (rv.rendezvous != null && rv.rendezvous.invalidating() > 0);
         } finally {
             sendLock.unlock();
         }
@@ -812,7 +423,7 @@ final class RdmaSender {
             sq.close();
             unsentBytes = 0;
             queuedEntries = 0;
-            stallStart = 0;
+            posts.stallOver();
         } finally {
             sendLock.unlock();
         }
@@ -825,10 +436,10 @@ final class RdmaSender {
             try {
                 sq.close();
                 sq.releaseInFlight();
-                if (rendezvous != null) {
-                    rendezvous.close();
+                if (rv.rendezvous != null) {
+                    rv.rendezvous.close();
                 }
-                rendezvousHeld = 0;
+                rv.rendezvousHeld = 0;
             } finally {
                 sendLock.unlock();
             }
@@ -841,9 +452,9 @@ final class RdmaSender {
         sendLock.lock();
         try {
             return "credits " + credits + ", inFlight " + sq.inFlight() + ", queued " + sq.hasQueued() + ", pending "
-                    + sq.pendingBytes() + ", postedSends " + postedSends + ", creditInFlight " + creditInFlight
-                    + ", reposted " + repostedSinceFlush + ", stallStart " + stallStart + ", doneOwed " + doneOwed
-                    + (rendezvous == null ? "" : ", " + rendezvous);
+                    + sq.pendingBytes() + ", postedSends " + postedSends + ", creditInFlight " + posts.creditInFlight
+                    + ", reposted " + repostedSinceFlush + ", stallStart " + posts.stallStart + ", doneOwed " + rv.doneOwed
+                    + (rv.rendezvous == null ? "" : ", " + rv.rendezvous);
         } finally {
             sendLock.unlock();
         }

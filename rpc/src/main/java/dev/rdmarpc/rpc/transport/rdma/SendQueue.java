@@ -50,13 +50,8 @@ final class SendQueue {
     private int head;
     private int count;
 
-    // window slots: messages in flight, a ring (an RC send queue completes in order)
-    private final PooledBuffer[] slotRelease;
-    /** The registration use a slot's completion gives back (the tail of the frame it ends), or null. */
-    private final DeviceTable.UserRegion[] slotRegion;
-    private final int[] slotBytes;
-    private int slotHead;
-    private int inFlight;
+    // window slots: messages in flight
+    private final SendWindow window;
 
     private long pendingBytes;
     private boolean closed;
@@ -90,9 +85,7 @@ final class SendQueue {
         }
         this.pool = pool;
         this.maxMessage = maxMessage;
-        this.slotRelease = new PooledBuffer[window];
-        this.slotRegion = new DeviceTable.UserRegion[window];
-        this.slotBytes = new int[window];
+        this.window = new SendWindow(window);
     }
 
     /**
@@ -252,17 +245,17 @@ final class SendQueue {
 
     /** @return true when a message could be taken if credits allow (queued bytes and a free slot) */
     boolean canTake() {
-        return count > 0 && inFlight < slotRelease.length;
+        return count > 0 && !window.full();
     }
 
     /** @return true when every window slot is in flight */
     boolean windowFull() {
-        return inFlight == slotRelease.length;
+        return window.full();
     }
 
     /** @return messages in flight */
     int inFlight() {
-        return inFlight;
+        return window.inFlight();
     }
 
     /** @return true when the next message to take is a rendezvous frame ({@link #takeRendezvous}) */
@@ -282,15 +275,10 @@ final class SendQueue {
         if (!headIsRendezvous()) {
             throw new IllegalStateException("the oldest entry is not a rendezvous frame");
         }
-        if (inFlight == slotRelease.length) {
+        if (window.full()) {
             return -1;
         }
         int h = head;
-        int slot = slotHead + inFlight;
-        if (slot >= slotRelease.length) {
-            slot -= slotRelease.length;
-        }
-        inFlight++;
         takenBuffer = entryBuffer[h];
         takenOffset = 0;
         takenLength = entryLength[h];
@@ -303,10 +291,7 @@ final class SendQueue {
         entryRendezvous[h] = false;
         head = (h + 1) & MASK;
         count--;
-        slotRelease[slot] = null;
-        slotRegion[slot] = null;
-        slotBytes[slot] = takenLength;
-        return slot;
+        return window.take(takenLength, null, null);
     }
 
     /**
@@ -315,18 +300,7 @@ final class SendQueue {
      * @return the slot, or -1 when the window is full
      */
     int takeEmpty() {
-        if (inFlight == slotRelease.length) {
-            return -1;
-        }
-        int slot = slotHead + inFlight;
-        if (slot >= slotRelease.length) {
-            slot -= slotRelease.length;
-        }
-        inFlight++;
-        slotRelease[slot] = null;
-        slotRegion[slot] = null;
-        slotBytes[slot] = 0;
-        return slot;
+        return window.full() ? -1 : window.take(0, null, null);
     }
 
     /**
@@ -341,17 +315,12 @@ final class SendQueue {
      *         window is full
      */
     int take() {
-        if (count == 0 || inFlight == slotRelease.length) {
+        if (count == 0 || window.full()) {
             return -1;
         }
         int h = head;
         int sent = entrySent[h];
         int len = Math.min(maxMessage, entryLength[h] - sent);
-        int slot = slotHead + inFlight;
-        if (slot >= slotRelease.length) {
-            slot -= slotRelease.length;
-        }
-        inFlight++;
         takenBuffer = entryBuffer[h];
         takenOffset = sent;
         takenLength = len;
@@ -361,19 +330,16 @@ final class SendQueue {
         takenTailLkey = entryTailLkey[h];
         entrySent[h] += len;
         entrySealed[h] = true;
-        if (entrySent[h] == entryLength[h]) {
-            slotRelease[slot] = entryBuffer[h];
-            slotRegion[slot] = entryTailRegion[h];
-            entryBuffer[h] = null;
-            entryTailRegion[h] = null;
-            head = (h + 1) & MASK;
-            count--;
-        } else {
-            slotRelease[slot] = null;
-            slotRegion[slot] = null;
+        if (entrySent[h] != entryLength[h]) {
+            return window.take(len, null, null);
         }
-        slotBytes[slot] = len;
-        return slot;
+        PooledBuffer last = entryBuffer[h]; // the entry's last message: its completion releases the buffer
+        DeviceTable.UserRegion region = entryTailRegion[h];
+        entryBuffer[h] = null;
+        entryTailRegion[h] = null;
+        head = (h + 1) & MASK;
+        count--;
+        return window.take(len, last, region);
     }
 
     /** @return the buffer of the last message taken */
@@ -426,12 +392,7 @@ final class SendQueue {
                 return true;
             }
         }
-        for (DeviceTable.UserRegion r : slotRegion) {
-            if (r == u) {
-                return true;
-            }
-        }
-        return false;
+        return window.holds(u);
     }
 
     /** Gives back the registration use entry {@code t} holds, if any. */
@@ -451,23 +412,7 @@ final class SendQueue {
      * @throws IllegalStateException when it is not
      */
     void completed(int slot) {
-        if (inFlight == 0 || slot != slotHead) {
-            throw new IllegalStateException("completion for window slot " + slot + ", expected "
-                    + (inFlight == 0 ? "none" : "slot " + slotHead));
-        }
-        pendingBytes -= slotBytes[slot];
-        PooledBuffer b = slotRelease[slot];
-        DeviceTable.UserRegion r = slotRegion[slot];
-        slotRelease[slot] = null;
-        slotRegion[slot] = null;
-        slotHead = slotHead + 1 == slotRelease.length ? 0 : slotHead + 1;
-        inFlight--;
-        if (b != null) {
-            b.release();
-        }
-        if (r != null) {
-            r.unuse();
-        }
+        pendingBytes -= window.completed(slot);
     }
 
     /** @return bytes committed and not yet completed */
@@ -507,20 +452,7 @@ final class SendQueue {
                 b.release();
             }
         }
-        for (int slot = 0; slot < slotRelease.length; slot++) {
-            PooledBuffer b = slotRelease[slot];
-            if (b != null) {
-                slotRelease[slot] = null;
-                b.release();
-            }
-            DeviceTable.UserRegion r = slotRegion[slot];
-            if (r != null) {
-                slotRegion[slot] = null;
-                r.unuse();
-            }
-        }
-        slotHead = 0;
-        inFlight = 0;
+        window.releaseAll();
         pendingBytes = 0;
     }
 

@@ -4,16 +4,16 @@ import dev.rdmarpc.rpc.buffer.PooledBuffer;
 
 /**
  * The one frame of a {@link TcpSendRing} committed before its producer finished writing it
- * ({@link dev.rdmarpc.rpc.transport.Connection#commitHeld}): its ring entry, its bounds in that
- * entry's buffer, the bytes ready so far, and the token its producer reports progress with. The ring
- * writes it only as far as it is ready and nothing after it until it is complete. When the ring
+ * ({@link dev.rdmarpc.rpc.transport.ZeroCopySend#commitPartial}): its ring entry, its bounds in that
+ * entry's buffer, the bytes written so far, and the token its producer reports progress with. The ring
+ * sends it only as far as it is written and nothing after it until it is complete. When the ring
  * closes while the producer still writes into the buffer, the buffer is kept here (orphaned) until
  * the producer is done. Not thread-safe: used under the ring's send lock.
  */
 final class PartialFrame {
     private int index = -1;
     private long start;
-    private long ready;
+    private long written;
     private long end;
     private long token;
     private long seq;
@@ -25,11 +25,11 @@ final class PartialFrame {
         return index >= 0;
     }
 
-    /** @return the token of the partial frame now at ring entry {@code ringIndex}, bytes {@code from..to}, {@code readyTo} ready */
-    long begin(int ringIndex, long from, long readyTo, long to) {
+    /** @return the token of the partial frame now at ring entry {@code ringIndex}, bytes {@code from..to}, {@code writtenTo} written */
+    long begin(int ringIndex, long from, long writtenTo, long to) {
         index = ringIndex;
         start = from;
-        ready = readyTo;
+        written = writtenTo;
         end = to;
         token = ++seq;
         return token;
@@ -57,16 +57,16 @@ final class PartialFrame {
 
     /** @return the end of what may be written of the partial frame's entry, at most {@code limit} */
     long writeLimit(long limit) {
-        return Math.min(limit, ready);
+        return Math.min(limit, written);
     }
 
     /**
-     * The producer made the first {@code readyLength} bytes ready (the whole frame: it is done).
+     * The producer has written the first {@code writtenLength} bytes (the whole frame: it is done).
      *
      * @return the orphaned buffer to release now, or null
      */
-    PooledBuffer advance(int readyLength) {
-        long r = start + readyLength;
+    PooledBuffer advance(int writtenLength) {
+        long r = start + writtenLength;
         if (r >= end) {
             index = -1;
             token = 0;
@@ -74,8 +74,8 @@ final class PartialFrame {
             orphan = null;
             return o;
         }
-        if (r > ready) {
-            ready = r;
+        if (r > written) {
+            written = r;
         }
         return null;
     }
@@ -94,7 +94,7 @@ final class PartialFrame {
             index = -1;
             return o;
         }
-        abandoned = true; // the ring still stops at the ready bytes; its close frees the buffer
+        abandoned = true; // the ring still stops at the written bytes; its close frees the buffer
         return null;
     }
 

@@ -1,8 +1,9 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
+import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.transport.FrameHandler;
-import dev.rdmarpc.rpc.transport.IdleTimeoutException;
+import dev.rdmarpc.rpc.transport.Refusals;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import java.io.EOFException;
 import java.io.IOException;
@@ -212,20 +213,12 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
 
     /** Refuses the peer: the handler explains and closes ({@link #closeAfter}), or closes at once. */
     void refuse(IOException cause) {
-        // an idle connection closed is routine; the rest is a peer (or this pool) in trouble
-        LOG.log(cause instanceof IdleTimeoutException ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
-                "refusing connection " + this + ": " + cause.getMessage());
-        refuseQuietly(cause);
+        Refusals.refuse(LOG, handler, this, cause, this::closeNow);
     }
 
     /** {@link #refuse} without the log line (the caller logged, e.g. rate-limited); on the loop thread. */
     void refuseQuietly(IOException cause) {
-        try {
-            handler.onRefused(this, cause);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "refusal handler failed; closing " + this, e);
-            closeNow(cause);
-        }
+        Refusals.tell(LOG, handler, this, cause, this::closeNow);
     }
 
     @Override
@@ -275,11 +268,8 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     }
 
     @Override
-    public long claimFromReceived(int frameLength, MemorySegment src, long offset, int length) {
-        if (!loop.inLoop()) {
-            return UNSUPPORTED;
-        }
-        return ring.claimFromReceived(frameLength, src, offset, length, receiver.dispatching());
+    PooledBuffer dispatching() {
+        return receiver.dispatching();
     }
 
     /** Writes everything committed; on the loop thread. */
@@ -307,15 +297,6 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
         }
         if (lastWord != null) {
             sayLastWord();
-        }
-    }
-
-    @Override
-    public void detachInPlace(long token) {
-        long rest = ring.detachInPlace(token);
-        if (rest >= 0) {
-            closeNow(new IOException("buffer pool exhausted: no buffer for the unsent " + rest
-                    + " bytes of an in-place payload whose call ended"));
         }
     }
 
@@ -482,11 +463,6 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     }
 
     @Override
-    public long pendingBytes() {
-        return ring.unsentBytes();
-    }
-
-    @Override
     public void close(Throwable cause) {
         if (loop.inLoop()) {
             closeNow(cause);
@@ -501,6 +477,7 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     }
 
     /** Closes on the loop thread: releases every buffer, tells the handler once. */
+    @Override
     void closeNow(Throwable cause) {
         if (!open || closing) {
             return;

@@ -12,14 +12,14 @@ import java.util.concurrent.locks.ReentrantLock;
 import static dev.rdmarpc.rpc.transport.Connection.BACK_PRESSURED;
 import static dev.rdmarpc.rpc.transport.Connection.CLOSED;
 import static dev.rdmarpc.rpc.transport.Connection.NO_BUFFER;
-import static dev.rdmarpc.rpc.transport.Connection.UNSUPPORTED;
+import static dev.rdmarpc.rpc.transport.ZeroCopySend.UNSUPPORTED;
 
 /**
  * The send side of one {@link TcpConnection}: a bounded ring of pooled buffers; producers on any
  * thread append whole frames under {@link #sendLock} (claim/commit), the loop writes everything
  * committed with one (gathering) write per iteration, outside the lock ({@link #write}). One frame at
- * a time may be committed partially ready ({@link #commitHeld}, a {@link PartialFrame}): the loop writes it only
- * as far as its producer has released it and writes nothing after it until it is complete. A frame claimed with
+ * a time may be committed partly written ({@link #commitPartial}, a {@link PartialFrame}): the loop writes it only
+ * as far as its producer has reported it written and writes nothing after it until it is complete. A frame claimed with
  * {@link #claimInPlace} takes two ring entries: its header in a pooled buffer, then its payload as a
  * view of the caller's memory, written from there by the same gathering write (no copy) until
  * {@link #detachInPlace} copies what is still unsent. A response claimed with {@link
@@ -89,7 +89,7 @@ final class TcpSendRing {
 
     /**
      * Payloads of at least {@link #IN_PLACE_MIN} bytes in native memory go in place; others answer
-     * {@link Connection#UNSUPPORTED}. The {@link ByteBuffer} view of {@code tail} comes from
+     * {@link dev.rdmarpc.rpc.transport.ZeroCopySend#UNSUPPORTED}. The {@link ByteBuffer} view of {@code tail} comes from
      * {@link InPlaceViews}: a caller that sends from the same segments again allocates nothing.
      */
     long claimInPlace(int frameLength, MemorySegment tail, long unsentLimit, long token) {
@@ -110,7 +110,7 @@ final class TcpSendRing {
     /**
      * Holds the large receive buffer being dispatched (on the I/O thread, inside the handler's
      * {@code onFrame}) when the payload lies in it and is at least {@link #IN_PLACE_MIN} bytes;
-     * otherwise {@link Connection#UNSUPPORTED}. The ring entry uses the buffer's own view, with the payload's
+     * otherwise {@link dev.rdmarpc.rpc.transport.ZeroCopySend#UNSUPPORTED}. The ring entry uses the buffer's own view, with the payload's
      * offset as its base: nothing is allocated.
      *
      * @param b the large receive buffer being dispatched, or null
@@ -137,7 +137,7 @@ final class TcpSendRing {
 
     /**
      * @param extraEntries ring entries the claim needs besides the frame's own (an in-place payload's);
-     *                     when the ring lacks them the answer is {@link Connection#UNSUPPORTED}, not back-pressure
+     *                     when the ring lacks them the answer is {@link dev.rdmarpc.rpc.transport.ZeroCopySend#UNSUPPORTED}, not back-pressure
      */
     long claim(int frameLength, long unsentLimit, int extraEntries) {
         if (frameLength < FrameDescriptor.HEADER_LENGTH) {
@@ -235,20 +235,20 @@ final class TcpSendRing {
         sendLock.unlock();
     }
 
-    long commitHeld(int readyLength) {
+    long commitPartial(int writtenLength) {
         if (partial.active() || loop.inLoop() || claimInPlace != null) {
-            return -1; // one held frame at a time; the claim stays open for a plain commit
+            return -1; // one partial frame at a time; the claim stays open for a plain commit
         }
-        if (readyLength < 0 || claimStart + readyLength > claimEnd) {
+        if (writtenLength < 0 || claimStart + writtenLength > claimEnd) {
             abort();
-            throw new IllegalArgumentException("ready length " + readyLength + " outside the claimed frame");
+            throw new IllegalArgumentException("written length " + writtenLength + " outside the claimed frame");
         }
-        long token = partial.begin(claimIndex, claimStart, claimStart + readyLength, claimEnd);
+        long token = partial.begin(claimIndex, claimStart, claimStart + writtenLength, claimEnd);
         commit();
         return token;
     }
 
-    void releaseHeld(long token, int readyLength) {
+    void partialWritten(long token, int writtenLength) {
         PooledBuffer orphan = null;
         boolean schedule = false;
         sendLock.lock();
@@ -256,7 +256,7 @@ final class TcpSendRing {
             if (!partial.is(token)) {
                 return;
             }
-            orphan = partial.advance(readyLength);
+            orphan = partial.advance(writtenLength);
             if (!closed && !flushScheduled) {
                 flushScheduled = true;
                 schedule = true;
@@ -273,7 +273,7 @@ final class TcpSendRing {
     }
 
     /** The producer of the partial frame {@code token} gave up: the connection closes after this. */
-    void abandonHeld(long token) {
+    void abandonPartial(long token) {
         PooledBuffer orphan = null;
         sendLock.lock();
         try {
@@ -326,7 +326,7 @@ final class TcpSendRing {
 
     /**
      * Under the send lock, on the loop thread: points {@link #iov} at the committed bytes, from the
-     * head's unwritten part to a partly written frame's ready bytes at most, and sets
+     * head's unwritten part to a partial frame's written bytes at most, and sets
      * {@link #gatheredBytes} and {@link #gatherCutShort}.
      *
      * @return the entries gathered, -1 when there is nothing to write
@@ -358,7 +358,7 @@ final class TcpSendRing {
                 int end = base + (int) entries.limit[idx];
                 boolean partialHere = partial.at(idx);
                 if (partialHere) {
-                    end = (int) partial.writeLimit(end); // nothing past the partial frame's ready bytes
+                    end = (int) partial.writeLimit(end); // nothing past the partial frame's written bytes
                 }
                 bb.limit(end);
                 bb.position(start);

@@ -90,6 +90,16 @@ final class MemoryConnection implements Connection {
     }
 
     @Override
+    public void closeAfter(MemorySegment lastFrame, Throwable cause) {
+        close(cause);
+    }
+
+    @Override
+    public javax.net.ssl.SSLSession tlsSession() {
+        return null;
+    }
+
+    @Override
     public void setReadEnabled(boolean enabled) {
     }
 

@@ -10,6 +10,7 @@ import dev.rdmarpc.ibverbs.verbs.VerbsResources;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.ZeroCopySend;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.testsupport.RdmaTest;
@@ -62,7 +63,7 @@ class RegisteredMemoryCloseRdmaTest {
     private static void send(Connection c, int payload, MemorySegment tail) {
         int attachment = tail == null ? 0 : (int) tail.byteSize();
         int frameLength = FrameDescriptor.HEADER_LENGTH + payload + attachment;
-        long at = tail == null ? c.claim(frameLength) : c.claimWithTail(frameLength, tail, Long.MAX_VALUE);
+        long at = tail == null ? c.claim(frameLength) : ((ZeroCopySend) c).claimWithTail(frameLength, tail, Long.MAX_VALUE);
         assertTrue(at >= 0, "claim: " + at);
         new FrameHeaderEncoder().wrap(c.claimBuffer(), at).type(FrameDescriptor.TYPE_REQUEST).requestId(1).methodId(7)
                 .payloadLength(payload).attachmentLength(attachment);
