@@ -6,7 +6,7 @@ import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.ProtocolException;
 import dev.rdmarpc.rpc.transport.frame.ConnectionErrors;
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.io.EOFException;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;

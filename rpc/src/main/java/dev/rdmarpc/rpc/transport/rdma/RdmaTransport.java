@@ -11,7 +11,7 @@ import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.frame.EndpointChecks;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
-import dev.rdmarpc.rpc.transport.tcp.ConnectionLimits;
+import dev.rdmarpc.rpc.transport.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.io.EOFException;
 import java.io.IOException;

@@ -1,5 +1,7 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
+import dev.rdmarpc.rpc.transport.ConnectionLimits;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.settings.SettingsTable;
 import dev.rdmarpc.rpc.transport.Acceptor;
@@ -335,7 +337,7 @@ public final class TcpTransport implements Transport {
                 .add("pingInterval", SettingsTable::parseDuration, Config::pingInterval, Config::pingInterval)
                 .add("pingTimeout", SettingsTable::parseDuration, Config::pingTimeout, Config::pingTimeout)
                 .group("keepalive", TcpKeepalive.SETTINGS, Config::keepalive)
-                .group("limits", ConnectionLimits.SETTINGS, Config::limits)
+                .group("limits", ConnectionLimits.settingsTable(), Config::limits)
                 .add("tls", null, Config::tls, Config::tls); // by code only: keys are not a property
 
         /** Default SO_SNDBUF of connections to a loopback address: 256 KiB. */
