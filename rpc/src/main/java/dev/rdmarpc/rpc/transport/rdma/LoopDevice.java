@@ -14,7 +14,7 @@ final class LoopDevice {
     final CompletionChannel channel;
     final CompletionQueue sendCq;
     final CompletionQueue recvCq;
-    /** The shared receive queue, when {@link RdmaConfig.SharedReceiveQueue#enabled(boolean)} is on (created with the first connection). */
+    /** The shared receive queue, when {@link SharedReceiveQueueSettings#enabled(boolean)} is on (created with the first connection). */
     SharedReceives shared;
     /** Completion queue entries reserved by this loop's connections (and its shared receive queue). */
     int recvCqReserved;
