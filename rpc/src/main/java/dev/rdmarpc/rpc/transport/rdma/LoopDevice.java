@@ -28,4 +28,21 @@ final class LoopDevice {
         this.sendCq = sendCq;
         this.recvCq = recvCq;
     }
+
+    /** Creates the channel and the two queues of {@code entries} each on {@code device}; closes what it made when one fails. */
+    static LoopDevice create(DeviceTable.Device device, int entries) {
+        CompletionChannel ch = device.context.createCompletionChannel();
+        CompletionQueue send = null;
+        try {
+            send = device.context.createCompletionQueue(entries, ch, 0);
+            CompletionQueue recv = device.context.createCompletionQueue(entries, ch, 0);
+            return new LoopDevice(device, ch, send, recv);
+        } catch (RuntimeException e) {
+            if (send != null) {
+                send.close();
+            }
+            ch.close();
+            throw e;
+        }
+    }
 }
