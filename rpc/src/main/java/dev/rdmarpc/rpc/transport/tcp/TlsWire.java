@@ -23,7 +23,6 @@ import javax.net.ssl.SSLSession;
  * certificate checks per connection). Loop thread only.
  */
 final class TlsWire implements Wire {
-    private static final System.Logger LOG = System.getLogger(TlsWire.class.getName());
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
     /** Records the outgoing buffer holds: one gathering write of the ring (up to 64 KiB) fits. */
     private static final int OUT_RECORDS = 5;
