@@ -470,45 +470,8 @@ public final class RdmaConfig {
         if (ioThreads < 1 || ioThreads > 256) {
             throw new IllegalArgumentException("ioThreads must be in [1, 256]: " + ioThreads);
         }
-        int chunkSize = bufferPool.chunkSize();
-        if (chunkSize < 4096 || chunkSize > (16 << 20) || Integer.bitCount(chunkSize) != 1) {
-            throw new IllegalArgumentException("bufferPool.chunkSize must be a power of two in [4 KiB, 16 MiB]: " + chunkSize);
-        }
-        if (bufferPool.slabSize() > (1L << 30)) {
-            throw new IllegalArgumentException("bufferPool.slabSize must be at most 1 GiB: " + bufferPool.slabSize());
-        }
-        try {
-            bufferPool.conclude();
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("bufferPool." + e.getMessage(), e);
-        }
+        RdmaConfigChecks.poolAndQueues(this);
         long pooled = bufferPool.maxPooledBytes();
-        receiveQueue.check();
-        sharedReceiveQueue.check();
-        send.check();
-        polling.check();
-        timeouts.check();
-        int perConnection = receiveQueue.maxDepth() + RESERVED_RECEIVES;
-        if (!sharedReceiveQueue.enabled() && perConnection > polling.completionQueueSize()) {
-            throw new IllegalArgumentException("polling.completionQueueSize() (" + polling.completionQueueSize()
-                    + ") cannot hold one connection's receives (receiveQueue.maxDepth() + 3 = " + perConnection + ")");
-        }
-        if (sharedReceiveQueue.enabled() && sharedReceiveQueue.maxDepth() > polling.completionQueueSize()) {
-            throw new IllegalArgumentException("polling.completionQueueSize() (" + polling.completionQueueSize()
-                    + ") cannot hold the completions of a full shared receive queue (sharedReceiveQueue.maxDepth() = "
-                    + sharedReceiveQueue.maxDepth() + ")");
-        }
-        long minimum = (long) (receiveQueue.depth() + RESERVED_RECEIVES + 1) * chunkSize;
-        if (pooled < minimum) {
-            throw new IllegalArgumentException("bufferPool.maxPooledBytes (" + pooled + ") cannot hold one connection: it needs "
-                    + minimum + " bytes ((receiveQueue.depth() + 3 + 1) x bufferPool.chunkSize)");
-        }
-        long srqMinimum = (long) (sharedReceiveQueue.depth() + 1) * chunkSize;
-        if (sharedReceiveQueue.enabled() && pooled < srqMinimum) {
-            throw new IllegalArgumentException("bufferPool.maxPooledBytes (" + pooled
-                    + ") cannot hold one shared receive queue: it needs " + srqMinimum
-                    + " bytes ((sharedReceiveQueue.depth() + 1) x bufferPool.chunkSize)");
-        }
         if (poolHighWaterMark == AUTO_POOL_HIGH_WATER_MARK) {
             poolHighWaterMark = pooled / 4 * 3;
         } else if (poolHighWaterMark < 0 || poolHighWaterMark > pooled) {
