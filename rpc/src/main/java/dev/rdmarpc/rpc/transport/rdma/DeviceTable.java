@@ -204,7 +204,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         }
     }
 
-    /** What hangs on each slab: its memory region per device, and the local keys for the data path. */
+    /** What hangs on each slab ({@link SlabRegistrations}): its memory region per device, and the local keys for the data path. */
     static final class Registration {
         final MemoryRegion[] regions = new MemoryRegion[MAX_DEVICES];
         final int[] lkeys = new int[MAX_DEVICES];
@@ -227,7 +227,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
     }
     private final Device[] devices = new Device[MAX_DEVICES];
     private int deviceCount;
-    private final List<Slab> slabs = new ArrayList<>();
+    private final SlabRegistrations slabs = new SlabRegistrations();
     /** Registered application memory. */
     private final UserRegions users = new UserRegions(this);
     private final Map<InetAddress, Choice> choices = new HashMap<>();
@@ -241,12 +241,12 @@ final class DeviceTable implements SlabListener, AutoCloseable {
      * The local key of {@code buffer}'s memory on device {@code deviceIndex}. Allocates nothing.
      */
     static int lkey(PooledBuffer buffer, int deviceIndex) {
-        return ((Registration) buffer.slab().registration()).lkeys[deviceIndex];
+        return SlabRegistrations.lkey(buffer, deviceIndex);
     }
 
     /** The memory region of {@code buffer}'s slab on device {@code deviceIndex} (a window is bound through it). */
     static MemoryRegion region(PooledBuffer buffer, int deviceIndex) {
-        return ((Registration) buffer.slab().registration()).regions[deviceIndex];
+        return SlabRegistrations.region(buffer, deviceIndex);
     }
 
     /** The access registered memory allows: local, and window binding when rendezvous is enabled. */
@@ -259,57 +259,17 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         if (closed) {
             throw new IllegalStateException("RDMA transport is closed");
         }
-        Registration r = new Registration();
-        slab.setRegistration(r);
-        try {
-            for (int i = 0; i < deviceCount; i++) {
-                register(slab, r, devices[i]);
-            }
-        } catch (RuntimeException e) {
-            deregister(slab);
-            throw e;
-        }
-        slabs.add(slab);
+        slabs.created(slab, opened(), access());
     }
 
     /** @return bytes of the pool's slabs registered now (each with every open device) */
     synchronized long registeredBytes() {
-        long n = 0;
-        for (Slab s : slabs) {
-            n += s.byteSize();
-        }
-        return n;
+        return slabs.bytes();
     }
 
     @Override
     public synchronized void slabFreed(Slab slab) {
-        slabs.remove(slab);
-        deregister(slab);
-    }
-
-    private void register(Slab slab, Registration r, Device d) {
-        MemoryRegion mr = d.pd.register(slab.segment(), access());
-        r.regions[d.index] = mr;
-        r.lkeys[d.index] = mr.lkey();
-    }
-
-    private static void deregister(Slab slab) {
-        Registration r = (Registration) slab.registration();
-        if (r == null) {
-            return;
-        }
-        for (int i = 0; i < MAX_DEVICES; i++) {
-            MemoryRegion mr = r.regions[i];
-            if (mr != null) {
-                r.regions[i] = null;
-                try {
-                    mr.close();
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "could not deregister " + mr, e);
-                }
-            }
-        }
-        slab.setRegistration(null);
+        slabs.freed(slab);
     }
 
     /** Registers application memory with every open device, and with every device opened later. */
@@ -425,9 +385,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
             }
             pd = ctx.allocateProtectionDomain();
             d = new Device(deviceCount, ctx, pd, config.port(), port);
-            for (Slab s : slabs) {
-                register(s, (Registration) s.registration(), d);
-            }
+            slabs.registerWith(d, access());
             for (UserRegion u : users.all()) {
                 if (u.onlyDevice < 0) {
                     UserRegions.registerWith(u, d, access());
@@ -440,14 +398,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
                 if (d.events != null) {
                     d.events.close();
                 }
-                for (Slab s : slabs) {
-                    Registration r = (Registration) s.registration();
-                    MemoryRegion mr = r.regions[d.index];
-                    if (mr != null) {
-                        r.regions[d.index] = null;
-                        mr.close();
-                    }
-                }
+                slabs.undo(d);
                 for (UserRegion u : users.all()) {
                     MemoryRegion mr = u.regions[d.index];
                     if (mr != null) {
@@ -516,10 +467,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
             return;
         }
         closed = true;
-        for (Slab s : new ArrayList<>(slabs)) {
-            deregister(s); // only if the pool was not closed first
-        }
-        slabs.clear();
+        slabs.deregisterAll(); // only if the pool was not closed first
         users.closeAll();
         for (int i = deviceCount - 1; i >= 0; i--) {
             Device d = devices[i];
