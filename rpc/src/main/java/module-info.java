@@ -26,6 +26,7 @@ module dev.rdmarpc.rpc {
     exports dev.rdmarpc.rpc.protocol;
     exports dev.rdmarpc.rpc.transport;
     exports dev.rdmarpc.rpc.transport.tcp;
+    exports dev.rdmarpc.rpc.transport.tls;
     exports dev.rdmarpc.rpc.gpu;
     exports dev.rdmarpc.rpc.transport.rdma;
 }

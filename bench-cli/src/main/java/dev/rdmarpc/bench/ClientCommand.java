@@ -5,7 +5,7 @@ import dev.rdmarpc.bench.load.EchoStack;
 import dev.rdmarpc.bench.load.MatrixPlan;
 import dev.rdmarpc.bench.load.StackOptions;
 import dev.rdmarpc.bench.load.TlsSettings;
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;

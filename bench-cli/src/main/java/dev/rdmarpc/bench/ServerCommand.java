@@ -6,7 +6,7 @@ import dev.rdmarpc.bench.load.StackOptions;
 import dev.rdmarpc.bench.load.TlsSettings;
 import dev.rdmarpc.bench.stack.Transport;
 import dev.rdmarpc.bench.tls.ThrowawayCertificates;
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import com.sun.management.HotSpotDiagnosticMXBean;
 import com.sun.management.VMOption;
 import java.io.PrintWriter;

@@ -4,7 +4,7 @@ import dev.rdmarpc.grpc.internal.TransportBuilders;
 import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import io.grpc.ForwardingChannelBuilder2;
 import io.grpc.ManagedChannelBuilder;
 import java.net.InetSocketAddress;

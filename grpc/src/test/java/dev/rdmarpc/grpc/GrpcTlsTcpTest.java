@@ -2,7 +2,7 @@ package dev.rdmarpc.grpc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.SecurityLevel;

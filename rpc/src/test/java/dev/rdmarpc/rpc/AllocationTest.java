@@ -2,7 +2,7 @@ package dev.rdmarpc.rpc;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -3,7 +3,7 @@ package dev.rdmarpc.rpc;
 import static org.junit.jupiter.api.Assertions.*;
 
 import dev.rdmarpc.rpc.codec.Codecs;
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Files;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import dev.rdmarpc.rpc.codec.Codecs;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.security.KeyStore;

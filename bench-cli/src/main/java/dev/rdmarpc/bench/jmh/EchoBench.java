@@ -8,7 +8,7 @@ import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.RpcServer;
 import dev.rdmarpc.rpc.codec.Codecs;
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;

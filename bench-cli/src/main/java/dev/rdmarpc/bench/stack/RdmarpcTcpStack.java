@@ -29,7 +29,7 @@ import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.rdma.RdmaTransport;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

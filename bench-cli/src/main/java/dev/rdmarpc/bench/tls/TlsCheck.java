@@ -2,7 +2,7 @@ package dev.rdmarpc.bench.tls;
 
 import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.RpcServer;
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;

@@ -4,7 +4,7 @@ import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.RpcServer;
 import dev.rdmarpc.rpc.codec.Codecs;
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
-import dev.rdmarpc.rpc.transport.tcp.ConnectionLimits;
+import dev.rdmarpc.rpc.transport.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.tcp.TcpKeepalive;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.lang.reflect.Method;

@@ -2,7 +2,7 @@ package dev.rdmarpc.rpc.transport;
 
 import dev.rdmarpc.rpc.TestCertificates;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;

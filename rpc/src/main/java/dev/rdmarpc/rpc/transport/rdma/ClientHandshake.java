@@ -4,17 +4,26 @@ import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.PeerRefusedException;
 import dev.rdmarpc.rpc.transport.ProtocolException;
+import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.frame.ConnectionErrors;
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.io.EOFException;
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The client's handler on the TCP connection of an RDMA connection: receives the server's hello
  * ({@link #reply}), then watches the TCP connection's liveness (its close means the peer is gone,
- * {@link RdmaConnection#peerLost}). Runs on the TCP I/O thread.
+ * {@link RdmaConnection#peerLost}). Its frame handling runs on the TCP I/O thread; the connecting thread
+ * waits for the reply ({@link #awaitHello}) and hands the connection to its RDMA I/O thread ({@link #attach}).
  */
 final class ClientHandshake implements FrameHandler {
     final CompletableFuture<Hello> reply = new CompletableFuture<>();
@@ -79,6 +88,71 @@ final class ClientHandshake implements FrameHandler {
         RdmaConnection r = rdma;
         if (r != null) {
             r.peerLost(cause);
+        }
+    }
+
+    /** Why the hello's connection closed, as its handler heard it (waiting a moment for the close to reach it), or "". */
+    String closeReason() {
+        try {
+            reply.get(1, TimeUnit.SECONDS);
+            return "";
+        } catch (ExecutionException e) {
+            return ": " + e.getCause().getMessage();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "";
+        } catch (TimeoutException e) {
+            return "";
+        }
+    }
+
+    /** @return true when the hello's connection closed because the server refused this client ({@link PeerRefusedException}) */
+    boolean refusedByServer() {
+        return reply.isCompletedExceptionally() && reply.exceptionNow() instanceof PeerRefusedException;
+    }
+
+    /** Waits until {@code deadline} for the server's hello: an IOException when it refused, failed or none came. */
+    Hello awaitHello(InetSocketAddress address, long deadline, Duration handshakeTimeout)
+            throws IOException, InterruptedException {
+        try {
+            return reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof Hello.HelloException he) {
+                String msg = "the server refused the RDMA connection: " + he.getMessage();
+                throw he.status() == Hello.REFUSED_EXHAUSTED ? new ResourceExhaustedException(msg)
+                        : new IOException(msg, he);
+            }
+            if (cause instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException("RDMA handshake with " + address + " failed: " + cause, cause);
+        } catch (TimeoutException e) {
+            throw new IOException("no RDMA hello from " + address + " within " + handshakeTimeout
+                    + " (is rdma() enabled on the server?)");
+        }
+    }
+
+    /**
+     * Hands a connected {@code ready} to its I/O thread, with {@code handler}: false when it or its
+     * hello channel {@code c} closed meanwhile, an IOException when the thread did not answer by {@code deadline}.
+     */
+    static boolean attach(RdmaConnection ready, Connection c, FrameHandler handler, long deadline)
+            throws IOException, InterruptedException {
+        RdmaLoop loop = ready.loop();
+        CompletableFuture<Boolean> done = new CompletableFuture<>();
+        loop.execute(() -> {
+            if (ready.isClosing() || !c.isOpen()) {
+                done.complete(false);
+                return;
+            }
+            loop.attach(ready, handler);
+            done.complete(true);
+        });
+        try {
+            return done.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IOException("the RDMA I/O thread did not take the connection in time", e);
         }
     }
 }

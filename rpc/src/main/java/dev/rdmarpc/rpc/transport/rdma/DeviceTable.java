@@ -3,18 +3,12 @@ package dev.rdmarpc.rpc.transport.rdma;
 import dev.rdmarpc.ibverbs.verbs.Access;
 import dev.rdmarpc.ibverbs.verbs.AsyncEvent;
 import dev.rdmarpc.ibverbs.verbs.AsyncEventMonitor;
-import dev.rdmarpc.ibverbs.verbs.AsyncEventType;
 import dev.rdmarpc.ibverbs.verbs.Context;
-import dev.rdmarpc.ibverbs.verbs.DeviceInfo;
-import dev.rdmarpc.ibverbs.verbs.Gid;
-import dev.rdmarpc.ibverbs.verbs.GidEntry;
-import dev.rdmarpc.ibverbs.verbs.GidType;
 import dev.rdmarpc.ibverbs.verbs.MemoryRegion;
 import dev.rdmarpc.ibverbs.verbs.PortAttributes;
 import dev.rdmarpc.ibverbs.verbs.ProtectionDomain;
 import dev.rdmarpc.ibverbs.verbs.QueuePair;
 import dev.rdmarpc.ibverbs.verbs.SharedReceiveQueue;
-import dev.rdmarpc.ibverbs.verbs.Verbs;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.buffer.Slab;
 import dev.rdmarpc.rpc.buffer.SlabListener;
@@ -210,7 +204,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         }
     }
 
-    /** What hangs on each slab: its memory region per device, and the local keys for the data path. */
+    /** What hangs on each slab ({@link SlabRegistrations}): its memory region per device, and the local keys for the data path. */
     static final class Registration {
         final MemoryRegion[] regions = new MemoryRegion[MAX_DEVICES];
         final int[] lkeys = new int[MAX_DEVICES];
@@ -221,8 +215,6 @@ final class DeviceTable implements SlabListener, AutoCloseable {
     private volatile Consumer<SharedReceiveQueue> srqLimitHandler;
     /** Where faults go (set by the transport before any device opens). */
     private volatile FaultHandler faultHandler;
-    /** Closes the connections whose frames use a registration whose close waited long enough (set by the transport). */
-    private volatile BiConsumer<UserRegion, String> holderCloser;
 
     /** What the transport does about a failed port, device or queue pair: close what it affects. */
     interface FaultHandler {
@@ -235,11 +227,9 @@ final class DeviceTable implements SlabListener, AutoCloseable {
     }
     private final Device[] devices = new Device[MAX_DEVICES];
     private int deviceCount;
-    private final List<Slab> slabs = new ArrayList<>();
-    /** Registered application memory; copy-on-write so the data path reads it without a lock. */
-    private volatile UserRegion[] userRegions = new UserRegion[0];
-    /** Registrations whose close() waits for their frames (guarded by this table). */
-    private final List<UserRegion> closingUserRegions = new ArrayList<>();
+    private final SlabRegistrations slabs = new SlabRegistrations();
+    /** Registered application memory. */
+    private final UserRegions users = new UserRegions(this);
     private final Map<InetAddress, Choice> choices = new HashMap<>();
     private boolean closed;
 
@@ -251,12 +241,12 @@ final class DeviceTable implements SlabListener, AutoCloseable {
      * The local key of {@code buffer}'s memory on device {@code deviceIndex}. Allocates nothing.
      */
     static int lkey(PooledBuffer buffer, int deviceIndex) {
-        return ((Registration) buffer.slab().registration()).lkeys[deviceIndex];
+        return SlabRegistrations.lkey(buffer, deviceIndex);
     }
 
     /** The memory region of {@code buffer}'s slab on device {@code deviceIndex} (a window is bound through it). */
     static MemoryRegion region(PooledBuffer buffer, int deviceIndex) {
-        return ((Registration) buffer.slab().registration()).regions[deviceIndex];
+        return SlabRegistrations.region(buffer, deviceIndex);
     }
 
     /** The access registered memory allows: local, and window binding when rendezvous is enabled. */
@@ -269,57 +259,17 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         if (closed) {
             throw new IllegalStateException("RDMA transport is closed");
         }
-        Registration r = new Registration();
-        slab.setRegistration(r);
-        try {
-            for (int i = 0; i < deviceCount; i++) {
-                register(slab, r, devices[i]);
-            }
-        } catch (RuntimeException e) {
-            deregister(slab);
-            throw e;
-        }
-        slabs.add(slab);
+        slabs.created(slab, opened(), access());
     }
 
     /** @return bytes of the pool's slabs registered now (each with every open device) */
     synchronized long registeredBytes() {
-        long n = 0;
-        for (Slab s : slabs) {
-            n += s.byteSize();
-        }
-        return n;
+        return slabs.bytes();
     }
 
     @Override
     public synchronized void slabFreed(Slab slab) {
-        slabs.remove(slab);
-        deregister(slab);
-    }
-
-    private void register(Slab slab, Registration r, Device d) {
-        MemoryRegion mr = d.pd.register(slab.segment(), access());
-        r.regions[d.index] = mr;
-        r.lkeys[d.index] = mr.lkey();
-    }
-
-    private static void deregister(Slab slab) {
-        Registration r = (Registration) slab.registration();
-        if (r == null) {
-            return;
-        }
-        for (int i = 0; i < MAX_DEVICES; i++) {
-            MemoryRegion mr = r.regions[i];
-            if (mr != null) {
-                r.regions[i] = null;
-                try {
-                    mr.close();
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "could not deregister " + mr, e);
-                }
-            }
-        }
-        slab.setRegistration(null);
+        slabs.freed(slab);
     }
 
     /** Registers application memory with every open device, and with every device opened later. */
@@ -327,20 +277,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         if (closed) {
             throw new IllegalStateException("RDMA transport is closed");
         }
-        if (!segment.isNative() || segment.byteSize() == 0) {
-            throw new IllegalArgumentException("only non-empty native memory can be registered: " + segment);
-        }
-        UserRegion u = new UserRegion(segment, -1);
-        try {
-            for (int i = 0; i < deviceCount; i++) {
-                registerUser(u, devices[i]);
-            }
-        } catch (RuntimeException e) {
-            closeUser(u);
-            throw e;
-        }
-        addUserRegion(u);
-        return u;
+        return users.register(segment, opened(), access());
     }
 
     /**
@@ -362,21 +299,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         if (length <= 0 || address == 0) {
             throw new IllegalArgumentException("a region of " + length + " bytes at 0x" + Long.toHexString(address));
         }
-        Device d = device(deviceName);
-        UserRegion u = new UserRegion(MemorySegment.ofAddress(address).reinterpret(length), d.index);
-        MemoryRegion mr = register.apply(d.pd, access());
-        u.regions[d.index] = mr;
-        u.lkeys[d.index] = Integer.toUnsignedLong(mr.lkey());
-        addUserRegion(u);
-        return u;
-    }
-
-    /** Publishes {@code u} to the data path (copy-on-write: readers take no lock). Under the table's lock. */
-    private void addUserRegion(UserRegion u) {
-        UserRegion[] old = userRegions;
-        UserRegion[] copy = java.util.Arrays.copyOf(old, old.length + 1);
-        copy[old.length] = u;
-        userRegions = copy;
+        return users.registerOnDevice(device(deviceName), address, length, register, access());
     }
 
     /** Opens {@code deviceName} if needed, so a registrar of it fails early. @throws IOException when it cannot */
@@ -387,12 +310,6 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         device(deviceName);
     }
 
-    private void registerUser(UserRegion u, Device d) {
-        MemoryRegion mr = d.pd.register(u.segment, access());
-        u.regions[d.index] = mr;
-        u.lkeys[d.index] = Integer.toUnsignedLong(mr.lkey());
-    }
-
     /**
      * Closes an application registration: from now on no frame takes it (their attachments are copied),
      * then waits until no frame uses it (not under the table's lock), at most {@code timeout}: then the
@@ -400,51 +317,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
      * those frames) and it waits for that; then deregisters it. Idempotent.
      */
     void deregisterUser(UserRegion u, Duration timeout) {
-        synchronized (this) {
-            if (u.closed) {
-                return;
-            }
-            userRegions = java.util.Arrays.stream(userRegions).filter(r -> r != u).toArray(UserRegion[]::new);
-            closingUserRegions.add(u);
-            u.refuseUses();
-        }
-        if (!u.awaitUnused(timeout.toNanos())) {
-            BiConsumer<UserRegion, String> closer = holderCloser;
-            String reason = "registered memory closed while " + u.inUse() + " transfers still used it after "
-                    + timeout.toMillis() + " ms (" + (u.end - u.start) + " bytes at 0x" + Long.toHexString(u.start)
-                    + "): the connections that carry them are closed";
-            LOG.log(System.Logger.Level.WARNING, reason);
-            if (closer != null) {
-                closer.accept(u, reason);
-            }
-            u.awaitUnused(Long.MAX_VALUE); // the connections close, destroy their queue pairs and give their uses back
-        }
-        synchronized (this) {
-            closingUserRegions.remove(u);
-            closeUser(u); // or the table's close did
-        }
-    }
-
-    private static void closeUser(UserRegion u) {
-        if (u.closed) {
-            return;
-        }
-        u.closed = true;
-        synchronized (u) {
-            u.notifyAll(); // a close waiting for its frames: the transport closed, nothing can read it now
-        }
-        for (int i = 0; i < MAX_DEVICES; i++) {
-            MemoryRegion mr = u.regions[i];
-            if (mr != null) {
-                u.regions[i] = null;
-                u.lkeys[i] = -1;
-                try {
-                    mr.close();
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "could not deregister " + mr, e);
-                }
-            }
-        }
+        users.deregister(u, timeout);
     }
 
     /**
@@ -452,13 +325,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
      * does (or it is closing). Lock-free; allocates nothing.
      */
     UserRegion userRegionCovering(long address, long length) {
-        UserRegion[] rs = userRegions;
-        for (UserRegion r : rs) {
-            if (address >= r.start && address + length <= r.end) {
-                return r;
-            }
-        }
-        return null;
+        return users.covering(address, length);
     }
 
     /**
@@ -475,69 +342,17 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         if (c != null) {
             return c;
         }
-        c = config.device() != null ? chooseNamed(config.device(), local) : chooseByAddress(local);
+        c = config.device() != null ? DeviceChoice.named(this, config, config.device(), local)
+                : DeviceChoice.byAddress(this, config, local);
         choices.put(local, c);
         LOG.log(System.Logger.Level.DEBUG, "connections from {0} use {1}, GID index {2}", local.getHostAddress(),
                 c.device(), c.gidIndex());
         return c;
     }
 
-    private Choice chooseNamed(String name, InetAddress local) throws IOException {
-        Device d = device(name);
-        if (config.gidIndex() != RdmaConfig.AUTO_GID_INDEX) {
-            return new Choice(d, config.gidIndex());
-        }
-        if (!d.portAttributes.isEthernet()) {
-            return new Choice(d, 0); // InfiniBand: GID 0 is the port GID
-        }
-        try {
-            return new Choice(d, d.context.gidFor(d.port, local).index());
-        } catch (IllegalArgumentException e) {
-            throw new IOException("device " + name + " cannot send from " + local.getHostAddress() + ": " + e.getMessage(), e);
-        }
-    }
 
-    private Choice chooseByAddress(InetAddress local) throws IOException {
-        Gid wanted = Gid.of(local);
-        for (int i = 0; i < deviceCount; i++) {
-            int gid = gidIndexOf(devices[i].context, devices[i].port, wanted);
-            if (gid >= 0) {
-                return new Choice(devices[i], config.gidIndex() != RdmaConfig.AUTO_GID_INDEX ? config.gidIndex() : gid);
-            }
-        }
-        List<DeviceInfo> all = Verbs.devices();
-        StringBuilder seen = new StringBuilder();
-        for (DeviceInfo info : all) {
-            if (find(info.name()) != null) {
-                continue;
-            }
-            int gid;
-            try (Context ctx = Context.open(info.name())) {
-                gid = gidIndexOf(ctx, config.port(), wanted);
-            } catch (RuntimeException e) {
-                seen.append(' ').append(info.name()).append(" (").append(e.getMessage()).append(')');
-                continue;
-            }
-            if (gid >= 0) {
-                Device d = device(info.name());
-                return new Choice(d, config.gidIndex() != RdmaConfig.AUTO_GID_INDEX ? config.gidIndex() : gid);
-            }
-            seen.append(' ').append(info.name());
-        }
-        throw new IOException("no RDMA device has a RoCE v2 GID for the local address " + local.getHostAddress()
-                + " (devices:" + (all.isEmpty() ? " none" : seen.toString()) + "); name one with RdmaConfig.device");
-    }
-
-    private static int gidIndexOf(Context ctx, int port, Gid wanted) {
-        for (GidEntry e : ctx.gidTable(port)) {
-            if (e.type() == GidType.ROCE_V2 && e.gid().equals(wanted)) {
-                return e.index();
-            }
-        }
-        return -1;
-    }
-
-    private Device find(String name) {
+    /** @return the open device {@code name}, or null; under the table's lock */
+    Device find(String name) {
         for (int i = 0; i < deviceCount; i++) {
             if (devices[i].context.name().equals(name)) {
                 return devices[i];
@@ -546,8 +361,8 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         return null;
     }
 
-    /** Opens {@code name} (once) and registers every existing slab with it. */
-    private Device device(String name) throws IOException {
+    /** Opens {@code name} (once) and registers every existing slab with it; under the table's lock. */
+    Device device(String name) throws IOException {
         Device d = find(name);
         if (d != null) {
             return d;
@@ -570,12 +385,10 @@ final class DeviceTable implements SlabListener, AutoCloseable {
             }
             pd = ctx.allocateProtectionDomain();
             d = new Device(deviceCount, ctx, pd, config.port(), port);
-            for (Slab s : slabs) {
-                register(s, (Registration) s.registration(), d);
-            }
-            for (UserRegion u : userRegions) {
+            slabs.registerWith(d, access());
+            for (UserRegion u : users.all()) {
                 if (u.onlyDevice < 0) {
-                    registerUser(u, d);
+                    UserRegions.registerWith(u, d, access());
                 }
             }
             Device opened = d;
@@ -585,15 +398,8 @@ final class DeviceTable implements SlabListener, AutoCloseable {
                 if (d.events != null) {
                     d.events.close();
                 }
-                for (Slab s : slabs) {
-                    Registration r = (Registration) s.registration();
-                    MemoryRegion mr = r.regions[d.index];
-                    if (mr != null) {
-                        r.regions[d.index] = null;
-                        mr.close();
-                    }
-                }
-                for (UserRegion u : userRegions) {
+                slabs.undo(d);
+                for (UserRegion u : users.all()) {
                     MemoryRegion mr = u.regions[d.index];
                     if (mr != null) {
                         u.regions[d.index] = null;
@@ -624,48 +430,13 @@ final class DeviceTable implements SlabListener, AutoCloseable {
      * Soft-RoCE cannot raise.
      */
     void onAsyncEvent(Device d, AsyncEvent ev) {
-        AsyncEventType type = ev.type();
-        FaultHandler faults = faultHandler;
-        switch (type) {
-            case SRQ_LIMIT_REACHED -> {
-                var h = srqLimitHandler;
-                if (h != null && ev.sharedReceiveQueue() != null) {
-                    h.accept(ev.sharedReceiveQueue());
-                }
-            }
-            case PORT_ERR -> {
-                if (ev.port() == d.port && faults != null) {
-                    faults.onFault(d, null, "RDMA port " + d.port + " of " + d.context.name() + " went down (" + describe(type) + ")");
-                }
-            }
-            case DEVICE_FATAL -> {
-                if (faults != null) {
-                    faults.onFault(d, null, "RDMA device " + d.context.name() + " failed (" + describe(type) + ")");
-                }
-            }
-            case QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR -> {
-                if (faults != null && ev.queuePair() != null) {
-                    faults.onFault(d, ev.queuePair(), "RDMA queue pair " + ev.queuePair().qpNum() + " on " + d.context.name()
-                            + " failed (" + describe(type) + ")");
-                }
-            }
-            case PORT_ACTIVE -> LOG.log(System.Logger.Level.INFO, "RDMA port {0} of {1} is active again", ev.port(), d.context.name());
-            default -> LOG.log(System.Logger.Level.DEBUG, "RDMA async event on {0}: {1}", d.context.name(), describe(type));
-        }
-    }
-
-    private static String describe(AsyncEventType type) {
-        try {
-            return "IBV_EVENT_" + type.name() + ": " + type.text();
-        } catch (RuntimeException e) {
-            return "IBV_EVENT_" + type.name();
-        }
+        DeviceEvents.dispatch(d, ev, faultHandler, srqLimitHandler);
     }
 
     /** Routes port, device and queue pair failures of every device (opened later) to {@code handler}. */
     /** Sets what closes the connections whose frames use a registration whose close waited its time out. */
     void onRegistrationHeld(BiConsumer<UserRegion, String> closer) {
-        this.holderCloser = closer;
+        users.onHeld(closer);
     }
 
     void onFault(FaultHandler handler) {
@@ -677,7 +448,7 @@ final class DeviceTable implements SlabListener, AutoCloseable {
         this.srqLimitHandler = handler;
     }
 
-    /** @return the devices opened so far */
+    /** @return the devices opened so far (the table's lock is reentrant: its own methods call it too) */
     synchronized List<Device> opened() {
         List<Device> l = new ArrayList<>();
         for (int i = 0; i < deviceCount; i++) {
@@ -696,18 +467,8 @@ final class DeviceTable implements SlabListener, AutoCloseable {
             return;
         }
         closed = true;
-        for (Slab s : new ArrayList<>(slabs)) {
-            deregister(s); // only if the pool was not closed first
-        }
-        slabs.clear();
-        for (UserRegion u : userRegions) {
-            closeUser(u);
-        }
-        for (UserRegion u : closingUserRegions) {
-            closeUser(u); // its close() waits no more: the queue pairs are gone
-        }
-        closingUserRegions.clear();
-        userRegions = new UserRegion[0];
+        slabs.deregisterAll(); // only if the pool was not closed first
+        users.closeAll();
         for (int i = deviceCount - 1; i >= 0; i--) {
             Device d = devices[i];
             devices[i] = null;

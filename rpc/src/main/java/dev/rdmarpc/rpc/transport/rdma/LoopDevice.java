@@ -14,7 +14,7 @@ final class LoopDevice {
     final CompletionChannel channel;
     final CompletionQueue sendCq;
     final CompletionQueue recvCq;
-    /** The shared receive queue, when {@link RdmaConfig.SharedReceiveQueue#enabled(boolean)} is on (created with the first connection). */
+    /** The shared receive queue, when {@link SharedReceiveQueueSettings#enabled(boolean)} is on (created with the first connection). */
     SharedReceives shared;
     /** Completion queue entries reserved by this loop's connections (and its shared receive queue). */
     int recvCqReserved;
@@ -27,5 +27,22 @@ final class LoopDevice {
         this.channel = channel;
         this.sendCq = sendCq;
         this.recvCq = recvCq;
+    }
+
+    /** Creates the channel and the two queues of {@code entries} each on {@code device}; closes what it made when one fails. */
+    static LoopDevice create(DeviceTable.Device device, int entries) {
+        CompletionChannel ch = device.context.createCompletionChannel();
+        CompletionQueue send = null;
+        try {
+            send = device.context.createCompletionQueue(entries, ch, 0);
+            CompletionQueue recv = device.context.createCompletionQueue(entries, ch, 0);
+            return new LoopDevice(device, ch, send, recv);
+        } catch (RuntimeException e) {
+            if (send != null) {
+                send.close();
+            }
+            ch.close();
+            throw e;
+        }
     }
 }

@@ -2,10 +2,10 @@ package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.settings.SettingsTable;
-import dev.rdmarpc.rpc.transport.tcp.ConnectionLimits;
+import dev.rdmarpc.rpc.transport.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.LoopSettings;
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -32,17 +32,17 @@ import java.util.function.Consumer;
  * 512 MiB of large buffers.
  *
  * <p>Memory per connection with the defaults (all of it registered, that is pinned, memory from the
- * transport's buffer pool): receive buffers ({@link ReceiveQueue#depth} + {@value #RESERVED_RECEIVES}
+ * transport's buffer pool): receive buffers ({@link ReceiveQueueSettings#depth} + {@value #RESERVED_RECEIVES}
  * reserved for credit messages) x chunk size = (8 + 3) x 256 KiB = 2.75 MiB, growing to
  * (32 + 3) x 256 KiB = 8.75 MiB when the peer keeps running out of credits; send buffers: at most
- * {@link Send#window} chunks in flight (4 x 256 KiB = 1 MiB) plus whatever the application has queued
- * behind them (bounded by {@link Send#writeHighWaterMark}, 8 MiB). Small messages share chunks, so a
+ * {@link SendSettings#window} chunks in flight (4 x 256 KiB = 1 MiB) plus whatever the application has queued
+ * behind them (bounded by {@link SendSettings#writeHighWaterMark}, 8 MiB). Small messages share chunks, so a
  * connection with little traffic holds one send chunk at most. Per I/O thread: two completion queues
- * of {@link Polling#completionQueueSize} entries (about 2 x 4096 x 64 B = 512 KiB of device memory).
+ * of {@link PollingSettings#completionQueueSize} entries (about 2 x 4096 x 64 B = 512 KiB of device memory).
  *
- * <p>With {@link SharedReceiveQueue#enabled(boolean)} a connection holds no receive buffers: each I/O
- * thread has one shared receive queue per device of {@link SharedReceiveQueue#depth} chunks (64 x
- * 256 KiB = 16 MiB, growing to {@link SharedReceiveQueue#maxDepth}, 64 MiB), whatever the number of
+ * <p>With {@link SharedReceiveQueueSettings#enabled(boolean)} a connection holds no receive buffers: each I/O
+ * thread has one shared receive queue per device of {@link SharedReceiveQueueSettings#depth} chunks (64 x
+ * 256 KiB = 16 MiB, growing to {@link SharedReceiveQueueSettings#maxDepth}, 64 MiB), whatever the number of
  * connections.
  *
  * <p>Every setting takes its default from a system property when that is set:
@@ -69,11 +69,11 @@ public final class RdmaConfig {
                     RdmaConfig::poolHighWaterMark, RdmaConfig::poolHighWaterMark)
             .add("poolBytesPerAddress", t -> t.equals("auto") ? RdmaConfig.AUTO_POOL_BYTES_PER_ADDRESS : SettingsTable.parseBytes(t),
                     RdmaConfig::poolBytesPerAddress, RdmaConfig::poolBytesPerAddress)
-            .group("receiveQueue", ReceiveQueue.SETTINGS, RdmaConfig::receiveQueue)
-            .group("sharedReceiveQueue", SharedReceiveQueue.SETTINGS, RdmaConfig::sharedReceiveQueue)
-            .group("send", Send.SETTINGS, RdmaConfig::send)
-            .group("polling", Polling.SETTINGS, RdmaConfig::polling)
-            .group("timeouts", Timeouts.SETTINGS, RdmaConfig::timeouts)
+            .group("receiveQueue", ReceiveQueueSettings.SETTINGS, RdmaConfig::receiveQueue)
+            .group("sharedReceiveQueue", SharedReceiveQueueSettings.SETTINGS, RdmaConfig::sharedReceiveQueue)
+            .group("send", SendSettings.SETTINGS, RdmaConfig::send)
+            .group("polling", PollingSettings.SETTINGS, RdmaConfig::polling)
+            .group("timeouts", TimeoutSettings.SETTINGS, RdmaConfig::timeouts)
             .group("limits", ConnectionLimits.settingsTable(), RdmaConfig::limits)
             .add("tls", null, RdmaConfig::tls, RdmaConfig::tls); // by code only: keys are not a property
 
@@ -109,7 +109,7 @@ public final class RdmaConfig {
     /** Default bound on queued unsent bytes per connection: 8 MiB. */
     public static final long DEFAULT_WRITE_HIGH_WATER_MARK = 8L * 1024 * 1024;
     /**
-     * Default {@link Send#rendezvousThreshold}: 0, rendezvous off. It has run in the Soft-RoCE VM only,
+     * Default {@link SendSettings#rendezvousThreshold}: 0, rendezvous off. It has run in the Soft-RoCE VM only,
      * where it is not faster than split SENDs at every size (docs/rdma.md, "Rendezvous").
      */
     public static final int DEFAULT_RENDEZVOUS_THRESHOLD = 0;
@@ -141,11 +141,11 @@ public final class RdmaConfig {
             .slabSize(DEFAULT_SLAB_SIZE).maxPooledBytes(DEFAULT_MAX_POOLED_BYTES).maxLargeBytes(DEFAULT_MAX_LARGE_BYTES);
     private long poolHighWaterMark = AUTO_POOL_HIGH_WATER_MARK;
     private long poolBytesPerAddress = AUTO_POOL_BYTES_PER_ADDRESS;
-    private final ReceiveQueue receiveQueue = new ReceiveQueue();
-    private final SharedReceiveQueue sharedReceiveQueue = new SharedReceiveQueue();
-    private final Send send = new Send();
-    private final Polling polling = new Polling();
-    private final Timeouts timeouts = new Timeouts();
+    private final ReceiveQueueSettings receiveQueue = new ReceiveQueueSettings();
+    private final SharedReceiveQueueSettings sharedReceiveQueue = new SharedReceiveQueueSettings();
+    private final SendSettings send = new SendSettings();
+    private final PollingSettings polling = new PollingSettings();
+    private final TimeoutSettings timeouts = new TimeoutSettings();
     private final ConnectionLimits limits = new ConnectionLimits();
     private TlsConfig tls;
 
@@ -290,7 +290,7 @@ public final class RdmaConfig {
      * @param settings what to change, e.g. {@code q -> q.depth(16).maxDepth(64)}
      * @return this
      */
-    public RdmaConfig receiveQueue(Consumer<ReceiveQueue> settings) {
+    public RdmaConfig receiveQueue(Consumer<ReceiveQueueSettings> settings) {
         settings.accept(receiveQueue);
         return this;
     }
@@ -301,7 +301,7 @@ public final class RdmaConfig {
      * @param settings what to change, e.g. {@code s -> s.enabled(true).depth(128)}
      * @return this
      */
-    public RdmaConfig sharedReceiveQueue(Consumer<SharedReceiveQueue> settings) {
+    public RdmaConfig sharedReceiveQueue(Consumer<SharedReceiveQueueSettings> settings) {
         settings.accept(sharedReceiveQueue);
         return this;
     }
@@ -312,7 +312,7 @@ public final class RdmaConfig {
      * @param settings what to change, e.g. {@code s -> s.window(8)}
      * @return this
      */
-    public RdmaConfig send(Consumer<Send> settings) {
+    public RdmaConfig send(Consumer<SendSettings> settings) {
         settings.accept(send);
         return this;
     }
@@ -323,7 +323,7 @@ public final class RdmaConfig {
      * @param settings what to change, e.g. {@code p -> p.idleStrategy(IdleStrategy.busyPoll())}
      * @return this
      */
-    public RdmaConfig polling(Consumer<Polling> settings) {
+    public RdmaConfig polling(Consumer<PollingSettings> settings) {
         settings.accept(polling);
         return this;
     }
@@ -334,7 +334,7 @@ public final class RdmaConfig {
      * @param settings what to change, e.g. {@code t -> t.handshake(Duration.ofSeconds(30))}
      * @return this
      */
-    public RdmaConfig timeouts(Consumer<Timeouts> settings) {
+    public RdmaConfig timeouts(Consumer<TimeoutSettings> settings) {
         settings.accept(timeouts);
         return this;
     }
@@ -417,17 +417,17 @@ public final class RdmaConfig {
     }
 
     /** @return the receive queue's settings: this configuration's own */
-    public ReceiveQueue receiveQueue() {
+    public ReceiveQueueSettings receiveQueue() {
         return receiveQueue;
     }
 
     /** @return the shared receive queue's settings: this configuration's own */
-    public SharedReceiveQueue sharedReceiveQueue() {
+    public SharedReceiveQueueSettings sharedReceiveQueue() {
         return sharedReceiveQueue;
     }
 
     /** @return the send side's settings: this configuration's own */
-    public Send send() {
+    public SendSettings send() {
         return send;
     }
 
@@ -436,16 +436,16 @@ public final class RdmaConfig {
      *         settings every event loop has, TCP's too), set through {@link #polling(Consumer)}
      */
     public LoopSettings loop() {
-        return polling.loop;
+        return polling.loop();
     }
 
     /** @return the polling settings: this configuration's own */
-    public Polling polling() {
+    public PollingSettings polling() {
         return polling;
     }
 
     /** @return the timeouts: this configuration's own */
-    public Timeouts timeouts() {
+    public TimeoutSettings timeouts() {
         return timeouts;
     }
 
@@ -470,45 +470,8 @@ public final class RdmaConfig {
         if (ioThreads < 1 || ioThreads > 256) {
             throw new IllegalArgumentException("ioThreads must be in [1, 256]: " + ioThreads);
         }
-        int chunkSize = bufferPool.chunkSize();
-        if (chunkSize < 4096 || chunkSize > (16 << 20) || Integer.bitCount(chunkSize) != 1) {
-            throw new IllegalArgumentException("bufferPool.chunkSize must be a power of two in [4 KiB, 16 MiB]: " + chunkSize);
-        }
-        if (bufferPool.slabSize() > (1L << 30)) {
-            throw new IllegalArgumentException("bufferPool.slabSize must be at most 1 GiB: " + bufferPool.slabSize());
-        }
-        try {
-            bufferPool.conclude();
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("bufferPool." + e.getMessage(), e);
-        }
+        RdmaConfigChecks.poolAndQueues(this);
         long pooled = bufferPool.maxPooledBytes();
-        receiveQueue.check();
-        sharedReceiveQueue.check();
-        send.check();
-        polling.check();
-        timeouts.check();
-        int perConnection = receiveQueue.maxDepth + RESERVED_RECEIVES;
-        if (!sharedReceiveQueue.enabled && perConnection > polling.completionQueueSize) {
-            throw new IllegalArgumentException("polling.completionQueueSize (" + polling.completionQueueSize
-                    + ") cannot hold one connection's receives (receiveQueue.maxDepth + 3 = " + perConnection + ")");
-        }
-        if (sharedReceiveQueue.enabled && sharedReceiveQueue.maxDepth > polling.completionQueueSize) {
-            throw new IllegalArgumentException("polling.completionQueueSize (" + polling.completionQueueSize
-                    + ") cannot hold the completions of a full shared receive queue (sharedReceiveQueue.maxDepth = "
-                    + sharedReceiveQueue.maxDepth + ")");
-        }
-        long minimum = (long) (receiveQueue.depth + RESERVED_RECEIVES + 1) * chunkSize;
-        if (pooled < minimum) {
-            throw new IllegalArgumentException("bufferPool.maxPooledBytes (" + pooled + ") cannot hold one connection: it needs "
-                    + minimum + " bytes ((receiveQueue.depth + 3 + 1) x bufferPool.chunkSize)");
-        }
-        long srqMinimum = (long) (sharedReceiveQueue.depth + 1) * chunkSize;
-        if (sharedReceiveQueue.enabled && pooled < srqMinimum) {
-            throw new IllegalArgumentException("bufferPool.maxPooledBytes (" + pooled
-                    + ") cannot hold one shared receive queue: it needs " + srqMinimum
-                    + " bytes ((sharedReceiveQueue.depth + 1) x bufferPool.chunkSize)");
-        }
         if (poolHighWaterMark == AUTO_POOL_HIGH_WATER_MARK) {
             poolHighWaterMark = pooled / 4 * 3;
         } else if (poolHighWaterMark < 0 || poolHighWaterMark > pooled) {
@@ -535,565 +498,5 @@ public final class RdmaConfig {
     @Override
     public String toString() {
         return SETTINGS.toString(this);
-    }
-
-    /**
-     * The receive queue of each connection ({@code rdmarpc.rdma.receiveQueue.*}): receive buffers
-     * posted and credited to the peer, growing while the peer keeps running out of credits. Not used
-     * when the {@link SharedReceiveQueue} is enabled. Held by an {@link RdmaConfig}, edited through
-     * {@link RdmaConfig#receiveQueue(Consumer)}.
-     */
-    public static final class ReceiveQueue {
-        private static final SettingsTable<ReceiveQueue> SETTINGS =
-                new SettingsTable<ReceiveQueue>("ReceiveQueue", "rdmarpc.rdma.receiveQueue.")
-                        .add("depth", SettingsTable::parseInt, ReceiveQueue::depth, ReceiveQueue::depth)
-                        .add("maxDepth", SettingsTable::parseInt, ReceiveQueue::maxDepth, ReceiveQueue::maxDepth);
-
-        private int depth = DEFAULT_RECEIVE_QUEUE_DEPTH;
-        private int maxDepth = DEFAULT_MAX_RECEIVE_QUEUE_DEPTH;
-
-        private ReceiveQueue() {
-        }
-
-        /**
-         * @param n receive buffers posted per connection and credited to the peer, in [1, 4096];
-         *          default 8 (2 MiB at the default chunk size, plus 3 reserved)
-         * @return this
-         */
-        public ReceiveQueue depth(int n) {
-            this.depth = n;
-            return this;
-        }
-
-        /**
-         * @param n the most receive buffers a connection may grow to when its peer keeps running out
-         *          of credits, at least {@link #depth}, at most 16384; default 32 (8 MiB at the default
-         *          chunk size). Equal to the depth: no growth.
-         * @return this
-         */
-        public ReceiveQueue maxDepth(int n) {
-            this.maxDepth = n;
-            return this;
-        }
-
-        /** @return the initial receive depth */
-        public int depth() {
-            return depth;
-        }
-
-        /** @return the receive depth bound */
-        public int maxDepth() {
-            return maxDepth;
-        }
-
-        private void check() {
-            if (depth < 1 || depth > 4096) {
-                throw new IllegalArgumentException("receiveQueue.depth must be in [1, 4096]: " + depth);
-            }
-            if (maxDepth < depth || maxDepth > 16384) {
-                throw new IllegalArgumentException("receiveQueue.maxDepth must be in [receiveQueue.depth (" + depth
-                        + "), 16384]: " + maxDepth);
-            }
-        }
-
-        /** @return an independent copy */
-        public ReceiveQueue copy() {
-            ReceiveQueue c = new ReceiveQueue();
-            SETTINGS.copy(this, c);
-            return c;
-        }
-
-        @Override
-        public String toString() {
-            return SETTINGS.toString(this);
-        }
-    }
-
-    /**
-     * The shared receive queue ({@code rdmarpc.rdma.sharedReceiveQueue.*}): when enabled, each I/O
-     * thread receives through one queue per device instead of one queue per connection, so receive
-     * memory does not grow with the number of connections (see docs/rdma.md for the trade-off).
-     * Held by an {@link RdmaConfig}, edited through {@link RdmaConfig#sharedReceiveQueue(Consumer)}.
-     */
-    public static final class SharedReceiveQueue {
-        private static final SettingsTable<SharedReceiveQueue> SETTINGS =
-                new SettingsTable<SharedReceiveQueue>("SharedReceiveQueue", "rdmarpc.rdma.sharedReceiveQueue.")
-                        .add("enabled", SettingsTable::parseBoolean, SharedReceiveQueue::enabled, SharedReceiveQueue::enabled)
-                        .add("depth", SettingsTable::parseInt, SharedReceiveQueue::depth, SharedReceiveQueue::depth)
-                        .add("maxDepth", SettingsTable::parseInt, SharedReceiveQueue::maxDepth, SharedReceiveQueue::maxDepth)
-                        .add("credits", SettingsTable::parseInt, SharedReceiveQueue::credits, SharedReceiveQueue::credits);
-
-        private boolean enabled;
-        private int depth = DEFAULT_SHARED_RECEIVE_QUEUE_DEPTH;
-        private int maxDepth = DEFAULT_MAX_SHARED_RECEIVE_QUEUE_DEPTH;
-        private int credits = DEFAULT_SHARED_RECEIVE_QUEUE_CREDITS;
-
-        private SharedReceiveQueue() {
-        }
-
-        /**
-         * @param enabled true to receive through one shared receive queue per I/O thread and device
-         *                instead of one receive queue per connection; default false. Either side may
-         *                enable it on its own: the peer sees only credits.
-         * @return this
-         */
-        public SharedReceiveQueue enabled(boolean enabled) {
-            this.enabled = enabled;
-            return this;
-        }
-
-        /**
-         * @param n chunk-sized receives first posted to each shared receive queue (one per I/O thread
-         *          and device), whatever the number of connections, in [1, 65536]; default 64, that is
-         *          64 x 256 KiB = 16 MiB
-         * @return this
-         */
-        public SharedReceiveQueue depth(int n) {
-            this.depth = n;
-            return this;
-        }
-
-        /**
-         * @param n the most receives a shared receive queue grows to when fewer than a quarter of its
-         *          receives remain posted, in [{@link #depth}, 65536] and at most
-         *          {@link Polling#completionQueueSize}; default 256 (64 MiB with 256 KiB chunks)
-         * @return this
-         */
-        public SharedReceiveQueue maxDepth(int n) {
-            this.maxDepth = n;
-            return this;
-        }
-
-        /**
-         * @param n data messages each peer may send before this side returns credits, in [1, 4096];
-         *          default 8. The queue is shared, not reserved: connections x credits may exceed its
-         *          depth, and then a burst from every peer at once can find it empty (the peer's
-         *          device retries after an RNR NAK; see docs/rdma.md).
-         * @return this
-         */
-        public SharedReceiveQueue credits(int n) {
-            this.credits = n;
-            return this;
-        }
-
-        /** @return true when receiving through shared receive queues */
-        public boolean enabled() {
-            return enabled;
-        }
-
-        /** @return receives first posted to each shared receive queue */
-        public int depth() {
-            return depth;
-        }
-
-        /** @return the most receives a shared receive queue grows to */
-        public int maxDepth() {
-            return maxDepth;
-        }
-
-        /** @return credits granted to each peer */
-        public int credits() {
-            return credits;
-        }
-
-        private void check() {
-            if (depth < 1 || depth > 65536) {
-                throw new IllegalArgumentException("sharedReceiveQueue.depth must be in [1, 65536]: " + depth);
-            }
-            if (maxDepth < depth || maxDepth > 65536) {
-                throw new IllegalArgumentException("sharedReceiveQueue.maxDepth must be in [sharedReceiveQueue.depth ("
-                        + depth + "), 65536]: " + maxDepth);
-            }
-            if (credits < 1 || credits > 4096) {
-                throw new IllegalArgumentException("sharedReceiveQueue.credits must be in [1, 4096]: " + credits);
-            }
-        }
-
-        /** @return an independent copy */
-        public SharedReceiveQueue copy() {
-            SharedReceiveQueue c = new SharedReceiveQueue();
-            SETTINGS.copy(this, c);
-            return c;
-        }
-
-        @Override
-        public String toString() {
-            return SETTINGS.toString(this);
-        }
-    }
-
-    /**
-     * The send side of each connection ({@code rdmarpc.rdma.send.*}). Held by an {@link RdmaConfig},
-     * edited through {@link RdmaConfig#send(Consumer)}.
-     */
-    public static final class Send {
-        private static final SettingsTable<Send> SETTINGS = new SettingsTable<Send>("Send", "rdmarpc.rdma.send.")
-                .add("window", SettingsTable::parseInt, Send::window, Send::window)
-                .add("inlineThreshold", SettingsTable::parseIntBytes, Send::inlineThreshold, Send::inlineThreshold)
-                .add("writeHighWaterMark", SettingsTable::parseBytes, Send::writeHighWaterMark, Send::writeHighWaterMark)
-                .add("rendezvousThreshold", SettingsTable::parseIntBytes, Send::rendezvousThreshold,
-                        Send::rendezvousThreshold);
-
-        private int window = DEFAULT_SEND_WINDOW;
-        private int rendezvousThreshold = DEFAULT_RENDEZVOUS_THRESHOLD;
-        private int inlineThreshold = DEFAULT_INLINE_THRESHOLD;
-        private long writeHighWaterMark = DEFAULT_WRITE_HIGH_WATER_MARK;
-
-        private Send() {
-        }
-
-        /**
-         * @param n SENDs in flight per connection, in [1, 1024]; default 4 (up to 1 MiB at the default
-         *          chunk size). While all are in flight, small messages are coalesced into one chunk.
-         * @return this
-         */
-        public Send window(int n) {
-            this.window = n;
-            return this;
-        }
-
-        /**
-         * @param bytes messages up to this size are sent inline (copied into the work request, no DMA
-         *              read of the buffer), in [0, 1024]; default 256. The device's own limit applies
-         *              on top; 0 disables inline sends.
-         * @return this
-         */
-        public Send inlineThreshold(int bytes) {
-            this.inlineThreshold = bytes;
-            return this;
-        }
-
-        /**
-         * @param bytes bytes of responses committed but not yet sent on one accepted (server)
-         *              connection above which it stops handling requests (their receives are not
-         *              posted again, so the client runs out of credits) until they drain to half the
-         *              mark; default 8 MiB. Client connections never stop handling responses: their
-         *              requests are bounded by the RPC client before they are queued.
-         * @return this
-         */
-        public Send writeHighWaterMark(long bytes) {
-            this.writeHighWaterMark = bytes;
-            return this;
-        }
-
-        /**
-         * @param bytes frames of at least this many bytes are not sent but read by the peer: the sender
-         *              makes a key for the frame's memory alone (binds a memory window to it; on
-         *              Soft-RoCE registers it on its own) and sends its address and key, the peer pulls
-         *              the frame with RDMA READ straight into the buffer its handler gets (no
-         *              reassembly copy), tells the sender it is done, and the sender revokes the key
-         *              before the memory is used again (docs/rdma.md, "Rendezvous"). Used only when
-         *              both sides enable it; 0 disables it on this side. At least 4 KiB when not 0
-         *              ({@link RdmaConfig#SUGGESTED_RENDEZVOUS_THRESHOLD}, 512 KiB, is what its tests use);
-         *              default 0, off: it has run in the Soft-RoCE VM only, where it is not faster than
-         *              split SENDs at every size (docs/rdma.md, "Rendezvous").
-         * @return this
-         */
-        public Send rendezvousThreshold(int bytes) {
-            this.rendezvousThreshold = bytes;
-            return this;
-        }
-
-        /** @return the rendezvous threshold, 0 when disabled */
-        public int rendezvousThreshold() {
-            return rendezvousThreshold;
-        }
-
-        /** @return the send window */
-        public int window() {
-            return window;
-        }
-
-        /** @return the inline threshold */
-        public int inlineThreshold() {
-            return inlineThreshold;
-        }
-
-        /** @return the write high-water mark */
-        public long writeHighWaterMark() {
-            return writeHighWaterMark;
-        }
-
-        private void check() {
-            if (window < 1 || window > 1024) {
-                throw new IllegalArgumentException("send.window must be in [1, 1024]: " + window);
-            }
-            if (inlineThreshold < 0 || inlineThreshold > 1024) {
-                throw new IllegalArgumentException("send.inlineThreshold must be in [0, 1024]: " + inlineThreshold);
-            }
-            if (writeHighWaterMark < 1) {
-                throw new IllegalArgumentException("send.writeHighWaterMark must be positive: " + writeHighWaterMark);
-            }
-            if (rendezvousThreshold != 0 && rendezvousThreshold < 4096) {
-                throw new IllegalArgumentException("send.rendezvousThreshold must be 0 (off) or at least 4 KiB: "
-                        + rendezvousThreshold);
-            }
-        }
-
-        /** @return an independent copy */
-        public Send copy() {
-            Send c = new Send();
-            SETTINGS.copy(this, c);
-            return c;
-        }
-
-        @Override
-        public String toString() {
-            return SETTINGS.toString(this);
-        }
-    }
-
-    /**
-     * How the I/O threads wait for completions and how often they tick ({@code rdmarpc.rdma.polling.*}).
-     * Held by an {@link RdmaConfig}, edited through {@link RdmaConfig#polling(Consumer)}. The settings
-     * every event loop has, TCP's too (idle strategy, tick intervals, CPUs), are declared once, by
-     * {@link LoopSettings}: its {@link #loop()} holds them and the setters here set them there.
-     */
-    public static final class Polling {
-        private static final SettingsTable<Polling> SETTINGS = new SettingsTable<Polling>("Polling", "rdmarpc.rdma.polling.")
-                .addFrom(LoopSettings.settingsTable(), "idleStrategy", Polling::loop)
-                .add("completionQueueSize", SettingsTable::parseInt, Polling::completionQueueSize, Polling::completionQueueSize)
-                .addFrom(LoopSettings.settingsTable(), "tickInterval", Polling::loop)
-                .addFrom(LoopSettings.settingsTable(), "idleTickInterval", Polling::loop)
-                .addFrom(LoopSettings.settingsTable(), "ioThreadCpus", Polling::loop);
-
-        private final LoopSettings loop = new LoopSettings("polling.");
-        private int completionQueueSize = DEFAULT_COMPLETION_QUEUE_SIZE;
-
-        private Polling() {
-        }
-
-        /** @return how the I/O threads wait and tick: this configuration's own */
-        public LoopSettings loop() {
-            return loop;
-        }
-
-        /**
-         * @param idle see {@link LoopSettings#idleStrategy(IdleStrategy)}
-         * @return this
-         */
-        public Polling idleStrategy(IdleStrategy idle) {
-            loop.idleStrategy(idle);
-            return this;
-        }
-
-        /**
-         * @param entries size of each of the two completion queues (send, receive) of an I/O thread,
-         *                in [64, 1048576]; default 4096. It bounds how many connections one thread can
-         *                carry: each reserves {@code receiveQueue.maxDepth + 3} receive entries and
-         *                {@code send.window + 2} send entries.
-         * @return this
-         */
-        public Polling completionQueueSize(int entries) {
-            this.completionQueueSize = entries;
-            return this;
-        }
-
-        /**
-         * @param interval see {@link LoopSettings#tickInterval(Duration)}
-         * @return this
-         */
-        public Polling tickInterval(Duration interval) {
-            loop.tickInterval(interval);
-            return this;
-        }
-
-        /**
-         * @param interval see {@link LoopSettings#idleTickInterval(Duration)}
-         * @return this
-         */
-        public Polling idleTickInterval(Duration interval) {
-            loop.idleTickInterval(interval);
-            return this;
-        }
-
-        /**
-         * @param cpus see {@link LoopSettings#ioThreadCpus(int...)}
-         * @return this
-         */
-        public Polling ioThreadCpus(int... cpus) {
-            loop.ioThreadCpus(cpus);
-            return this;
-        }
-
-        /** @return the CPUs the I/O threads are pinned to (empty: not pinned) */
-        public int[] ioThreadCpus() {
-            return loop.ioThreadCpus();
-        }
-
-        /** @return the tick period of an idle I/O thread */
-        public Duration idleTickInterval() {
-            return loop.idleTickInterval();
-        }
-
-        /** @return how I/O threads wait for completions */
-        public IdleStrategy idleStrategy() {
-            return loop.idleStrategy();
-        }
-
-        /** @return the CPU of I/O thread {@code index}, -1 for none ({@link LoopSettings#ioThreadCpu}) */
-        int ioThreadCpu(int index) {
-            return loop.ioThreadCpu(index);
-        }
-
-        /** @return the completion queue size */
-        public int completionQueueSize() {
-            return completionQueueSize;
-        }
-
-        /** @return the tick interval */
-        public Duration tickInterval() {
-            return loop.tickInterval();
-        }
-
-        private void check() {
-            if (completionQueueSize < 64 || completionQueueSize > (1 << 20)) {
-                throw new IllegalArgumentException("polling.completionQueueSize must be in [64, 1048576]: " + completionQueueSize);
-            }
-            loop.check();
-        }
-
-        /** @return an independent copy */
-        public Polling copy() {
-            Polling c = new Polling();
-            SETTINGS.copy(this, c);
-            return c;
-        }
-
-        @Override
-        public String toString() {
-            return SETTINGS.toString(this);
-        }
-    }
-
-    /**
-     * Connection set-up, retransmission, idle and frame timeouts ({@code rdmarpc.rdma.timeouts.*}).
-     * Held by an {@link RdmaConfig}, edited through {@link RdmaConfig#timeouts(Consumer)}.
-     */
-    public static final class Timeouts {
-        private static final SettingsTable<Timeouts> SETTINGS = new SettingsTable<Timeouts>("Timeouts", "rdmarpc.rdma.timeouts.")
-                .add("handshake", SettingsTable::parseDuration, Timeouts::handshake, Timeouts::handshake)
-                .add("ackTimeout", SettingsTable::parseInt, Timeouts::ackTimeout, Timeouts::ackTimeout)
-                .add("idle", SettingsTable::parseDuration, Timeouts::idle, Timeouts::idle)
-                .add("frameRead", SettingsTable::parseDuration, Timeouts::frameRead, Timeouts::frameRead);
-
-        private Duration handshake = DEFAULT_HANDSHAKE_TIMEOUT;
-        private int ackTimeout = DEFAULT_ACK_TIMEOUT;
-        private Duration idle = DEFAULT_IDLE_TIMEOUT;
-        private Duration frameRead = DEFAULT_FRAME_READ_TIMEOUT;
-
-        private Timeouts() {
-        }
-
-        /**
-         * @param timeout how long the RDMA hello exchange may take after the TCP connection is up;
-         *                default 5 s
-         * @return this
-         */
-        public Timeouts handshake(Duration timeout) {
-            this.handshake = Objects.requireNonNull(timeout, "timeout");
-            return this;
-        }
-
-        /**
-         * @param code the queue pairs' local ACK timeout, 4.096 us x 2^code before unacknowledged
-         *             packets are sent again (7 times, then the connection fails), in [1, 31]; default
-         *             14 (67 ms). Raise it where acknowledgements are slow (software RDMA on a loaded
-         *             or emulated CPU).
-         * @return this
-         */
-        public Timeouts ackTimeout(int code) {
-            this.ackTimeout = code;
-            return this;
-        }
-
-        /**
-         * @param timeout how long an accepted (server) connection may sit with no call in flight (no
-         *                request being handled, nothing queued or in flight to the client, no frame half
-         *                received or being read) and no message received before the server closes it,
-         *                telling the client why (a connection-level {@code SHUTTING_DOWN}, "closed after N
-         *                ms idle ...") and giving back its queue pair and receive buffers. It counts from
-         *                the moment the connection is set up, so a client that completes its hello and
-         *                then sends nothing is closed after it too. It also applies to the TCP connection
-         *                a client opens before its hello: one that sends no first frame is closed after
-         *                it. Default 5 minutes, the value and meaning of
-         *                {@code TcpTransport.Config.idleTimeout}; {@link Duration#ZERO} turns it off.
-         *                Checked on the I/O thread's tick (an idle thread ticks every
-         *                {@link Polling#idleTickInterval}, 250 ms, so it fires up to that late). Client
-         *                connections are never closed for idleness: an idle {@code RpcClient} is closed by
-         *                its server, its next call failing with {@code CONNECTION_CLOSED} and the server's
-         *                reason, while an {@code RpcClientPool}'s channel reconnects.
-         * @return this
-         */
-        public Timeouts idle(Duration timeout) {
-            this.idle = Objects.requireNonNull(timeout, "timeout");
-            return this;
-        }
-
-        /**
-         * @param timeout how long a frame larger than a receive buffer (sent as several messages) may
-         *                take to arrive once its first message has: a peer that stops part way is refused
-         *                (a server says why, a connection-level {@code PROTOCOL_ERROR} "frame incomplete
-         *                after N ms ..."), its connection closed, and its queue pair, receive and
-         *                reassembly buffers and credits given back. Also the time a client's hello may
-         *                take once its first byte arrived on the TCP connection. Client and server
-         *                connections alike. Default 30 s, the value and meaning of
-         *                {@code TcpTransport.Config.frameReadTimeout}; {@link Duration#ZERO} turns it
-         *                off. Measured on the tick; time this side does not read (a server whose
-         *                responses back up, a frame waiting for its address's share) does not count.
-         *                Raise it for very large frames over slow links.
-         * @return this
-         */
-        public Timeouts frameRead(Duration timeout) {
-            this.frameRead = Objects.requireNonNull(timeout, "timeout");
-            return this;
-        }
-
-        /** @return the idle timeout of accepted connections (zero: off) */
-        public Duration idle() {
-            return idle;
-        }
-
-        /** @return the most time a frame may take once it started arriving (zero: off) */
-        public Duration frameRead() {
-            return frameRead;
-        }
-
-        /** @return the handshake timeout */
-        public Duration handshake() {
-            return handshake;
-        }
-
-        /** @return the local ACK timeout code */
-        public int ackTimeout() {
-            return ackTimeout;
-        }
-
-        private void check() {
-            if (handshake.isNegative() || handshake.isZero()) {
-                throw new IllegalArgumentException("timeouts.handshake must be positive: " + handshake);
-            }
-            if (ackTimeout < 1 || ackTimeout > 31) {
-                throw new IllegalArgumentException("timeouts.ackTimeout must be in [1, 31]: " + ackTimeout);
-            }
-            if (idle.isNegative()) {
-                throw new IllegalArgumentException("timeouts.idle must not be negative: " + idle);
-            }
-            if (frameRead.isNegative()) {
-                throw new IllegalArgumentException("timeouts.frameRead must not be negative: " + frameRead);
-            }
-        }
-
-        /** @return an independent copy */
-        public Timeouts copy() {
-            Timeouts c = new Timeouts();
-            SETTINGS.copy(this, c);
-            return c;
-        }
-
-        @Override
-        public String toString() {
-            return SETTINGS.toString(this);
-        }
     }
 }

@@ -1,6 +1,5 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
-import dev.rdmarpc.ibverbs.verbs.CompletionChannel;
 import dev.rdmarpc.ibverbs.verbs.CompletionQueue;
 import dev.rdmarpc.ibverbs.verbs.QueuePair;
 import dev.rdmarpc.ibverbs.verbs.WorkCompletions;
@@ -85,19 +84,7 @@ final class RdmaLoop implements IoLoop.Poller {
         synchronized (setupLock) {
             LoopDevice ld = devices[device.index];
             if (ld == null) {
-                CompletionChannel ch = device.context.createCompletionChannel();
-                CompletionQueue send = null;
-                try {
-                    send = device.context.createCompletionQueue(config.polling().completionQueueSize(), ch, 0);
-                    CompletionQueue recv = device.context.createCompletionQueue(config.polling().completionQueueSize(), ch, 0);
-                    ld = new LoopDevice(device, ch, send, recv);
-                } catch (RuntimeException e) {
-                    if (send != null) {
-                        send.close();
-                    }
-                    ch.close();
-                    throw e;
-                }
+                ld = LoopDevice.create(device, config.polling().completionQueueSize());
                 devices[device.index] = ld;
             }
             if (config.sharedReceiveQueue().enabled() && ld.shared == null) {

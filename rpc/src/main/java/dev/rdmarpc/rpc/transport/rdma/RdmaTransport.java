@@ -11,7 +11,7 @@ import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.frame.EndpointChecks;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
-import dev.rdmarpc.rpc.transport.tcp.ConnectionLimits;
+import dev.rdmarpc.rpc.transport.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.io.EOFException;
 import java.io.IOException;
@@ -22,10 +22,6 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -333,26 +329,6 @@ public final class RdmaTransport implements Transport {
         return tcp.listen(address, maxFrameLength, c -> new ServerHandshake(this, c, maxFrameLength, acceptor));
     }
 
-    /** Why the hello's connection closed, as its handler heard it (waiting a moment for the close to reach it), or "". */
-    private static String closeReason(ClientHandshake side) {
-        try {
-            side.reply.get(1, TimeUnit.SECONDS);
-            return "";
-        } catch (ExecutionException e) {
-            return ": " + e.getCause().getMessage();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "";
-        } catch (java.util.concurrent.TimeoutException e) {
-            return "";
-        }
-    }
-
-    /** @return true when the hello's connection closed because the server refused this client ({@link PeerRefusedException}) */
-    private static boolean refusedByServer(ClientHandshake side) {
-        return side.reply.isCompletedExceptionally() && side.reply.exceptionNow() instanceof PeerRefusedException;
-    }
-
     /** Sends {@code h} on {@code c}: false when it has no room for the frame. */
     static boolean sendHello(Connection c, Hello h) {
         long at = c.claim(Hello.FRAME_LENGTH);
@@ -382,13 +358,13 @@ public final class RdmaTransport implements Transport {
             Hello mine = new Hello();
             conn.prepareHello(mine);
             if (!sendHello(c, mine)) {
-                String msg = "could not send the RDMA hello to " + address + closeReason(side);
+                String msg = "could not send the RDMA hello to " + address + side.closeReason();
                 // the server's check of clients may refuse this one as soon as its TLS handshake is done
-                throw refusedByServer(side) ? new PeerRefusedException(msg) : new IOException(msg);
+                throw side.refusedByServer() ? new PeerRefusedException(msg) : new IOException(msg);
             }
             long deadline = System.nanoTime() + config.timeouts().handshake().toNanos();
-            conn.connect(awaitHello(side, address, deadline));
-            attached = attach(conn, c, handler, deadline);
+            conn.connect(side.awaitHello(address, deadline, config.timeouts().handshake()));
+            attached = ClientHandshake.attach(conn, c, handler, deadline);
             if (!attached) {
                 throw new EOFException("the server closed the connection right after the RDMA handshake");
             }
@@ -429,51 +405,6 @@ public final class RdmaTransport implements Transport {
             RdmaEvents.poolPressure("connection refused", String.valueOf(address), bytesInUse(), config.poolHighWaterMark(),
                     config.bufferPool().maxPooledBytes());
             throw new ResourceExhaustedException(full);
-        }
-    }
-
-    /** Waits until {@code deadline} for the server's hello: an IOException when it refused, failed or none came. */
-    private Hello awaitHello(ClientHandshake side, InetSocketAddress address, long deadline)
-            throws IOException, InterruptedException {
-        try {
-            return side.reply.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof Hello.HelloException he) {
-                String msg = "the server refused the RDMA connection: " + he.getMessage();
-                throw he.status() == Hello.REFUSED_EXHAUSTED ? new ResourceExhaustedException(msg)
-                        : new IOException(msg, he);
-            }
-            if (cause instanceof IOException io) {
-                throw io;
-            }
-            throw new IOException("RDMA handshake with " + address + " failed: " + cause, cause);
-        } catch (TimeoutException e) {
-            throw new IOException("no RDMA hello from " + address + " within " + config.timeouts().handshake()
-                    + " (is rdma() enabled on the server?)");
-        }
-    }
-
-    /**
-     * Hands a connected {@code ready} to its I/O thread, with {@code handler}: false when it or its
-     * hello channel {@code c} closed meanwhile, an IOException when the thread did not answer by {@code deadline}.
-     */
-    private static boolean attach(RdmaConnection ready, Connection c, FrameHandler handler, long deadline)
-            throws IOException, InterruptedException {
-        RdmaLoop loop = ready.loop();
-        CompletableFuture<Boolean> done = new CompletableFuture<>();
-        loop.execute(() -> {
-            if (ready.isClosing() || !c.isOpen()) {
-                done.complete(false);
-                return;
-            }
-            loop.attach(ready, handler);
-            done.complete(true);
-        });
-        try {
-            return done.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (ExecutionException | TimeoutException e) {
-            throw new IOException("the RDMA I/O thread did not take the connection in time", e);
         }
     }
 

@@ -195,7 +195,7 @@ final class ServerHandshake implements FrameHandler {
      * hello, so it counts as busy: the TCP idle timeout must not close it (and the RDMA connection
      * with it). The RDMA connection's idleness is its own timers' ({@link RdmaConnection#timers}). Before the
      * hello it counts as idle: a connection that sends no first frame is closed after the idle
-     * timeout ({@link RdmaConfig.Timeouts#idle}), as a TCP one is.
+     * timeout ({@link TimeoutSettings#idle}), as a TCP one is.
      */
     @Override
     public int callsInFlight() {

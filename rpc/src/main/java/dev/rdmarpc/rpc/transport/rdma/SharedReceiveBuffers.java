@@ -5,10 +5,10 @@ import dev.rdmarpc.ibverbs.verbs.QueuePairInit;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A connection's view of its loop's {@link SharedReceives} ({@link RdmaConfig.SharedReceiveQueue}):
+ * A connection's view of its loop's {@link SharedReceives} ({@link SharedReceiveQueueSettings}):
  * it posts no receives of its own; its messages arrive in the queue's buffers, which the loop hands
  * to it by QP number; "posting again" means giving the buffer back to the queue. The credits it
- * grants are {@link RdmaConfig.SharedReceiveQueue#credits(int)}, a share of the queue that does not grow.
+ * grants are {@link SharedReceiveQueueSettings#credits(int)}, a share of the queue that does not grow.
  */
 final class SharedReceiveBuffers implements ReceiveBuffers {
     private static final System.Logger LOG = System.getLogger(SharedReceiveBuffers.class.getName());

@@ -8,7 +8,7 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The shared receive queue of one I/O thread on one device ({@link RdmaConfig.SharedReceiveQueue}):
+ * The shared receive queue of one I/O thread on one device ({@link SharedReceiveQueueSettings}):
  * chunk-sized receive buffers posted once for all the thread's connections on that device, and the
  * queue pair numbers that tell whose message a completion is.
  *
@@ -17,7 +17,7 @@ import java.lang.foreign.MemorySegment;
  * whatever it still holds. Because the queue is shared, no connection can be guaranteed a posted
  * buffer; when fewer than a quarter of the buffers remain posted (messages in flight to handlers,
  * or held by a paused connection), {@link #refillIfLow} grows the queue by its current size up to
- * {@link RdmaConfig.SharedReceiveQueue#maxDepth(int)}.
+ * {@link SharedReceiveQueueSettings#maxDepth(int)}.
  *
  * <p>Ownership and threads: created by a setup thread under the loop's setup lock (which posts the
  * first receives before any queue pair uses it), then used only by the loop thread; the loop closes

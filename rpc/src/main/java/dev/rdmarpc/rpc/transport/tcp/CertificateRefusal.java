@@ -1,10 +1,28 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
+import java.net.InetSocketAddress;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLSession;
 
-/** Reads a TLS 1.3 server's alert after a client's handshake: is it a refusal of the client's certificate, and why. */
+/**
+ * The refusal of a client's certificate: on a server, what its {@link TlsConfig.ClientCheck} says of a
+ * client; on a client, a TLS 1.3 server's alert after the handshake: is it such a refusal, and why.
+ */
 final class CertificateRefusal {
+    private static final System.Logger LOG = System.getLogger(TlsWire.class.getName());
+
     private CertificateRefusal() {
+    }
+
+    /** @return why the server's {@code check} refuses the client of {@code session}, or null when it may go on */
+    static String byCheck(TlsConfig.ClientCheck check, SSLSession session, InetSocketAddress peer) {
+        try {
+            return check.refusal(session, peer).orElse(null);
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.WARNING, "the check of TLS client " + peer + " failed; refusing it", e);
+            return "the server's check of its clients failed";
+        }
     }
 
     /** @return true when {@code e} is the server's alert about this client's certificate or its lack of one */

@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
+import dev.rdmarpc.rpc.transport.ConnectionLimits;
 import java.net.InetAddress;
 import java.util.HashMap;
 import java.util.Map;

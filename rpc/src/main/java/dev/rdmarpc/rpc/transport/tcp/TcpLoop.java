@@ -2,6 +2,12 @@ package dev.rdmarpc.rpc.transport.tcp;
 
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -92,6 +98,44 @@ final class TcpLoop implements IoLoop.Poller {
 
     void join(long millis) throws InterruptedException {
         io.join(millis);
+    }
+
+    /** Work for {@link #runAndWait}. */
+    interface IoTask {
+        void run() throws IOException;
+    }
+
+    /**
+     * Runs {@code task} on the loop and waits up to {@code timeout} for it (registering a channel):
+     * its exception is thrown here.
+     */
+    void runAndWait(IoTask task, Duration timeout) throws IOException {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        execute(() -> {
+            try {
+                task.run();
+                done.complete(null);
+            } catch (Throwable t) {
+                done.completeExceptionally(t);
+            }
+        });
+        try {
+            done.get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while registering with the event loop");
+        } catch (TimeoutException e) {
+            throw new IOException("event loop did not register the channel in time", e);
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof IOException io) {
+                throw io;
+            }
+            if (c instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new IOException(c);
+        }
     }
 
     // ================================================================== IoLoop.Poller (loop thread)

@@ -1,20 +1,19 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
+import dev.rdmarpc.rpc.transport.ConnectionLimits;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.settings.SettingsTable;
 import dev.rdmarpc.rpc.transport.Acceptor;
-import dev.rdmarpc.rpc.transport.CertificateRefusedException;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.LoopSettings;
-import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.frame.EndpointChecks;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
@@ -23,14 +22,9 @@ import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 /**
@@ -130,6 +124,18 @@ public final class TcpTransport implements Transport {
         listeners.remove(l);
     }
 
+    private final TlsFailures tlsFailures = new TlsFailures();
+
+    /** An accepted connection closed before its TLS handshake was done: see {@link TlsFailures#failed}. */
+    void tlsHandshakeFailed(InetSocketAddress peer, Throwable cause) {
+        tlsFailures.failed(peer, cause);
+    }
+
+    /** @return accepted connections that closed before their TLS handshake was done */
+    public long tlsHandshakeFailures() {
+        return tlsFailures.count();
+    }
+
     private void ensureOpen() throws IOException {
         if (closed.get()) {
             throw new IOException("transport is closed");
@@ -147,10 +153,7 @@ public final class TcpTransport implements Transport {
             ch.configureBlocking(false);
             TcpLoop loop = nextLoop();
             TcpListener l = new TcpListener(this, loop, ch, maxFrameLength, acceptor);
-            await(loop, () -> {
-                l.register();
-                return null;
-            }, Duration.ofSeconds(5));
+            loop.runAndWait(l::register, Duration.ofSeconds(5));
             listeners.add(l);
             LOG.log(System.Logger.Level.DEBUG, "listening on {0}", l.address());
             return l;
@@ -172,97 +175,14 @@ public final class TcpTransport implements Transport {
             configure(ch);
             TcpLoop loop = nextLoop();
             TcpConnection c = new TcpConnection(loop, ch, maxFrameLength, config.writeHighWaterMark(), false);
-            await(loop, () -> {
-                c.register(handler);
-                return null;
-            }, timeout.plusSeconds(1));
+            loop.runAndWait(() -> c.register(handler), timeout.plusSeconds(1));
             if (config.tls() != null) {
-                awaitHandshake(c, address, timeout);
+                TlsFailures.awaitHandshake(c, address, timeout);
             }
             return c;
         } catch (IOException | RuntimeException e) {
             ch.close();
             throw e;
-        }
-    }
-
-    private final AtomicLong tlsFailures = new AtomicLong();
-    private final SparseLog tlsFailureLog = new SparseLog();
-
-    /**
-     * An accepted connection closed before its TLS handshake was done: counted, and logged at
-     * WARNING with its reason at most every 10 s (a port scanner must not flood the log).
-     */
-    void tlsHandshakeFailed(InetSocketAddress peer, Throwable cause) {
-        tlsFailures.incrementAndGet();
-        long since = tlsFailureLog.occurred();
-        if (since > 0) {
-            LOG.log(System.Logger.Level.WARNING, "TLS handshake with " + peer + " failed: "
-                    + (cause == null ? "closed before it was done" : TlsConfig.describe(cause))
-                    + (since > 1 ? " (" + since + " failed handshakes since the last such message)" : ""));
-        }
-    }
-
-    /** @return accepted connections that closed before their TLS handshake was done */
-    public long tlsHandshakeFailures() {
-        return tlsFailures.get();
-    }
-
-    /** Waits for a connected TLS connection's handshake: its failure, or the timeout, fails the connect with the reason. */
-    private static void awaitHandshake(TcpConnection c, InetSocketAddress address, Duration timeout) throws IOException {
-        try {
-            c.secured().get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            c.close(e);
-            throw new InterruptedIOException("interrupted during the TLS handshake with " + address);
-        } catch (TimeoutException e) {
-            c.close(new IOException("TLS handshake timed out"));
-            throw new IOException("the TLS handshake with " + address + " did not complete within " + timeout.toMillis()
-                    + " ms (a server that does not speak TLS?)", e);
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            String msg = "the TLS handshake with " + address + " failed: " + TlsConfig.describe(cause);
-            if (cause instanceof ResourceExhaustedException) {
-                throw new ResourceExhaustedException(msg); // refused before the handshake, over a limit
-            }
-            if (cause instanceof CertificateRefusedException) {
-                throw new CertificateRefusedException(cause.getMessage(), cause);
-            }
-            throw new IOException(msg, cause);
-        }
-    }
-
-    private interface IoTask {
-        Void run() throws IOException;
-    }
-
-    private static void await(TcpLoop loop, IoTask task, Duration timeout) throws IOException {
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        loop.execute(() -> {
-            try {
-                task.run();
-                done.complete(null);
-            } catch (Throwable t) {
-                done.completeExceptionally(t);
-            }
-        });
-        try {
-            done.get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while registering with the event loop");
-        } catch (TimeoutException e) {
-            throw new IOException("event loop did not register the channel in time", e);
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof IOException io) {
-                throw io;
-            }
-            if (c instanceof RuntimeException re) {
-                throw re;
-            }
-            throw new IOException(c);
         }
     }
 
@@ -335,7 +255,7 @@ public final class TcpTransport implements Transport {
                 .add("pingInterval", SettingsTable::parseDuration, Config::pingInterval, Config::pingInterval)
                 .add("pingTimeout", SettingsTable::parseDuration, Config::pingTimeout, Config::pingTimeout)
                 .group("keepalive", TcpKeepalive.SETTINGS, Config::keepalive)
-                .group("limits", ConnectionLimits.SETTINGS, Config::limits)
+                .group("limits", ConnectionLimits.settingsTable(), Config::limits)
                 .add("tls", null, Config::tls, Config::tls); // by code only: keys are not a property
 
         /** Default SO_SNDBUF of connections to a loopback address: 256 KiB. */

@@ -1,12 +1,10 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import dev.rdmarpc.rpc.transport.CertificateRefusedException;
 import dev.rdmarpc.rpc.transport.PeerRefusedException;
-import dev.rdmarpc.rpc.transport.ProtocolException;
-import dev.rdmarpc.rpc.transport.frame.ConnectionErrors;
 import java.io.EOFException;
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -25,7 +23,6 @@ import javax.net.ssl.SSLSession;
  * certificate checks per connection). Loop thread only.
  */
 final class TlsWire implements Wire {
-    private static final System.Logger LOG = System.getLogger(TlsWire.class.getName());
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
     /** Records the outgoing buffer holds: one gathering write of the ring (up to 64 KiB) fits. */
     private static final int OUT_RECORDS = 5;
@@ -148,33 +145,6 @@ final class TlsWire implements Wire {
         return n;
     }
 
-    /** @return true when the bytes in hand begin with this protocol's magic: the peer speaks plain rdmarpc */
-    private boolean startsWithFrame() {
-        return netIn.position() >= 4 && netIn.get(0) == 'R' && netIn.get(1) == 'D' && netIn.get(2) == 'M' && netIn.get(3) == 'R';
-    }
-
-    /**
-     * The peer sent a plain rdmarpc frame where a TLS record belongs. On a server: a client without
-     * TLS, refused with a reason it can read ({@link #lastWordWire} answers in plain). On a client:
-     * the server has no TLS, or refused this connection before its handshake (over a connection
-     * limit); its frame says why.
-     *
-     * @return the failure to throw, or null while a client waits for the rest of the frame
-     */
-    private IOException plainPeer() {
-        if (!client) {
-            return new ProtocolException("a client without TLS connected to this server, which requires TLS:"
-                    + " turn TLS on for the client (TcpTransport.Config.tls), or off for the server");
-        }
-        String prefix = "the server answered without TLS, in plain rdmarpc: ";
-        IOException said = ConnectionErrors.exception(MemorySegment.ofBuffer(netIn.duplicate().flip()), 0, netIn.position(),
-                prefix, SSLException::new);
-        if (said != null || netIn.hasRemaining()) {
-            return said; // null: the rest of it is on its way
-        }
-        return new SSLException(prefix + "it has no TLS, or refused this connection before its handshake");
-    }
-
     /**
      * @return the wire a last word ({@link LastWord}) goes on: this, once the handshake is done; on a
      *         server that has sent no TLS bytes yet (a client without TLS, or one refused as soon as
@@ -253,8 +223,8 @@ final class TlsWire implements Wire {
                 underflow = true;
                 return total;
             }
-            if (!handshakeDone && startsWithFrame()) {
-                IOException plainly = plainPeer();
+            if (!handshakeDone && PlainPeer.startsWithFrame(netIn)) {
+                IOException plainly = PlainPeer.failure(client, netIn);
                 if (plainly == null) {
                     underflow = true; // the rest of the server's plain answer is on its way
                     return total;
@@ -363,7 +333,7 @@ final class TlsWire implements Wire {
         handshakeDone = true;
         appBufferSize = engine.getSession().getApplicationBufferSize();
         if (clientCheck != null) {
-            refusal = checkClient();
+            refusal = CertificateRefusal.byCheck(clientCheck, engine.getSession(), peer);
             if (refusal != null) {
                 return; // the read under way refuses the connection
             }
@@ -393,16 +363,6 @@ final class TlsWire implements Wire {
     void verdictWaitOver(long now) {
         if (awaitingVerdict() && now - verdictDeadline > 0) {
             verdictCame();
-        }
-    }
-
-    /** @return why the server's check refuses this client, or null when it may go on */
-    private String checkClient() {
-        try {
-            return clientCheck.refusal(engine.getSession(), peer).orElse(null);
-        } catch (Exception e) {
-            LOG.log(System.Logger.Level.WARNING, "the check of TLS client " + peer + " failed; refusing it", e);
-            return "the server's check of its clients failed";
         }
     }
 

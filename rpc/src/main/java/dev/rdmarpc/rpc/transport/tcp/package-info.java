@@ -11,10 +11,10 @@
  * ones completed in the shared {@code transport.frame.FrameReassembler}) and sending to a
  * {@code TcpSendRing} (claim/commit under a send lock, one gathering write per flush, in-place
  * payloads, one partially ready frame: {@code PartialFrame}) over its {@code SendEntries}.
- * {@code ConnectionCounts} bounds an accepted connection's address: connections and large-frame bytes.
+ * {@code ConnectionCounts} bounds an accepted connection's address (connections and large-frame bytes) by the {@code transport.ConnectionLimits}.
  * The connection's send methods of the {@code Connection} contract are the ring's
  * ({@code RingConnection}); its pings and pongs are {@code Liveness}'s. Its socket I/O goes through a
  * {@code Wire}: {@code PlainWire}, the socket itself, or {@code TlsWire}, TLS over it with the JDK's
- * {@code SSLEngine} ({@code TlsConfig}), which also keeps the handshake's deadline and its outcome.
+ * {@code SSLEngine} ({@code transport.tls.TlsConfig}), which also keeps the handshake's deadline and its outcome.
  */
 package dev.rdmarpc.rpc.transport.tcp;

@@ -92,7 +92,7 @@ class RdmaConfigTest {
         a.receiveQueue(q -> q.depth(30));
         assertEquals(2, b.receiveQueue().depth());
         // a group's own copy is independent too
-        RdmaConfig.ReceiveQueue q = b.receiveQueue().copy().depth(7);
+        ReceiveQueueSettings q = b.receiveQueue().copy().depth(7);
         assertEquals(2, b.receiveQueue().depth());
         assertEquals(7, q.depth());
     }
@@ -198,7 +198,7 @@ class RdmaConfigTest {
     void ioThreadCpusComeFromTheirPropertyAndGoRoundTheThreads() {
         assertArrayEquals(new int[0], new RdmaConfig().polling().ioThreadCpus(), "not pinned by default");
         assertEquals(-1, new RdmaConfig().polling().ioThreadCpu(0));
-        RdmaConfig.Polling p = new RdmaConfig().polling(q -> q.ioThreadCpus(3, 1)).polling();
+        PollingSettings p = new RdmaConfig().polling(q -> q.ioThreadCpus(3, 1)).polling();
         assertEquals(3, p.ioThreadCpu(0));
         assertEquals(1, p.ioThreadCpu(1));
         assertEquals(3, p.ioThreadCpu(2));

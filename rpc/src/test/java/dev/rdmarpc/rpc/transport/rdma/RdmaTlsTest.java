@@ -14,7 +14,7 @@ import dev.rdmarpc.rpc.RpcServer;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.TestCertificates;
 import dev.rdmarpc.rpc.codec.Codecs;
-import dev.rdmarpc.rpc.transport.tcp.TlsConfig;
+import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import dev.rdmarpc.testsupport.RdmaTest;
 import java.nio.file.Path;
 import java.security.KeyStore;

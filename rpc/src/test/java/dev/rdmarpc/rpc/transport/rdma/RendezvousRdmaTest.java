@@ -36,7 +36,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Rendezvous frames over the Soft-RoCE link, for real: frames of at least
- * {@link RdmaConfig.Send#rendezvousThreshold} are read by their receiver with RDMA READ under a key that
+ * {@link SendSettings#rendezvousThreshold} are read by their receiver with RDMA READ under a key that
  * covers them alone (on Soft-RoCE a region registered per frame, elsewhere a memory window bound per
  * frame), and nothing is copied to reassemble them; smaller ones still go as SENDs.
  * What can fail here: the bytes (every echo is compared), the exact counts of frames read by rendezvous

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The shared receive queue ({@link RdmaConfig.SharedReceiveQueue}) for real, in the Soft-RoCE VM:
+ * The shared receive queue ({@link SharedReceiveQueueSettings}) for real, in the Soft-RoCE VM:
  * echo across sizes and concurrency, mixed pairs, many connections on one queue with receive memory
  * that does not grow with them, the RNR-free burst, and native resources back to their start.
  */

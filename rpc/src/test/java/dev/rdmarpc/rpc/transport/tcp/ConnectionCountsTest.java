@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
+import dev.rdmarpc.rpc.transport.ConnectionLimits;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.net.InetAddress;

@@ -1,11 +1,11 @@
-package dev.rdmarpc.rpc.transport.tcp;
+package dev.rdmarpc.rpc.transport;
 
 import dev.rdmarpc.rpc.settings.SettingsTable;
 
 /**
  * How many connections a server accepts: in all, and from one remote address; and how much of the
- * large receive buffers one address may hold. A group of {@link TcpTransport.Config}, edited through
- * {@link TcpTransport.Config#limits(java.util.function.Consumer)}, with defaults from
+ * large receive buffers one address may hold. A group of {@code TcpTransport.Config}, edited through
+ * {@code TcpTransport.Config.limits(Consumer)}, with defaults from
  * {@code rdmarpc.tcp.limits.<setting>} ({@code -Drdmarpc.tcp.limits.maxConnectionsPerAddress=64}); and
  * of {@code RdmaConfig} ({@code rdmarpc.rdma.limits.<setting>}), where they count the TCP connections
  * every RDMA connection starts with (and plain TCP clients of an RDMA server).
@@ -23,7 +23,7 @@ import dev.rdmarpc.rpc.settings.SettingsTable;
  * descriptors. Peers behind one NAT share an address: raise the per-address limit for them.
  */
 public final class ConnectionLimits {
-    static final SettingsTable<ConnectionLimits> SETTINGS = new SettingsTable<ConnectionLimits>("ConnectionLimits",
+    private static final SettingsTable<ConnectionLimits> SETTINGS = new SettingsTable<ConnectionLimits>("ConnectionLimits",
             "rdmarpc.tcp.limits.")
             .add("maxConnections", SettingsTable::parseInt, ConnectionLimits::maxConnections, ConnectionLimits::maxConnections)
             .add("maxConnectionsPerAddress", SettingsTable::parseInt, ConnectionLimits::maxConnectionsPerAddress,
@@ -41,7 +41,7 @@ public final class ConnectionLimits {
 
     /**
      * @return the table of these settings, for a configuration class of this module that holds them
-     *         as a group of its own (the RDMA transport's); its package is not exported
+     *         as a group of its own
      */
     public static SettingsTable<ConnectionLimits> settingsTable() {
         return SETTINGS;
@@ -101,7 +101,12 @@ public final class ConnectionLimits {
         return maxConnectionsPerAddress;
     }
 
-    void check() {
+    /**
+     * Validates the limits (the configuration holding them calls it as it is concluded).
+     *
+     * @throws IllegalArgumentException naming the first bad limit
+     */
+    public void check() {
         if (maxConnections < 1) {
             throw new IllegalArgumentException("limits.maxConnections must be at least 1: " + maxConnections);
         }

@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.transport.tcp;
+package dev.rdmarpc.rpc.transport.tls;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -31,8 +31,8 @@ import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
- * TLS for a {@link TcpTransport} ({@link TcpTransport.Config#tls}), with the JDK's own TLS: the
- * keys a side shows, the issuers it trusts, the protocol versions and the rules for the peer.
+ * TLS for a transport ({@code TcpTransport.Config.tls}, {@code RdmaConfig.tls}, whose hello connection
+ * it secures), with the JDK's own TLS: the keys a side shows, the issuers it trusts, the protocol versions and the rules for the peer.
  *
  * <pre>{@code
  * // a server: its certificate chain and private key (PEM files, the key in PKCS#8)
@@ -140,8 +140,8 @@ public final class TlsConfig {
      * @return this
      */
     public TlsConfig keys(Path certificateChain, Path privateKey) {
-        List<Certificate> chain = readCertificates(certificateChain);
-        PrivateKey key = readPrivateKey(privateKey);
+        List<Certificate> chain = PemFiles.certificates(certificateChain);
+        PrivateKey key = PemFiles.privateKey(privateKey);
         try {
             KeyStore ks = KeyStore.getInstance("PKCS12");
             ks.load(null, null);
@@ -214,7 +214,7 @@ public final class TlsConfig {
      * @return this
      */
     public TlsConfig trust(Path certificates) {
-        List<Certificate> cas = readCertificates(certificates);
+        List<Certificate> cas = PemFiles.certificates(certificates);
         try {
             KeyStore ks = KeyStore.getInstance("PKCS12");
             ks.load(null, null);
@@ -395,8 +395,14 @@ public final class TlsConfig {
                 + ", trust=" + (trustManagers != null ? "given" : context != null ? "the context's" : "the JDK's") + "]";
     }
 
-    /** A new engine for one connection: a client's (to {@code peer}) or a server's. */
-    SSLEngine newEngine(boolean client, InetSocketAddress peer) {
+    /**
+     * A new engine for one connection: a client's (to {@code peer}) or a server's. For the transports.
+     *
+     * @param client true for the connecting side
+     * @param peer   the address connected to (a client checks the server's certificate names its host)
+     * @return an engine set up with these protocols and rules
+     */
+    public SSLEngine newEngine(boolean client, InetSocketAddress peer) {
         SSLEngine engine = client ? context().createSSLEngine(peer.getHostString(), peer.getPort()) : context().createSSLEngine();
         engine.setUseClientMode(client);
         SSLParameters p = engine.getSSLParameters();
@@ -467,53 +473,13 @@ public final class TlsConfig {
         return String.valueOf(t.getMessage());
     }
 
-    /** A TLS failure whose message {@link #describe} wrote. */
-    static final class Described extends javax.net.ssl.SSLException {
+    /** A TLS failure whose message {@link #describe} wrote (a transport throws it once the handshake is done). */
+    public static final class Described extends javax.net.ssl.SSLException {
         private static final long serialVersionUID = 1L;
 
-        Described(Throwable cause) {
+        /** @param cause what the TLS connection failed with */
+        public Described(Throwable cause) {
             super(describe(cause), cause);
         }
-    }
-
-    private static List<Certificate> readCertificates(Path file) {
-        try (InputStream in = Files.newInputStream(file)) {
-            Collection<? extends Certificate> certs = CertificateFactory.getInstance("X.509").generateCertificates(in);
-            if (certs.isEmpty()) {
-                throw new IllegalArgumentException("no certificate in " + file);
-            }
-            return new ArrayList<>(certs);
-        } catch (IOException | GeneralSecurityException e) {
-            throw new IllegalArgumentException("cannot read the certificates in " + file + ": " + e.getMessage(), e);
-        }
-    }
-
-    private static PrivateKey readPrivateKey(Path file) {
-        String pem;
-        try {
-            pem = Files.readString(file, StandardCharsets.US_ASCII);
-        } catch (IOException e) {
-            throw new IllegalArgumentException("cannot read the private key in " + file + ": " + e.getMessage(), e);
-        }
-        String begin = "-----BEGIN PRIVATE KEY-----";
-        int from = pem.indexOf(begin);
-        int to = pem.indexOf("-----END PRIVATE KEY-----");
-        if (from < 0 || to < from) {
-            String kind = pem.contains("ENCRYPTED PRIVATE KEY") ? "an encrypted key"
-                    : pem.contains("RSA PRIVATE KEY") || pem.contains("EC PRIVATE KEY") ? "a key in the older PKCS#1 or SEC1 form"
-                    : "no private key";
-            throw new IllegalArgumentException(file + " holds " + kind + "; an unencrypted PKCS#8 key is needed"
-                    + " (openssl pkcs8 -topk8 -nocrypt -in KEY -out KEY.pk8), or use a key store");
-        }
-        byte[] der = Base64.getMimeDecoder().decode(pem.substring(from + begin.length(), to));
-        PKCS8EncodedKeySpec spec = new PKCS8EncodedKeySpec(der);
-        for (String alg : new String[] {"RSA", "EC", "Ed25519", "Ed448", "RSASSA-PSS"}) {
-            try {
-                return KeyFactory.getInstance(alg).generatePrivate(spec);
-            } catch (GeneralSecurityException e) {
-                // try the next algorithm
-            }
-        }
-        throw new IllegalArgumentException("the private key in " + file + " is not an RSA, EC or EdDSA key this JDK reads");
     }
 }
