@@ -73,19 +73,17 @@ final class CallInstruments {
      */
     void finish(MethodAttributes m, Status status, long nanos, long requestBytes, long responseBytes) {
         Attributes a = m.withStatus(status);
-        inFlight.add(-1, m.base);
-        finished.add(1, a);
         if (nanos >= 0) {
             duration.record(nanos / 1e6, a);
         }
-        if (requestSize == null) {
-            return;
-        }
-        if (requestBytes >= 0) {
+        if (requestSize != null && requestBytes >= 0) {
             requestSize.record(requestBytes, a);
         }
-        if (responseBytes >= 0) {
+        if (requestSize != null && responseBytes >= 0) {
             responseSize.record(responseBytes, a);
         }
+        // last, so that a reader who sees the call finished sees its duration and sizes too
+        inFlight.add(-1, m.base);
+        finished.add(1, a);
     }
 }
