@@ -83,7 +83,7 @@ public final class CallOptions {
      * used by anyone else until the call completes, and host memory must be accessible from any thread
      * (the connection's I/O thread copies into it), so not from a confined arena.
      *
-     * <p>Over RDMA with rendezvous ({@code RdmaConfig.Send#rendezvousThreshold}), a response at or over
+     * <p>Over RDMA with rendezvous ({@code SendSettings#rendezvousThreshold}), a response at or over
      * the threshold whose attachment fits a host target inside memory registered with the client's
      * transport ({@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#register}) is not copied at all:
      * the NIC writes the attachment into {@code target} ({@code RdmaMetrics#rendezvousBytesLanded}

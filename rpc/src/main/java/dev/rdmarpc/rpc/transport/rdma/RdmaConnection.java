@@ -67,7 +67,7 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
     final IdleFrameTimers timers;
     /** Set once the connection was refused and closes after its last word (I/O thread). */
     private RdmaLastWord lastWord;
-    /** This side's rendezvous keys when it enables rendezvous ({@link RdmaConfig.Send#rendezvousThreshold}), else null. */
+    /** This side's rendezvous keys when it enables rendezvous ({@link SendSettings#rendezvousThreshold}), else null. */
     Rendezvous rendezvous;
 
     private volatile State state = State.SETUP;
@@ -492,8 +492,8 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
     }
 
     /**
-     * The idle and frame timeouts of an RDMA connection ({@link RdmaConfig.Timeouts#idle},
-     * {@link RdmaConfig.Timeouts#frameRead}); they mean what the TCP transport's {@code idleTimeout} and
+     * The idle and frame timeouts of an RDMA connection ({@link TimeoutSettings#idle},
+     * {@link TimeoutSettings#frameRead}); they mean what the TCP transport's {@code idleTimeout} and
      * {@code frameReadTimeout} mean.
      *
      * @param idleNanos 0 for no limit (client connections)

@@ -230,7 +230,7 @@ final class RdmaReceiver {
 
     /**
      * @return bytes of a frame larger than a message received so far, not yet whole (0: none); what
-     *         the frame timeout ({@link RdmaConfig.Timeouts#frameRead}) times
+     *         the frame timeout ({@link TimeoutSettings#frameRead}) times
      */
     long partialBytes() {
         return reassembler.active() ? reassembler.frameLength() - reassembler.missing() : 0;

@@ -11,7 +11,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /**
- * Rendezvous frames: a frame of at least {@link RdmaConfig.Send#rendezvousThreshold} bytes is not sent
+ * Rendezvous frames: a frame of at least {@link SendSettings#rendezvousThreshold} bytes is not sent
  * but read by its receiver, straight into the buffer its handler gets.
  *
  * <ol>

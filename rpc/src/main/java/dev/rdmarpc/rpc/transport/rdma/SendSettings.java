@@ -65,7 +65,7 @@ public final class SendSettings {
      *              reassembly copy), tells the sender it is done, and the sender revokes the key
      *              before the memory is used again (docs/rdma.md, "Rendezvous"). Used only when
      *              both sides enable it; 0 disables it on this side. At least 4 KiB when not 0
-     *              ({@link RdmaConfig#RdmaConfig.SUGGESTED_RENDEZVOUS_THRESHOLD}, 512 KiB, is what its tests use);
+     *              ({@link RdmaConfig#SUGGESTED_RENDEZVOUS_THRESHOLD}, 512 KiB, is what its tests use);
      *              default 0, off: it has run in the Soft-RoCE VM only, where it is not faster than
      *              split SENDs at every size (docs/rdma.md, "Rendezvous").
      * @return this
