@@ -148,11 +148,13 @@ class RdmaRpcTest {
     private void largeFrames(int ackTimeout) throws Exception {
         RdmaConfig config = RdmaTestEnv.smallConfig().bufferPool(p -> p.maxPooledBytes(256L << 20).maxLargeBytes(256L << 20))
                 .timeouts(t -> t.ackTimeout(ackTimeout));
+        // a deadline for a stuck connection, not a speed bar: with the host busy (load 10 on 2 cores) the
+        // VM moved about 2.5 MB/s, and the 8 calls' 128 MiB both ways took more than 20 s
         try (RdmaTransport serverT = RdmaTransport.create(config);
              RdmaTransport clientT = RdmaTransport.create(config);
              RpcServer server = echoServer().transport(serverT).start();
              RpcClient client = RpcClient.builder().address(server.address()).transport(clientT)
-                     .defaultTimeout(java.time.Duration.ofSeconds(20)).connect();
+                     .defaultTimeout(java.time.Duration.ofSeconds(90)).connect();
              Arena arena = Arena.ofShared()) {
             System.out.print("ack timeout " + ackTimeout + ", hw counters before: " + RdmaTestEnv.hwCounters());
             try {
@@ -542,10 +544,15 @@ class RdmaRpcTest {
         }
     }
 
+    /**
+     * Split SENDs (the client's rendezvous off): a registered attachment is a scatter entry of the SENDs
+     * that carry it, and no large buffer is needed. By rendezvous (the default from 1 MiB) a frame's head
+     * always takes a large buffer of its own; that path is {@link RendezvousRdmaTest}'s.
+     */
     @Test
     void attachmentsInRegisteredMemoryAreSentWithoutACopy() throws Exception {
         try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig());
-             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig().send(s -> s.rendezvousThreshold(0)));
              RpcServer server = echoServer().transport(serverT).start();
              Arena arena = Arena.ofShared()) {
             MemorySegment blob = arena.allocate(4 << 20);
@@ -564,7 +571,6 @@ class RdmaRpcTest {
                     sent += size;
                 }
                 assertEquals(sent, clientT.metrics().zeroCopyBytes(), "every attachment byte sent in place");
-                assertEquals(2, serverT.metrics().rendezvousRead(), "the 1 and 3 MiB ones read by rendezvous (the default)");
                 assertEquals(0, clientT.bufferPool().largeAllocations(), "no large send buffer was needed");
                 // Small or unregistered attachments are copied, and still arrive.
                 MemorySegment heap = MemorySegment.ofArray(new byte[50_000]).fill((byte) 5);
