@@ -109,11 +109,17 @@ public final class RdmaConfig {
     /** Default bound on queued unsent bytes per connection: 8 MiB. */
     public static final long DEFAULT_WRITE_HIGH_WATER_MARK = 8L * 1024 * 1024;
     /**
-     * Default {@link SendSettings#rendezvousThreshold}: 0, rendezvous off. It has run in the Soft-RoCE VM only,
-     * where it is not faster than split SENDs at every size (docs/rdma.md, "Rendezvous").
+     * Default {@link SendSettings#rendezvousThreshold}: 1 MiB, frames of 1 MiB and more are read by the peer.
+     * It is the smallest size at which rendezvous was measured at least level with split SENDs in the
+     * Soft-RoCE VM (echo, one connection, rendezvous on and off interleaved in each round; medians of
+     * the per-round ratios on / off): 1.02 to 1.14 at 1 MiB and 1.24 to 1.68 at 8 MiB across runs,
+     * but 0.62 to 0.95 at 256 KiB (docs/performance-archive.md, section 4). On Soft-RoCE, where rxe
+     * executes a memory-window bind again when it retransmits, a frame's windows are bound only while
+     * the connection is idle, and a frame that finds it busy is registered on its own instead
+     * (docs/rdma.md, "Rendezvous"). It has run on no RDMA hardware.
      */
-    public static final int DEFAULT_RENDEZVOUS_THRESHOLD = 0;
-    /** A rendezvous threshold to turn it on with, the one its tests use: frames of 512 KiB and more. */
+    public static final int DEFAULT_RENDEZVOUS_THRESHOLD = 1 << 20;
+    /** The rendezvous threshold most rendezvous tests use, below the default: frames of 512 KiB and more. */
     public static final int SUGGESTED_RENDEZVOUS_THRESHOLD = 512 * 1024;
     /** Default completion queue size (entries, per queue, per I/O thread): 4096. */
     public static final int DEFAULT_COMPLETION_QUEUE_SIZE = 4096;

@@ -66,8 +66,8 @@ public final class SendSettings {
      *              before the memory is used again (docs/rdma.md, "Rendezvous"). Used only when
      *              both sides enable it; 0 disables it on this side. At least 4 KiB when not 0
      *              ({@link RdmaConfig#SUGGESTED_RENDEZVOUS_THRESHOLD}, 512 KiB, is what its tests use);
-     *              default 0, off: it has run in the Soft-RoCE VM only, where it is not faster than
-     *              split SENDs at every size (docs/rdma.md, "Rendezvous").
+     *              default 1 MiB ({@link RdmaConfig#DEFAULT_RENDEZVOUS_THRESHOLD}: the smallest size
+     *              at which it was measured at least level with split SENDs in the Soft-RoCE VM).
      * @return this
      */
     public SendSettings rendezvousThreshold(int bytes) {

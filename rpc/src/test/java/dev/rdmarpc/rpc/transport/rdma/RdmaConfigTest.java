@@ -32,7 +32,7 @@ class RdmaConfigTest {
         assertEquals(32, c.receiveQueue().maxDepth());
         assertEquals(4, c.send().window());
         assertEquals(256, c.send().inlineThreshold());
-        assertEquals(0, c.send().rendezvousThreshold(), "rendezvous is off by default");
+        assertEquals(1 << 20, c.send().rendezvousThreshold(), "frames of 1 MiB and more go by rendezvous by default");
         assertEquals(8L << 20, c.send().writeHighWaterMark());
         assertEquals(dev.rdmarpc.rpc.transport.IdleStrategy.adaptive(), c.polling().idleStrategy());
         assertEquals(4096, c.polling().completionQueueSize());
@@ -116,7 +116,7 @@ class RdmaConfigTest {
                 "slabListener=SlabListener.NONE", "idleRelease=PT10S",
                 "receiveQueue=ReceiveQueue[depth=5, maxDepth=32]",
                 "sharedReceiveQueue=SharedReceiveQueue[enabled=false, depth=64, maxDepth=256, credits=8]",
-                "send=Send[window=4, inlineThreshold=256, writeHighWaterMark=8388608, rendezvousThreshold=0]",
+                "send=Send[window=4, inlineThreshold=256, writeHighWaterMark=8388608, rendezvousThreshold=1048576]",
                 "polling=Polling[idleStrategy=adaptive:2000us, completionQueueSize=4096, tickInterval=PT0.01S, idleTickInterval=PT0.25S, ioThreadCpus=none]",
                 "timeouts=Timeouts[handshake=PT5S, ackTimeout=14, idle=PT5M, frameRead=PT30S]"}) {
             assertTrue(s.contains(part), part + " missing from " + s);

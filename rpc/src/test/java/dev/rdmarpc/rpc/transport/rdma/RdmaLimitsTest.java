@@ -120,14 +120,15 @@ class RdmaLimitsTest {
     /**
      * Large frames over RDMA claim their address's share ({@code limits.maxFrameBytesPerAddress}) as
      * over TCP: with 3 MiB, one 2 MiB frame (2.25 MiB claimed) is reassembled at a time; the others
-     * wait unhandled, their credits held back, and every call completes whole.
+     * wait unhandled, their credits held back, and every call completes whole. The client's rendezvous
+     * is off, so that the frames come as split SENDs to reassemble.
      */
     @Test
     void largeFramesOverTheirAddressShareWaitTheirTurnAndAllComplete() throws Exception {
         RdmaConfig serverConfig = RdmaTestEnv.smallConfig().limits(l -> l.maxFrameBytesPerAddress(3L << 20));
         List<RpcClient> clients = new ArrayList<>();
         try (RdmaTransport serverT = RdmaTransport.create(serverConfig);
-             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig().send(s -> s.rendezvousThreshold(0)));
              RpcServer server = RdmaRpcTest.echoServer().transport(serverT).start()) {
             for (int i = 0; i < 4; i++) {
                 clients.add(RpcClient.builder().address(server.address()).transport(clientT).connect());

@@ -101,7 +101,8 @@ class RdmaTimeoutsTest {
 
     /**
      * The client's I/O thread is held, so only its first window of messages leaves: 8 of 256 KiB, half
-     * of a 4 MiB frame. The server refuses the connection one frame timeout (1 s) after the frame
+     * of a 4 MiB frame sent as split SENDs (the client's rendezvous is off: by default a frame this large
+     * would be read by the server instead). The server refuses the connection one frame timeout (1 s) after the frame
      * started, says why, and its queue pair, receive and reassembly buffers and its address's claim
      * are back where they were before the client came.
      */
@@ -115,7 +116,7 @@ class RdmaTimeoutsTest {
         CountDownLatch release = new CountDownLatch(1);
         long qps0 = liveQps();
         try (RdmaTransport serverT = RdmaTransport.create(serverConfig);
-             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig().send(s -> s.window(8)));
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig().send(s -> s.window(8).rendezvousThreshold(0)));
              ServerEndpoint endpoint = serverT.listen(RdmaTestEnv.serverBind(), MAX_FRAME, c -> serverSide)) {
             long inUse0 = serverT.bytesInUse();
             InetAddress from = InetAddress.getByName(RdmaTestEnv.clientAddress());

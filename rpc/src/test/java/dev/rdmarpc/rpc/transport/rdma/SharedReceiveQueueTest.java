@@ -55,8 +55,10 @@ class SharedReceiveQueueTest {
              RpcClient client = RpcClient.builder().address(server.address()).transport(clientT).connect();
              Arena arena = Arena.ofShared()) {
             int chunk = serverT.bufferPool().chunkSize();
-            echoSweep(client, clientT, serverT, arena, new int[]{1, 200, 4096, chunk - 32, chunk - 31, 1 << 20, 3 << 20},
-                    new int[]{1, 8, 64}, 500, 2 << 20);
+            long rendezvous = echoSweep(client, clientT, serverT, arena,
+                    new int[]{1, 200, 4096, chunk - 32, chunk - 31, 1 << 20, 3 << 20}, new int[]{1, 8, 64}, 500, 2 << 20);
+            assertEquals(51, rendezvous, "echoes of 1 and 3 MiB");
+            RdmaRpcTest.assertRendezvousAtTheDefaultThreshold(clientT, serverT, rendezvous);
             assertUsesSharedQueue(serverT);
             assertUsesSharedQueue(clientT);
             System.out.println("client " + clientT.metrics());
@@ -84,6 +86,9 @@ class SharedReceiveQueueTest {
                 }
                 assertUsesSharedQueue(serverShared ? serverT : clientT);
                 assertEquals(0, (serverShared ? clientT : serverT).sharedReceiveBytes());
+                // the 1 MiB echoes, at the default rendezvous threshold: read by rendezvous both ways
+                assertEquals(16, serverT.metrics().rendezvousRead(), serverT.metrics().toString());
+                assertEquals(16, clientT.metrics().rendezvousRead(), clientT.metrics().toString());
                 assertEquals(0, clientT.metrics().completionErrors() + serverT.metrics().completionErrors());
                 System.out.println((serverShared ? "server" : "client") + " with SRQ: client " + clientT.metrics()
                         + "\n  server " + serverT.metrics());
