@@ -160,12 +160,18 @@ public abstract class TelemetryContract {
 
     /** Waits until the server's duration histogram has {@code n} calls (afterCall runs after the response is out). */
     private Collection<MetricData> metricsAfterServerCalls(long n) throws InterruptedException {
+        return metricsAfterCalls(n, List.of("server"));
+    }
+
+    /** The metrics once each side named has counted n calls finished (10 s at most). */
+    private Collection<MetricData> metricsAfterCalls(long n, List<String> sides) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (true) {
             Collection<MetricData> all = metrics.collectAllMetrics();
-            long have = all.stream().filter(m -> m.getName().equals("rpc.server.calls.finished"))
-                    .mapToLong(m -> sum(m, Attributes.empty())).sum();
-            if (have >= n || System.nanoTime() > end) {
+            boolean done = sides.stream().allMatch(side -> all.stream()
+                    .filter(m -> m.getName().equals("rpc." + side + ".calls.finished"))
+                    .mapToLong(m -> sum(m, Attributes.empty())).sum() >= n);
+            if (done || System.nanoTime() > end) {
                 return all;
             }
             Thread.sleep(5);
@@ -270,7 +276,8 @@ public abstract class TelemetryContract {
             assertEquals("dede", s.receive());
             assertNull(s.receive());
         }
-        Collection<MetricData> m = metricsAfterServerCalls(5);
+        // both sides: a stream's end may be recorded after close() has returned
+        Collection<MetricData> m = metricsAfterCalls(5, List.of("client", "server"));
         for (String side : List.of("client", "server")) {
             MetricData req = metric(m, "rpc." + side + ".request.size");
             MetricData resp = metric(m, "rpc." + side + ".response.size");
