@@ -174,6 +174,47 @@ abstract class GrpcEcosystemContract {
     }
 
     @Test
+    void aCallThatADrainingServerRefusesIsSentAgainToAnotherWithoutARetryPolicy() throws Exception {
+        AtomicInteger[] calls = {new AtomicInteger(), new AtomicInteger()};
+        List<Server> two = new ArrayList<>();
+        for (AtomicInteger c : calls) {
+            two.add(start(serverBuilder().addService(ServerInterceptors.intercept(new InteropService(), counting(c)))));
+        }
+        ManagedChannel ch = channel(channelBuilder(targetFor(two)).defaultLoadBalancingPolicy("round_robin"));
+        TestServiceGrpc.TestServiceBlockingStub stub = TestServiceGrpc.newBlockingStub(ch).withWaitForReady();
+        for (int i = 0; i < 10; i++) {
+            stub.withDeadlineAfter(30, TimeUnit.SECONDS).emptyCall(Empty.getDefaultInstance());
+        }
+        assertTrue(calls[0].get() > 0 && calls[1].get() > 0, "both servers answered some: " + List.of(calls));
+        // a stream held open keeps server 0 draining after shutdown(): it refuses new calls (SHUTTING_DOWN)
+        ManagedChannel direct = channel(channelBuilder(host() + ":" + two.get(0).getPort()));
+        BlockingQueue<Object> heldResponses = new LinkedBlockingQueue<>();
+        StreamObserver<io.grpc.testing.integration.Messages.StreamingOutputCallRequest> held =
+                TestServiceGrpc.newStub(direct).fullDuplexCall(GrpcInteropContract.queueing(heldResponses));
+        int before = calls[0].get();
+        held.onNext(io.grpc.testing.integration.Messages.StreamingOutputCallRequest.getDefaultInstance());
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (calls[0].get() == before && System.nanoTime() < end) {
+            Thread.sleep(5);
+        }
+        assertEquals(before + 1, calls[0].get(), "the held stream reached server 0");
+        two.get(0).shutdown();
+        int failed = 0;
+        io.grpc.StatusRuntimeException first = null;
+        for (int i = 0; i < 20; i++) {
+            try {
+                stub.withDeadlineAfter(30, TimeUnit.SECONDS).emptyCall(Empty.getDefaultInstance());
+            } catch (io.grpc.StatusRuntimeException e) {
+                failed++;
+                first = first == null ? e : first;
+            }
+        }
+        assertEquals(0, failed, "a refused call goes to the other server; the first failure: " + first);
+        assertEquals(before + 1, calls[0].get(), "the draining server started no new call");
+        held.onCompleted();
+    }
+
+    @Test
     void retryPolicyTurnsAFirstUnavailableIntoSuccess() throws Exception {
         AtomicInteger attempts = new AtomicInteger();
         ServerInterceptor failFirst = new ServerInterceptor() {

@@ -161,7 +161,11 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
                 // the connection is gone (or the server refused it, with a reason): gRPC's UNAVAILABLE
                 status = Status.UNAVAILABLE.withDescription(status.getDescription()).withCause(failure);
             }
-            close(status, RpcProgress.PROCESSED, new Metadata());
+            // SHUTTING_DOWN: the server says it did not handle the call, so gRPC may send it again
+            // (to another server) without a retry policy, as after an HTTP/2 GOAWAY
+            RpcProgress progress = failure.status() == dev.rdmarpc.rpc.Status.SHUTTING_DOWN
+                    ? RpcProgress.REFUSED : RpcProgress.PROCESSED;
+            close(status, progress, new Metadata());
         }
     }
 
