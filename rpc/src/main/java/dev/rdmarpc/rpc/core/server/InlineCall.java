@@ -76,7 +76,7 @@ final class InlineCall extends ResponseSizes implements RawCall {
         payloadLength = FrameHeader.payloadLength(frame, offset) - mlen;
         attachmentLength = FrameHeader.attachmentLength(frame, offset);
         responded = false;
-        responseBytes = -1;
+        responseUnknown();
         responseAttachment = Attachment.NONE;
         responseMetadata = Metadata.EMPTY;
         Status status;
