@@ -70,12 +70,7 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
         stats.clientOutboundHeaders();
         AsyncClientStream<Object, Object> s;
         try {
-            dev.rdmarpc.rpc.Metadata md = Headers.toRdmarpc(headers).with(Headers.PATH, "/" + method.getFullMethodName());
-            if (authority != null) {
-                md = md.with(Headers.AUTHORITY, authority);
-            }
-            // a gRPC call without a deadline has none (not rdmarpc's default stream timeout)
-            dev.rdmarpc.rpc.CallOptions options = dev.rdmarpc.rpc.CallOptions.DEFAULT.withMetadata(md).withoutDeadline();
+            dev.rdmarpc.rpc.CallOptions options = Headers.startOptions(headers, method, authority, transport.startOptions);
             Deadline d = deadline;
             if (d != null) {
                 long left = d.timeRemaining(TimeUnit.NANOSECONDS);
@@ -121,7 +116,7 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
             }
             Wire.In in = (Wire.In) m;
             if (in.kind() == Wire.HEADERS) {
-                Metadata h = Headers.fromBlock(in.body());
+                Metadata h = Headers.fromBlock(in.body(), transport.headersIn);
                 String encoding = h.get(GrpcUtil.MESSAGE_ENCODING_KEY);
                 if (encoding != null) {
                     decompressor = decompressors.lookupDecompressor(encoding);
@@ -151,7 +146,7 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
         @Override
         public void onEnd(RpcException failure, dev.rdmarpc.rpc.Metadata md) {
             if (failure == null) {
-                Metadata trailers = Headers.toGrpc(md);
+                Metadata trailers = Headers.toGrpc(md, transport.trailersIn);
                 stats.clientInboundTrailers(trailers);
                 close(Headers.statusOf(md), RpcProgress.PROCESSED, trailers);
                 return;

@@ -47,6 +47,12 @@ final class ClientTransportImpl implements ConnectionClientTransport {
     private final int maxInbound;
     private final InternalLogId logId;
     private final Set<ClientStreamImpl> streams = new HashSet<>();
+    /** The start of the last calls, by headers, method and authority. */
+    final MetadataCache<dev.rdmarpc.rpc.CallOptions> startOptions = new MetadataCache<>();
+    /** The servers' last response headers, by their block. */
+    final MetadataCache<byte[][]> headersIn = new MetadataCache<>();
+    /** The servers' last trailers. */
+    final MetadataCache<byte[][]> trailersIn = new MetadataCache<>();
     private volatile Attributes attributes = Attributes.EMPTY;
     private Listener listener;
     private volatile RpcClient client;

@@ -3,10 +3,10 @@ package dev.rdmarpc.grpc.internal;
 import dev.rdmarpc.rpc.RpcException;
 import io.grpc.InternalMetadata;
 import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,8 +31,12 @@ final class Headers {
 
     /** @return {@code md} as rdmarpc metadata */
     static dev.rdmarpc.rpc.Metadata toRdmarpc(Metadata md) {
+        return toRdmarpc(InternalMetadata.serialize(md));
+    }
+
+    /** @return gRPC metadata in its serialized form (keys and values, one after the other) as rdmarpc metadata */
+    static dev.rdmarpc.rpc.Metadata toRdmarpc(byte[][] kv) {
         dev.rdmarpc.rpc.Metadata out = dev.rdmarpc.rpc.Metadata.EMPTY;
-        byte[][] kv = InternalMetadata.serialize(md);
         Map<String, Integer> seen = new HashMap<>();
         for (int i = 0; i + 1 < kv.length; i += 2) {
             String key = new String(kv[i], StandardCharsets.US_ASCII);
@@ -44,22 +48,87 @@ final class Headers {
         return out;
     }
 
+    /**
+     * @return the start of a call to {@code method}: rdmarpc call options (no deadline) with the
+     *         headers, the path and the authority; converted once per distinct headers, method and
+     *         authority ({@code cache})
+     */
+    static dev.rdmarpc.rpc.CallOptions startOptions(Metadata headers, MethodDescriptor<?, ?> method, String authority,
+                                                    MetadataCache<dev.rdmarpc.rpc.CallOptions> cache) {
+        byte[][] kv = InternalMetadata.serialize(headers);
+        int hash = MetadataCache.hashOf(method);
+        dev.rdmarpc.rpc.CallOptions options = cache.get(hash, method, authority, kv);
+        if (options == null) {
+            dev.rdmarpc.rpc.Metadata md = toRdmarpc(kv).with(PATH, "/" + method.getFullMethodName());
+            if (authority != null) {
+                md = md.with(AUTHORITY, authority);
+            }
+            // a gRPC call without a deadline has none (not rdmarpc's default stream timeout)
+            options = dev.rdmarpc.rpc.CallOptions.DEFAULT.withMetadata(md).withoutDeadline();
+            cache.put(hash, method, authority, kv, options);
+        }
+        return options;
+    }
+
     private static String repeated(String key, int n) {
         return key.endsWith(BIN) ? key.substring(0, key.length() - BIN.length()) + REPEAT + n + BIN : key + REPEAT + n;
     }
 
     /** @return {@code md} as gRPC metadata, without the reserved keys of this transport */
     static Metadata toGrpc(dev.rdmarpc.rpc.Metadata md) {
-        List<byte[]> kv = new ArrayList<>();
-        for (String key : md.keys()) {
-            if (key.equals(PATH) || key.equals(AUTHORITY) || key.equals(STATUS) || key.equals(MESSAGE)) {
+        return InternalMetadata.newMetadata(serialized(md));
+    }
+
+    /**
+     * @return {@code md} as gRPC metadata of its own, without the reserved keys of this transport;
+     *         converted once per distinct {@code md} ({@code cache})
+     */
+    static Metadata toGrpc(dev.rdmarpc.rpc.Metadata md, MetadataCache<byte[][]> cache) {
+        if (md.isEmpty()) {
+            return new Metadata();
+        }
+        int hash = md.hashCode();
+        byte[][] kv = cache.get(hash, null, null, md);
+        if (kv == null) {
+            kv = serialized(md);
+            cache.put(hash, null, null, md, kv);
+        }
+        return own(kv);
+    }
+
+    /** @return {@code md} in gRPC's serialized form, without the reserved keys of this transport */
+    private static byte[][] serialized(dev.rdmarpc.rpc.Metadata md) {
+        List<String> keys = md.keys();
+        int n = 0;
+        for (String key : keys) {
+            n += reserved(key) ? 0 : 1;
+        }
+        byte[][] kv = new byte[2 * n][];
+        int i = 0;
+        for (String key : keys) {
+            if (reserved(key)) {
                 continue;
             }
-            String grpcKey = original(key);
-            kv.add(grpcKey.getBytes(StandardCharsets.US_ASCII));
-            kv.add(dev.rdmarpc.rpc.Metadata.isBinary(key) ? md.getBytes(key) : md.get(key).getBytes(StandardCharsets.US_ASCII));
+            kv[i++] = original(key).getBytes(StandardCharsets.US_ASCII);
+            kv[i++] = dev.rdmarpc.rpc.Metadata.isBinary(key) ? md.getBytes(key) : md.get(key).getBytes(StandardCharsets.US_ASCII);
         }
-        return InternalMetadata.newMetadata(kv.toArray(new byte[0][]));
+        return kv;
+    }
+
+    private static boolean reserved(String key) {
+        return key.equals(PATH) || key.equals(AUTHORITY) || key.equals(STATUS) || key.equals(MESSAGE);
+    }
+
+    /**
+     * @return gRPC metadata over a cached serialized form: the keys shared (gRPC only reads them),
+     *         the values copied (gRPC hands a {@code -bin} value's array to the application)
+     */
+    private static Metadata own(byte[][] kv) {
+        byte[][] copy = new byte[kv.length][];
+        for (int i = 0; i < kv.length; i++) {
+            copy[i] = (i & 1) == 0 ? kv[i] : kv[i].clone();
+        }
+        return InternalMetadata.newMetadata(copy);
     }
 
     private static String original(String key) {
@@ -74,7 +143,25 @@ final class Headers {
 
     /** @return headers as the body of a {@link Wire#HEADERS} message */
     static byte[] block(Metadata headers) {
-        dev.rdmarpc.rpc.Metadata md = toRdmarpc(headers);
+        return block(InternalMetadata.serialize(headers));
+    }
+
+    /**
+     * @return headers as the body of a {@link Wire#HEADERS} message, converted once per distinct
+     *         headers ({@code cache}): the array is shared, and only read
+     */
+    static byte[] block(Metadata headers, MetadataCache<byte[]> cache) {
+        byte[][] kv = InternalMetadata.serialize(headers);
+        byte[] b = cache.get(kv.length, null, null, kv);
+        if (b == null) {
+            b = block(kv);
+            cache.put(kv.length, null, null, kv, b);
+        }
+        return b;
+    }
+
+    private static byte[] block(byte[][] kv) {
+        dev.rdmarpc.rpc.Metadata md = toRdmarpc(kv);
         byte[] b = new byte[md.encodedLength()];
         md.writeTo(MemorySegment.ofArray(b), 0);
         return b;
@@ -85,8 +172,33 @@ final class Headers {
         return toGrpc(dev.rdmarpc.rpc.Metadata.readFrom(MemorySegment.ofArray(block), 0));
     }
 
+    /** @return the headers of a {@link Wire#HEADERS} message's body, converted once per distinct body ({@code cache}) */
+    static Metadata fromBlock(byte[] block, MetadataCache<byte[][]> cache) {
+        byte[][] kv = cache.get(block.length, null, null, block);
+        if (kv == null) {
+            kv = serialized(dev.rdmarpc.rpc.Metadata.readFrom(MemorySegment.ofArray(block), 0));
+            cache.put(block.length, null, null, block, kv);
+        }
+        return own(kv);
+    }
+
+    /** The trailers of a status without a description and without other trailers, by the code's ordinal. */
+    private static final dev.rdmarpc.rpc.Metadata[] STATUS_ONLY = statusOnly();
+
+    private static dev.rdmarpc.rpc.Metadata[] statusOnly() {
+        Status.Code[] codes = Status.Code.values();
+        dev.rdmarpc.rpc.Metadata[] m = new dev.rdmarpc.rpc.Metadata[codes.length];
+        for (Status.Code c : codes) {
+            m[c.ordinal()] = dev.rdmarpc.rpc.Metadata.of(STATUS, Integer.toString(c.value()));
+        }
+        return m;
+    }
+
     /** @return trailers with the status, as the metadata of the stream's end */
     static dev.rdmarpc.rpc.Metadata trailers(Status status, Metadata trailers) {
+        if (status.getDescription() == null && InternalMetadata.headerCount(trailers) == 0) {
+            return STATUS_ONLY[status.getCode().ordinal()]; // immutable: shared by every call
+        }
         dev.rdmarpc.rpc.Metadata md = toRdmarpc(trailers).with(STATUS, Integer.toString(status.getCode().value()));
         if (status.getDescription() != null) {
             md = md.with(MESSAGE, status.getDescription());

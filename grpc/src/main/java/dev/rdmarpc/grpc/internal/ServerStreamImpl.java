@@ -29,7 +29,7 @@ final class ServerStreamImpl implements io.grpc.internal.ServerStream {
     private final String authority;
     private final int streamId;
     private final int maxInbound;
-    private final Runnable ended;
+    private final ServerTransportImpl transport;
     private volatile ServerStreamListener listener;
     private volatile Compressor compressor = Codec.Identity.NONE;
     private volatile boolean messageCompression = true;
@@ -38,16 +38,16 @@ final class ServerStreamImpl implements io.grpc.internal.ServerStream {
     private int outSeq;
     private int inSeq;
 
-    /** @param ended run once when the call is over (told to gRPC) */
+    /** @param transport told once when the call is over (told to gRPC) */
     ServerStreamImpl(AsyncServerStream<Object, Object> stream, StatsTraceContext stats, Attributes attributes,
-                     String authority, int maxInbound, Runnable ended) {
+                     String authority, int maxInbound, ServerTransportImpl transport) {
         this.stream = stream;
         this.stats = stats;
         this.attributes = attributes;
         this.authority = authority;
         this.streamId = (int) stream.requestId();
         this.maxInbound = maxInbound;
-        this.ended = ended;
+        this.transport = transport;
     }
 
     /** @return the listener of the rdmarpc stream (its callbacks run one at a time, on the I/O thread) */
@@ -140,7 +140,7 @@ final class ServerStreamImpl implements io.grpc.internal.ServerStream {
         if (l != null) {
             l.closed(status);
         }
-        ended.run();
+        transport.ended(this);
     }
 
     /** The server stops now (shutdownNow): the client is told UNAVAILABLE, gRPC that the call was cancelled. */
@@ -157,7 +157,7 @@ final class ServerStreamImpl implements io.grpc.internal.ServerStream {
 
     @Override
     public void writeHeaders(Metadata headers, boolean flush) {
-        send(Wire.Out.headers(Headers.block(headers)));
+        send(Wire.Out.headers(Headers.block(headers, transport.headersOut)));
     }
 
     @Override

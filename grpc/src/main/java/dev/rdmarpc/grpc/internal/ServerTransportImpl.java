@@ -19,6 +19,7 @@ import io.grpc.internal.GrpcUtil;
 import io.grpc.internal.ServerTransport;
 import io.grpc.internal.ServerTransportListener;
 import io.grpc.internal.StatsTraceContext;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
@@ -38,6 +39,12 @@ final class ServerTransportImpl implements ServerTransport {
     private final InternalLogId logId = InternalLogId.allocate(getClass(), null);
     private final AtomicInteger active = new AtomicInteger();
     private final java.util.Set<ServerStreamImpl> streams = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** The last response headers gRPC wrote, as blocks. */
+    final MetadataCache<byte[]> headersOut = new MetadataCache<>();
+    /** The last request headers, as gRPC's. */
+    private final MetadataCache<byte[][]> headersIn = new MetadataCache<>();
+    /** The attributes of the last calls' connections, by the connection's peer (the same object for all its calls). */
+    private final ConnectionAttributes[] attributes = new ConnectionAttributes[16];
     private volatile ServerTransportListener listener;
     private volatile RpcServer server;
     private volatile boolean shutdown;
@@ -76,7 +83,7 @@ final class ServerTransportImpl implements ServerTransport {
         if (path == null || !path.startsWith("/")) {
             throw new RpcException(dev.rdmarpc.rpc.Status.PROTOCOL_ERROR, "a gRPC call without its method (" + Headers.PATH + ")");
         }
-        Metadata headers = Headers.toGrpc(md);
+        Metadata headers = Headers.toGrpc(md, headersIn);
         long left = s.remainingNanos();
         if (left != Long.MAX_VALUE) {
             headers.discardAll(GrpcUtil.TIMEOUT_KEY);
@@ -84,16 +91,9 @@ final class ServerTransportImpl implements ServerTransport {
         }
         String method = path.substring(1);
         StatsTraceContext stats = StatsTraceContext.newServerContext(tracers, method, headers);
-        Attributes attrs = Attributes.newBuilder()
-                .set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, s.peer())
-                .set(Grpc.TRANSPORT_ATTR_LOCAL_ADDR, server.address())
-                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, secure ? SecurityLevel.PRIVACY_AND_INTEGRITY : SecurityLevel.NONE)
-                .build();
+        Attributes attrs = attributes(s.peer());
         active.incrementAndGet();
-        ServerStreamImpl[] self = new ServerStreamImpl[1];
-        ServerStreamImpl stream = new ServerStreamImpl(s, stats, attrs, md.get(Headers.AUTHORITY), maxInbound,
-                () -> ended(self[0]));
-        self[0] = stream;
+        ServerStreamImpl stream = new ServerStreamImpl(s, stats, attrs, md.get(Headers.AUTHORITY), maxInbound, this);
         streams.add(stream);
         StreamListener<Object> sl = stream.listener();
         try {
@@ -105,8 +105,27 @@ final class ServerTransportImpl implements ServerTransport {
         return sl;
     }
 
+    /** A connection's peer and the attributes of its calls. */
+    private record ConnectionAttributes(InetSocketAddress peer, Attributes attributes) {
+    }
+
+    /** @return the attributes of a call from {@code peer}: made once per connection while its slot keeps it */
+    private Attributes attributes(InetSocketAddress peer) {
+        int slot = System.identityHashCode(peer) & (attributes.length - 1);
+        ConnectionAttributes c = attributes[slot]; // immutable: shared without a lock; a lost race makes them again
+        if (c == null || c.peer() != peer) {
+            c = new ConnectionAttributes(peer, Attributes.newBuilder()
+                    .set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, peer)
+                    .set(Grpc.TRANSPORT_ATTR_LOCAL_ADDR, server.address())
+                    .set(GrpcAttributes.ATTR_SECURITY_LEVEL, secure ? SecurityLevel.PRIVACY_AND_INTEGRITY : SecurityLevel.NONE)
+                    .build());
+            attributes[slot] = c;
+        }
+        return c.attributes();
+    }
+
     /** A call ended (told to gRPC). */
-    private void ended(ServerStreamImpl stream) {
+    void ended(ServerStreamImpl stream) {
         if (streams.remove(stream) && active.decrementAndGet() == 0 && shutdown) {
             terminate();
         }

@@ -41,8 +41,8 @@ public abstract class AsyncStreamIo implements Runnable {
     private final AtomicInteger wip = new AtomicInteger();
     private final AtomicLong demand = new AtomicLong();
     private final ReentrantLock outLock = new ReentrantLock();
-    /** Guarded by outLock: messages and markers not written yet, in order. */
-    private final ArrayDeque<Object> outbox = new ArrayDeque<>();
+    /** Guarded by outLock: messages and markers not written yet, in order (sized for a unary call's few; it grows). */
+    private final ArrayDeque<Object> outbox = new ArrayDeque<>(3);
     private volatile int queued;
     private volatile StreamListener<Object> listener;
     /** Someone saw the stream not ready (or it has not been ready yet): tell onReady when it is. */

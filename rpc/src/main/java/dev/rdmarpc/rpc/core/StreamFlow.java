@@ -31,9 +31,9 @@ public final class StreamFlow {
     /** This side's receive window: how much it grants the peer beyond what its reader took. */
     private final int window;
 
-    // guarded by lock
-    private final ArrayDeque<Object> inbox = new ArrayDeque<>();
-    private int[] sizes = new int[16];
+    // guarded by lock; sized for a unary call's few messages (a gRPC call is a stream per call), growing as needed
+    private final ArrayDeque<Object> inbox = new ArrayDeque<>(3);
+    private int[] sizes = new int[4];
     private int sizeHead;
     private int sizeCount;
     /** Bytes of message frames received, and granted to the peer, since the stream began. */

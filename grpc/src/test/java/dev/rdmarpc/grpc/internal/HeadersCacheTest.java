@@ -1,0 +1,133 @@
+package dev.rdmarpc.grpc.internal;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import io.grpc.InternalMetadata;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.lang.foreign.MemorySegment;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The metadata a call converts is converted once per distinct content and shared, never changed by
+ * a later call or by what an application does with its own metadata.
+ */
+class HeadersCacheTest {
+    private static final Metadata.Key<String> ASCII = Metadata.Key.of("tenant", Metadata.ASCII_STRING_MARSHALLER);
+    private static final Metadata.Key<byte[]> BIN = Metadata.Key.of("token-bin", Metadata.BINARY_BYTE_MARSHALLER);
+    private static final MethodDescriptor<byte[], byte[]> A = method("svc/A");
+    private static final MethodDescriptor<byte[], byte[]> B = method("svc/B");
+
+    @Test
+    void aCallStartsWithTheOptionsOfTheLastCallWithTheSameHeadersMethodAndAuthority() {
+        MetadataCache<dev.rdmarpc.rpc.CallOptions> cache = new MetadataCache<>();
+        dev.rdmarpc.rpc.CallOptions first = Headers.startOptions(headers("t1", new byte[] {1}), A, null, cache);
+        assertSame(first, Headers.startOptions(headers("t1", new byte[] {1}), A, null, cache),
+                "the same headers and method: converted once");
+        assertEquals("/svc/A", first.metadata().get(Headers.PATH));
+        assertEquals("t1", first.metadata().get("tenant"));
+        assertArrayEquals(new byte[] {1}, first.metadata().getBytes("token-bin"));
+        assertNull(first.metadata().get(Headers.AUTHORITY));
+
+        dev.rdmarpc.rpc.CallOptions other = Headers.startOptions(headers("t2", new byte[] {1}), A, null, cache);
+        assertEquals("t2", other.metadata().get("tenant"), "other headers: converted anew");
+        assertEquals("/svc/B", Headers.startOptions(headers("t2", new byte[] {1}), B, null, cache).metadata().get(Headers.PATH));
+        assertEquals("example.org", Headers.startOptions(headers("t2", new byte[] {1}), A, "example.org", cache)
+                .metadata().get(Headers.AUTHORITY));
+    }
+
+    @Test
+    void anApplicationThatChangesItsValueArrayAfterACallGetsItsNewValueSent() {
+        MetadataCache<dev.rdmarpc.rpc.CallOptions> cache = new MetadataCache<>();
+        byte[] token = {1, 2};
+        assertArrayEquals(new byte[] {1, 2}, Headers.startOptions(headers("t", token), A, null, cache)
+                .metadata().getBytes("token-bin"));
+        token[0] = 9; // gRPC keeps the application's array in its metadata
+        assertArrayEquals(new byte[] {9, 2}, Headers.startOptions(headers("t", token), A, null, cache)
+                .metadata().getBytes("token-bin"));
+    }
+
+    @Test
+    void receivedHeadersAreConvertedOnceButEachCallGetsMetadataOfItsOwn() {
+        MetadataCache<byte[][]> cache = new MetadataCache<>();
+        byte[] block = Headers.block(headers("t1", new byte[] {5, 6}));
+        Metadata first = Headers.fromBlock(block, cache);
+        Metadata second = Headers.fromBlock(block.clone(), cache);
+        assertEquals("t1", second.get(ASCII));
+        byte[] firstToken = first.get(BIN);
+        firstToken[0] = 42; // an application may change the array gRPC hands it
+        first.discardAll(ASCII);
+        assertArrayEquals(new byte[] {5, 6}, second.get(BIN), "another call's value is its own");
+        assertEquals("t1", second.get(ASCII));
+        assertArrayEquals(new byte[] {5, 6}, Headers.fromBlock(block, cache).get(BIN));
+    }
+
+    @Test
+    void receivedTrailersAndRequestHeadersAreConvertedOnceWithoutTheReservedKeys() {
+        MetadataCache<byte[][]> cache = new MetadataCache<>();
+        dev.rdmarpc.rpc.Metadata md = Headers.toRdmarpc(headers("t1", new byte[] {7})).with(Headers.STATUS, "0")
+                .with(Headers.PATH, "/svc/A");
+        Metadata first = Headers.toGrpc(md, cache);
+        first.get(BIN)[0] = 1;
+        Metadata second = Headers.toGrpc(md, cache);
+        assertEquals(2, InternalMetadata.headerCount(second), "tenant and token-bin, not the reserved keys");
+        assertArrayEquals(new byte[] {7}, second.get(BIN));
+        assertEquals("t2", Headers.toGrpc(Headers.toRdmarpc(headers("t2", new byte[] {7})), cache).get(ASCII));
+    }
+
+    @Test
+    void responseHeaderBlocksAreSharedWhileTheHeadersAreTheSame() {
+        MetadataCache<byte[]> cache = new MetadataCache<>();
+        byte[] first = Headers.block(headers("t1", new byte[] {1}), cache);
+        assertSame(first, Headers.block(headers("t1", new byte[] {1}), cache));
+        byte[] other = Headers.block(headers("t1", new byte[] {2}), cache);
+        assertNotSame(first, other);
+        Metadata back = Headers.toGrpc(dev.rdmarpc.rpc.Metadata.readFrom(MemorySegment.ofArray(other), 0));
+        assertArrayEquals(new byte[] {2}, back.get(BIN));
+    }
+
+    @Test
+    void aStatusWithoutDescriptionOrTrailersEndsWithSharedTrailers() {
+        dev.rdmarpc.rpc.Metadata ok = Headers.trailers(Status.OK, new Metadata());
+        assertSame(ok, Headers.trailers(Status.OK, new Metadata()));
+        assertEquals(Status.Code.OK, Headers.statusOf(ok).getCode());
+        assertEquals(Status.Code.NOT_FOUND, Headers.statusOf(Headers.trailers(Status.NOT_FOUND, new Metadata())).getCode());
+
+        Metadata extra = headers("t1", new byte[] {3});
+        dev.rdmarpc.rpc.Metadata withExtra = Headers.trailers(Status.OK, extra);
+        assertEquals("t1", withExtra.get("tenant"));
+        dev.rdmarpc.rpc.Metadata described = Headers.trailers(Status.ABORTED.withDescription("why"), new Metadata());
+        assertEquals("why", Headers.statusOf(described).getDescription());
+        assertEquals(Status.Code.ABORTED, Headers.statusOf(described).getCode());
+    }
+
+    private static Metadata headers(String tenant, byte[] token) {
+        Metadata m = new Metadata();
+        m.put(ASCII, tenant);
+        m.put(BIN, token);
+        return m;
+    }
+
+    private static MethodDescriptor<byte[], byte[]> method(String name) {
+        MethodDescriptor.Marshaller<byte[]> m = new MethodDescriptor.Marshaller<>() {
+            @Override
+            public InputStream stream(byte[] value) {
+                return new ByteArrayInputStream(value);
+            }
+
+            @Override
+            public byte[] parse(InputStream stream) {
+                throw new UnsupportedOperationException();
+            }
+        };
+        return MethodDescriptor.<byte[], byte[]>newBuilder().setType(MethodDescriptor.MethodType.UNARY)
+                .setFullMethodName(name).setRequestMarshaller(m).setResponseMarshaller(m).build();
+    }
+}
