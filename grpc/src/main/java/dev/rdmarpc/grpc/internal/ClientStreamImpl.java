@@ -33,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  * {@link #request}s them, so an application that reads slowly holds messages back in the server's
  * window. gRPC's own call listener moves them onto the application's executor.
  */
-final class ClientStreamImpl implements io.grpc.internal.ClientStream {
+final class ClientStreamImpl extends OpenCalls.Call implements io.grpc.internal.ClientStream {
     private final ClientTransportImpl transport;
     private final MethodDescriptor<?, ?> method;
     private final Metadata headers;
@@ -146,9 +146,10 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
         @Override
         public void onEnd(RpcException failure, dev.rdmarpc.rpc.Metadata md) {
             if (failure == null) {
-                Metadata trailers = Headers.toGrpc(md, transport.trailersIn);
+                Headers.Trailers t = Headers.trailers(md, transport.trailersIn);
+                Metadata trailers = Headers.own(t.trailers());
                 stats.clientInboundTrailers(trailers);
-                close(Headers.statusOf(md), RpcProgress.PROCESSED, trailers);
+                close(t.status(), RpcProgress.PROCESSED, trailers);
                 return;
             }
             Status status = Headers.statusOf(failure);

@@ -21,10 +21,7 @@ import io.grpc.internal.GrpcAttributes;
 import io.grpc.internal.SimpleDisconnectError;
 import io.grpc.internal.StatsTraceContext;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -46,13 +43,13 @@ final class ClientTransportImpl implements ConnectionClientTransport {
     private final boolean secure;
     private final int maxInbound;
     private final InternalLogId logId;
-    private final Set<ClientStreamImpl> streams = new HashSet<>();
+    private final OpenCalls<ClientStreamImpl> streams = new OpenCalls<>();
     /** The start of the last calls, by headers, method and authority. */
     final MetadataCache<dev.rdmarpc.rpc.CallOptions> startOptions = new MetadataCache<>();
     /** The servers' last response headers, by their block. */
     final MetadataCache<byte[][]> headersIn = new MetadataCache<>();
     /** The servers' last trailers. */
-    final MetadataCache<byte[][]> trailersIn = new MetadataCache<>();
+    final MetadataCache<Headers.Trailers> trailersIn = new MetadataCache<>();
     private volatile Attributes attributes = Attributes.EMPTY;
     private Listener listener;
     private volatile RpcClient client;
@@ -154,8 +151,7 @@ final class ClientTransportImpl implements ConnectionClientTransport {
     void streamStarted(ClientStreamImpl stream) {
         boolean first;
         synchronized (this) {
-            first = streams.isEmpty();
-            streams.add(stream);
+            first = streams.add(stream);
         }
         if (first) {
             listener.transportInUse(true);
@@ -198,7 +194,7 @@ final class ClientTransportImpl implements ConnectionClientTransport {
         shutdown(reason);
         List<ClientStreamImpl> open;
         synchronized (this) {
-            open = new ArrayList<>(streams);
+            open = streams.snapshot();
         }
         for (ClientStreamImpl s : open) {
             s.cancel(reason);

@@ -79,21 +79,41 @@ final class Headers {
         return InternalMetadata.newMetadata(serialized(md));
     }
 
+    /** A call's request headers as gRPC's (serialized), with its method and authority. */
+    record Request(byte[][] headers, String method, String authority) {
+    }
+
     /**
-     * @return {@code md} as gRPC metadata of its own, without the reserved keys of this transport;
-     *         converted once per distinct {@code md} ({@code cache})
+     * @return the request of a call's opening metadata, converted once per distinct metadata
+     *         ({@code cache}); null when it names no method ({@link #PATH})
      */
-    static Metadata toGrpc(dev.rdmarpc.rpc.Metadata md, MetadataCache<byte[][]> cache) {
-        if (md.isEmpty()) {
-            return new Metadata();
-        }
+    static Request request(dev.rdmarpc.rpc.Metadata md, MetadataCache<Request> cache) {
         int hash = md.hashCode();
-        byte[][] kv = cache.get(hash, null, null, md);
-        if (kv == null) {
-            kv = serialized(md);
-            cache.put(hash, null, null, md, kv);
+        Request r = cache.get(hash, null, null, md);
+        if (r == null) {
+            String path = md.get(PATH);
+            if (path == null || !path.startsWith("/")) {
+                return null;
+            }
+            r = new Request(serialized(md), path.substring(1), md.get(AUTHORITY));
+            cache.put(hash, null, null, md, r);
         }
-        return own(kv);
+        return r;
+    }
+
+    /** The trailers of a call's end as gRPC's (serialized), with the status they carry. */
+    record Trailers(byte[][] trailers, Status status) {
+    }
+
+    /** @return the trailers and status of a stream's end, converted once per distinct metadata ({@code cache}) */
+    static Trailers trailers(dev.rdmarpc.rpc.Metadata md, MetadataCache<Trailers> cache) {
+        int hash = md.hashCode();
+        Trailers t = cache.get(hash, null, null, md);
+        if (t == null) {
+            t = new Trailers(serialized(md), statusOf(md));
+            cache.put(hash, null, null, md, t);
+        }
+        return t;
     }
 
     /** @return {@code md} in gRPC's serialized form, without the reserved keys of this transport */
@@ -123,7 +143,7 @@ final class Headers {
      * @return gRPC metadata over a cached serialized form: the keys shared (gRPC only reads them),
      *         the values copied (gRPC hands a {@code -bin} value's array to the application)
      */
-    private static Metadata own(byte[][] kv) {
+    static Metadata own(byte[][] kv) {
         byte[][] copy = new byte[kv.length][];
         for (int i = 0; i < kv.length; i++) {
             copy[i] = (i & 1) == 0 ? kv[i] : kv[i].clone();
@@ -147,17 +167,17 @@ final class Headers {
     }
 
     /**
-     * @return headers as the body of a {@link Wire#HEADERS} message, converted once per distinct
-     *         headers ({@code cache}): the array is shared, and only read
+     * @return headers as a {@link Wire#HEADERS} message, converted once per distinct headers
+     *         ({@code cache}): the message is shared, and only read
      */
-    static byte[] block(Metadata headers, MetadataCache<byte[]> cache) {
+    static Wire.Out headersOut(Metadata headers, MetadataCache<Wire.Out> cache) {
         byte[][] kv = InternalMetadata.serialize(headers);
-        byte[] b = cache.get(kv.length, null, null, kv);
-        if (b == null) {
-            b = block(kv);
-            cache.put(kv.length, null, null, kv, b);
+        Wire.Out out = cache.get(kv.length, null, null, kv);
+        if (out == null) {
+            out = Wire.Out.headers(block(kv));
+            cache.put(kv.length, null, null, kv, out);
         }
-        return b;
+        return out;
     }
 
     private static byte[] block(byte[][] kv) {

@@ -22,7 +22,7 @@ import java.io.InputStream;
  * the stream's end come to {@link #listener()} on the connection's I/O thread, messages only as
  * gRPC {@link #request}s them. gRPC's server moves them onto the application's executor.
  */
-final class ServerStreamImpl implements io.grpc.internal.ServerStream {
+final class ServerStreamImpl extends OpenCalls.Call implements io.grpc.internal.ServerStream {
     private final AsyncServerStream<Object, Object> stream;
     private final StatsTraceContext stats;
     private final Attributes attributes;
@@ -157,7 +157,7 @@ final class ServerStreamImpl implements io.grpc.internal.ServerStream {
 
     @Override
     public void writeHeaders(Metadata headers, boolean flush) {
-        send(Wire.Out.headers(Headers.block(headers, transport.headersOut)));
+        send(Headers.headersOut(headers, transport.headersOut));
     }
 
     @Override

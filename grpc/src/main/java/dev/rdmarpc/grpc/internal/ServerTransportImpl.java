@@ -38,11 +38,11 @@ final class ServerTransportImpl implements ServerTransport {
     private final boolean secure;
     private final InternalLogId logId = InternalLogId.allocate(getClass(), null);
     private final AtomicInteger active = new AtomicInteger();
-    private final java.util.Set<ServerStreamImpl> streams = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final OpenCalls<ServerStreamImpl> streams = new OpenCalls<>();
     /** The last response headers gRPC wrote, as blocks. */
-    final MetadataCache<byte[]> headersOut = new MetadataCache<>();
+    final MetadataCache<Wire.Out> headersOut = new MetadataCache<>();
     /** The last request headers, as gRPC's. */
-    private final MetadataCache<byte[][]> headersIn = new MetadataCache<>();
+    private final MetadataCache<Headers.Request> requests = new MetadataCache<>();
     /** The attributes of the last calls' connections, by the connection's peer (the same object for all its calls). */
     private final ConnectionAttributes[] attributes = new ConnectionAttributes[16];
     private volatile ServerTransportListener listener;
@@ -79,21 +79,21 @@ final class ServerTransportImpl implements ServerTransport {
                     : "the gRPC server is shutting down");
         }
         dev.rdmarpc.rpc.Metadata md = s.requestMetadata();
-        String path = md.get(Headers.PATH);
-        if (path == null || !path.startsWith("/")) {
+        Headers.Request request = Headers.request(md, requests);
+        if (request == null) {
             throw new RpcException(dev.rdmarpc.rpc.Status.PROTOCOL_ERROR, "a gRPC call without its method (" + Headers.PATH + ")");
         }
-        Metadata headers = Headers.toGrpc(md, headersIn);
+        Metadata headers = Headers.own(request.headers());
         long left = s.remainingNanos();
         if (left != Long.MAX_VALUE) {
             headers.discardAll(GrpcUtil.TIMEOUT_KEY);
             headers.put(GrpcUtil.TIMEOUT_KEY, Math.max(left, 1));
         }
-        String method = path.substring(1);
+        String method = request.method();
         StatsTraceContext stats = StatsTraceContext.newServerContext(tracers, method, headers);
         Attributes attrs = attributes(s.peer());
         active.incrementAndGet();
-        ServerStreamImpl stream = new ServerStreamImpl(s, stats, attrs, md.get(Headers.AUTHORITY), maxInbound, this);
+        ServerStreamImpl stream = new ServerStreamImpl(s, stats, attrs, request.authority(), maxInbound, this);
         streams.add(stream);
         StreamListener<Object> sl = stream.listener();
         try {
@@ -142,7 +142,7 @@ final class ServerTransportImpl implements ServerTransport {
     @Override
     public void shutdownNow(Status reason) {
         shutdown = true;
-        for (ServerStreamImpl s : streams) {
+        for (ServerStreamImpl s : streams.snapshot()) {
             s.stopNow();
         }
         terminate();

@@ -12,7 +12,6 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
-import java.lang.foreign.MemorySegment;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -70,26 +69,51 @@ class HeadersCacheTest {
     }
 
     @Test
-    void receivedTrailersAndRequestHeadersAreConvertedOnceWithoutTheReservedKeys() {
-        MetadataCache<byte[][]> cache = new MetadataCache<>();
-        dev.rdmarpc.rpc.Metadata md = Headers.toRdmarpc(headers("t1", new byte[] {7})).with(Headers.STATUS, "0")
-                .with(Headers.PATH, "/svc/A");
-        Metadata first = Headers.toGrpc(md, cache);
-        first.get(BIN)[0] = 1;
-        Metadata second = Headers.toGrpc(md, cache);
+    void requestHeadersAreConvertedOnceWithTheirMethodAndAuthorityButWithoutTheReservedKeys() {
+        MetadataCache<Headers.Request> cache = new MetadataCache<>();
+        dev.rdmarpc.rpc.Metadata md = Headers.toRdmarpc(headers("t1", new byte[] {7})).with(Headers.PATH, "/svc/A")
+                .with(Headers.AUTHORITY, "example.org");
+        Headers.Request first = Headers.request(md, cache);
+        assertSame(first, Headers.request(md, cache));
+        assertEquals("svc/A", first.method());
+        assertEquals("example.org", first.authority());
+        Metadata firstHeaders = Headers.own(first.headers());
+        firstHeaders.get(BIN)[0] = 1; // an application may change the array gRPC hands it
+        Metadata second = Headers.own(Headers.request(md, cache).headers());
         assertEquals(2, InternalMetadata.headerCount(second), "tenant and token-bin, not the reserved keys");
         assertArrayEquals(new byte[] {7}, second.get(BIN));
-        assertEquals("t2", Headers.toGrpc(Headers.toRdmarpc(headers("t2", new byte[] {7})), cache).get(ASCII));
+        Headers.Request other = Headers.request(md.with(Headers.PATH, "/svc/B").without(Headers.AUTHORITY), cache);
+        assertEquals("svc/B", other.method());
+        assertNull(other.authority());
+        assertNull(Headers.request(md.without(Headers.PATH), cache), "no method");
+        assertNull(Headers.request(md.with(Headers.PATH, "svc/A"), cache), "a path without its slash");
     }
 
     @Test
-    void responseHeaderBlocksAreSharedWhileTheHeadersAreTheSame() {
-        MetadataCache<byte[]> cache = new MetadataCache<>();
-        byte[] first = Headers.block(headers("t1", new byte[] {1}), cache);
-        assertSame(first, Headers.block(headers("t1", new byte[] {1}), cache));
-        byte[] other = Headers.block(headers("t1", new byte[] {2}), cache);
+    void receivedTrailersAreConvertedOnceWithTheirStatus() {
+        MetadataCache<Headers.Trailers> cache = new MetadataCache<>();
+        dev.rdmarpc.rpc.Metadata md = Headers.trailers(Status.NOT_FOUND.withDescription("gone"), headers("t1", new byte[] {7}));
+        Headers.Trailers first = Headers.trailers(md, cache);
+        assertSame(first, Headers.trailers(md, cache));
+        assertEquals(Status.Code.NOT_FOUND, first.status().getCode());
+        assertEquals("gone", first.status().getDescription());
+        Metadata trailers = Headers.own(first.trailers());
+        assertEquals(2, InternalMetadata.headerCount(trailers), "tenant and token-bin, not the status");
+        assertEquals("t1", trailers.get(ASCII));
+        assertEquals(Status.Code.OK, Headers.trailers(Headers.trailers(Status.OK, new Metadata()), cache).status().getCode());
+        assertEquals(Status.Code.INTERNAL, Headers.trailers(dev.rdmarpc.rpc.Metadata.EMPTY, cache).status().getCode(),
+                "no status: INTERNAL");
+    }
+
+    @Test
+    void responseHeadersAreSharedWhileTheHeadersAreTheSame() {
+        MetadataCache<Wire.Out> cache = new MetadataCache<>();
+        Wire.Out first = Headers.headersOut(headers("t1", new byte[] {1}), cache);
+        assertSame(first, Headers.headersOut(headers("t1", new byte[] {1}), cache));
+        Wire.Out other = Headers.headersOut(headers("t1", new byte[] {2}), cache);
         assertNotSame(first, other);
-        Metadata back = Headers.toGrpc(dev.rdmarpc.rpc.Metadata.readFrom(MemorySegment.ofArray(other), 0));
+        assertEquals(Wire.HEADERS, other.kind);
+        Metadata back = Headers.fromBlock(other.bytes);
         assertArrayEquals(new byte[] {2}, back.get(BIN));
     }
 
