@@ -16,7 +16,8 @@ import java.util.Map;
  * key of the same name (ASCII keys hold strings, {@code -bin} keys bytes); a key's second and later
  * values travel as {@code key..2}, {@code key..3} (before the {@code -bin} suffix) and come back
  * in order. The call's path, authority and status travel under reserved {@code grpc-} keys, which
- * applications cannot set.
+ * applications cannot set. The conversions a call makes go through its transport's
+ * {@link MetadataCache}s: each distinct set of headers or trailers is converted once.
  */
 final class Headers {
     static final String PATH = "grpc-path";
@@ -72,11 +73,6 @@ final class Headers {
 
     private static String repeated(String key, int n) {
         return key.endsWith(BIN) ? key.substring(0, key.length() - BIN.length()) + REPEAT + n + BIN : key + REPEAT + n;
-    }
-
-    /** @return {@code md} as gRPC metadata, without the reserved keys of this transport */
-    static Metadata toGrpc(dev.rdmarpc.rpc.Metadata md) {
-        return InternalMetadata.newMetadata(serialized(md));
     }
 
     /** A call's request headers as gRPC's (serialized), with its method and authority. */
@@ -161,11 +157,6 @@ final class Headers {
         return bin ? base + BIN : base;
     }
 
-    /** @return headers as the body of a {@link Wire#HEADERS} message */
-    static byte[] block(Metadata headers) {
-        return block(InternalMetadata.serialize(headers));
-    }
-
     /**
      * @return headers as a {@link Wire#HEADERS} message, converted once per distinct headers
      *         ({@code cache}): the message is shared, and only read
@@ -185,11 +176,6 @@ final class Headers {
         byte[] b = new byte[md.encodedLength()];
         md.writeTo(MemorySegment.ofArray(b), 0);
         return b;
-    }
-
-    /** @return the headers of a {@link Wire#HEADERS} message's body */
-    static Metadata fromBlock(byte[] block) {
-        return toGrpc(dev.rdmarpc.rpc.Metadata.readFrom(MemorySegment.ofArray(block), 0));
     }
 
     /** @return the headers of a {@link Wire#HEADERS} message's body, converted once per distinct body ({@code cache}) */

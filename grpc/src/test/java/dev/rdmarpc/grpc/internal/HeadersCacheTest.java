@@ -56,7 +56,7 @@ class HeadersCacheTest {
     @Test
     void receivedHeadersAreConvertedOnceButEachCallGetsMetadataOfItsOwn() {
         MetadataCache<byte[][]> cache = new MetadataCache<>();
-        byte[] block = Headers.block(headers("t1", new byte[] {5, 6}));
+        byte[] block = Headers.headersOut(headers("t1", new byte[] {5, 6}), new MetadataCache<>()).bytes;
         Metadata first = Headers.fromBlock(block, cache);
         Metadata second = Headers.fromBlock(block.clone(), cache);
         assertEquals("t1", second.get(ASCII));
@@ -113,7 +113,7 @@ class HeadersCacheTest {
         Wire.Out other = Headers.headersOut(headers("t1", new byte[] {2}), cache);
         assertNotSame(first, other);
         assertEquals(Wire.HEADERS, other.kind);
-        Metadata back = Headers.fromBlock(other.bytes);
+        Metadata back = Headers.fromBlock(other.bytes, new MetadataCache<>());
         assertArrayEquals(new byte[] {2}, back.get(BIN));
     }
 
