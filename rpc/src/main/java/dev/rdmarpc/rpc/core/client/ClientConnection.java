@@ -116,7 +116,9 @@ final class ClientConnection implements FrameHandler {
      * A successful response to a call that gave a buffer for its response attachment
      * ({@link dev.rdmarpc.rpc.CallOptions#withResponseAttachment}) has the transport write the
      * attachment there, when it can (RDMA rendezvous into registered memory: host memory, or GPU
-     * memory registered through the transport's NicRegistrar).
+     * memory registered through the transport's NicRegistrar). From the answer on, the call's
+     * deadline and a cancel no longer end it (see {@link PendingCall#cancel}): the transport writes
+     * the target until the frame arrives or the connection closes, and the call ends then.
      */
     @Override
     public MemorySegment attachmentSink(Connection c, MemorySegment header, long offset) {
@@ -125,11 +127,16 @@ final class ClientConnection implements FrameHandler {
             return null;
         }
         int alen = FrameHeader.attachmentLength(header, offset);
-        if (!(table.sink(FrameHeader.requestId(header, offset)) instanceof PendingCall p)) {
+        long id = FrameHeader.requestId(header, offset);
+        if (!(table.sink(id) instanceof PendingCall p)) {
             return null;
         }
         Attachment target = p.responseTarget();
-        return target != null && alen <= target.length() ? FrameWriter.nicView(target) : null;
+        if (target == null || alen > target.length()) {
+            return null;
+        }
+        // from here the call ends with this response (or the connection's close), never earlier
+        return table.startLanding(id) != null ? FrameWriter.nicView(target) : null;
     }
 
     /** A frame arrived; {@code landed}: its attachment, already in the call's response target, or null. */
