@@ -143,10 +143,12 @@ class DeviceMemoryPathRdmaTest {
     /**
      * The dma-buf door itself, in the VM: a dma-buf of host pages from the kernel's udmabuf device
      * (the nearest thing to a GPU's exported dma-buf here) handed to {@link NicRegistrar#registerDmaBuf},
-     * the call a {@code GpuBufferPool} makes with a GPU's dma-buf. Soft-RoCE's user-space provider
-     * implements no {@code ibv_reg_dmabuf_mr}: it fails with EOPNOTSUPP and nothing is recorded, which is
-     * what this checks; the registration by address ({@link NicRegistrar#registerMemory}) above is what
-     * the rest of the path runs with here.
+     * the call a {@code GpuBufferPool} makes with a GPU's dma-buf. The VM's kernel makes the dma-buf
+     * (udmabuf is there), and Soft-RoCE refuses to register it: {@code ibv_reg_dmabuf_mr} fails with
+     * EOPNOTSUPP (errno 95), nothing is recorded, and the same pages registered by address work. That
+     * refusal is what this checks; the registration by address ({@link NicRegistrar#registerMemory}),
+     * which ends in the same table through the same registrar, is what the rest of the path runs with
+     * here.
      */
     @Test
     void softRoceRefusesADmaBufRegistrationWithEopnotsupp() throws Exception {
