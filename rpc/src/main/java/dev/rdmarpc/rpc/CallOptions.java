@@ -92,10 +92,8 @@ public final class CallOptions {
      * {@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#nicRegistrar} (never run on a GPU: see
      * docs/rdma.md). Once the transport started writing {@code target} (the NIC, or a copy) the call
      * ends with that response: a cancel then returns false and the deadline waits for it, so nothing
-     * writes {@code target} after the call completed; only when the connection fails while the NIC
-     * writes it may the NIC finish a write under way after the call failed with
-     * {@link Status#CONNECTION_CLOSED}: reuse such memory once its
-     * {@link dev.rdmarpc.rpc.transport.rdma.RegisteredMemory#transfersInFlight()} is 0. The whole
+     * writes {@code target} after the call completed (a connection that fails meanwhile fails the
+     * call with {@link Status#CONNECTION_CLOSED} once its queue pair is destroyed). The whole
      * contract (ownership, reuse, a target too small, cancel, TCP) is in {@link RpcChannel}'s
      * description.
      * {@snippet :

@@ -41,8 +41,8 @@ import java.util.concurrent.CompletableFuture;
  * <ul>
  * <li><b>Ownership.</b> From the call until it completes the buffer is the call's: nothing else may
  * read or write it. Once the call completed (with its response, an error or a cancel) it is the
- * caller's again, and may be reused for the next call at once, with the one exception below
- * (a connection that fails while the NIC writes it).</li>
+ * caller's again: nothing of rdmarpc writes it after, and it may be reused for the next call at
+ * once.</li>
  * <li><b>How it is filled.</b> Over TCP, and over RDMA for a response below the rendezvous threshold
  * (1 MiB by default) or a buffer outside memory registered with the client's transport, the
  * attachment is copied into it once the frame arrived ({@link RpcMetrics#responseAttachmentBytesCopied()}
@@ -55,9 +55,8 @@ import java.util.concurrent.CompletableFuture;
  * call's deadline ends the call at once and nothing writes the buffer afterwards. Once it started
  * (the response is arriving), the call ends with that response: a cancel returns false and does
  * nothing, and a deadline that passes meanwhile waits for the attachment to be in place. If the
- * connection fails meanwhile the call fails with {@link Status#CONNECTION_CLOSED} as the connection
- * closes, and the NIC may still finish a write under way until its queue pair is destroyed: reuse
- * such a buffer once its registration's {@code RegisteredMemory.transfersInFlight()} is 0.</li>
+ * connection fails meanwhile the call fails with {@link Status#CONNECTION_CLOSED} once the NIC can
+ * no longer write the buffer (over RDMA: its queue pair destroyed).</li>
  * </ul>
  *
  * <p>A call without a timeout of its own gets the {@code defaultTimeout} of the builder that made

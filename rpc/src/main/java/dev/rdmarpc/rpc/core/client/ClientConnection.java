@@ -47,6 +47,13 @@ final class ClientConnection implements FrameHandler {
     private final CallTable.Expired onExpired = this::expired;
     /** The connection {@link #expired} is told for (the one ticking); I/O thread only. */
     private Connection ticking;
+    /**
+     * Calls the close found with their response target being written (by the NIC): they fail in
+     * {@link #onReleased}, once the transport can no longer write it. I/O thread only.
+     */
+    private final java.util.List<PendingCall> landingAtClose = new java.util.ArrayList<>(0);
+    /** What {@link #landingAtClose} fail with. */
+    private RpcException landingError;
 
     ClientConnection(CallTable table, SendRoom sendRoom, ClientStreams streams, Counters metrics, String transportName,
                      int maxMetadataBytes) {
@@ -305,6 +312,17 @@ final class ClientConnection implements FrameHandler {
         }
     }
 
+    /** After the close: the calls held back by it fail now, their targets no longer written (I/O thread). */
+    @Override
+    public void onReleased(Connection c) {
+        for (PendingCall p : landingAtClose) {
+            metrics.errors.increment();
+            RpcException e = landingError;
+            p.completeExceptionally(new RpcException(e.status(), e.getMessage()));
+        }
+        landingAtClose.clear();
+    }
+
     @Override
     public void onClose(Connection c, Throwable cause) {
         String reason;
@@ -327,6 +345,12 @@ final class ClientConnection implements FrameHandler {
         metrics.connectionsClosed.increment();
         Object[] sinks = pending.sinks();
         for (int i = 0; i < sinks.length; i++) {
+            if (sinks[i] instanceof PendingCall p && p.landing()) {
+                // the NIC may still be writing its target: it fails once the transport released it
+                landingAtClose.add(p);
+                landingError = new RpcException(status, reason);
+                continue;
+            }
             metrics.errors.increment();
             fail(sinks[i], pending.tags()[i], new RpcException(status, reason));
         }

@@ -152,13 +152,15 @@ class ResponseSinkTest {
     }
 
     @Test
-    void aConnectionThatClosesWhileTheResponseLandsFailsTheCall() {
+    void aConnectionThatClosesWhileTheResponseLandsFailsTheCallOnceTheTransportReleasedIt() {
         MemoryConnection c = new MemoryConnection();
         ClientCore core = core(c);
         PendingCall call = start(core, Attachment.of(Arena.ofAuto().allocate(4096)));
         MemorySegment head = head(c.lastId(), FrameDescriptor.STATUS_OK, 4096);
         core.frameHandler().attachmentSink(c, head, 0);
         core.frameHandler().onClose(c, new java.io.IOException("queue pair failed"));
+        assertFalse(call.isDone(), "the NIC may still write the target until the transport released the connection");
+        core.frameHandler().onReleased(c);
         ExecutionException e = assertThrows(ExecutionException.class, () -> call.future().get(5, TimeUnit.SECONDS));
         assertEquals(Status.CONNECTION_CLOSED, ((RpcException) e.getCause()).status());
     }
