@@ -2,6 +2,7 @@ package dev.rdmarpc.rpc.transport.rdma;
 
 import static dev.rdmarpc.rpc.transport.rdma.RdmaRpcTest.hash;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -231,6 +232,43 @@ class ResponseLandingRdmaTest {
                 fetch(client, FROM_REGISTERED, n, clientReg.segment().asSlice(n, n));
                 assertEquals(1, client.metrics().connectionsOpened(), "one connection all along");
                 assertEquals(0, client.metrics().connectionsClosed(), "not closed");
+            }
+        }
+    }
+
+    @Test
+    void aCancelWhileTheNicWritesTheTargetDoesNotEndTheCallBeforeTheResponse() throws Exception {
+        int n = 8 << 20;
+        try (Arena arena = Arena.ofShared();
+             RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig())) {
+            MemorySegment served = pattern(arena, n + 4096, 17);
+            try (RegisteredMemory serverReg = serverT.register(served);
+                 RegisteredMemory clientReg = clientT.register(arena.allocate(n, 4096));
+                 RpcServer server = server(serverT, served, served);
+                 RpcClient client = client(server, clientT)) {
+                MemorySegment target = clientReg.segment();
+                boolean caught = false;
+                for (int attempt = 0; attempt < 5 && !caught; attempt++) {
+                    target.fill((byte) 0x5A);
+                    CompletableFuture<Reply<Long>> f = client.exchangeAsync(FROM_REGISTERED, n,
+                            CallOptions.DEFAULT.withResponseAttachment(Attachment.of(target)));
+                    // the read into the target holds a use of its registration while the NIC writes it
+                    while (!f.isDone() && clientReg.transfersInFlight() == 0) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+                    }
+                    if (f.isDone()) {
+                        f.get();
+                        continue; // the read was over before this thread saw it: again
+                    }
+                    caught = true;
+                    assertFalse(f.cancel(true), "a cancel while the NIC writes the target does nothing");
+                    Reply<Long> r = f.get(60, TimeUnit.SECONDS);
+                    assertEquals(0, clientReg.transfersInFlight(), "the NIC is done with the target when the call completes");
+                    assertEquals(r.value(), hash(target), "the call completed with its response, all of it in the target");
+                }
+                assertTrue(caught, "no read into the target was seen in flight in 5 calls of 8 MiB");
+                assertEquals(0, client.metrics().cancelled());
             }
         }
     }
