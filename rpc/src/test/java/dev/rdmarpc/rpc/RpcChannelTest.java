@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.*;
 
 import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -138,7 +139,7 @@ class RpcChannelTest {
 
     @Test
     void aBuilderUsesOneTransport() {
-        try (TcpTransport shared = TcpTransport.create(new TcpTransport.Config().ioThreads(1))) {
+        try (TcpTransport shared = TcpTransport.create(new TcpConfig().ioThreads(1))) {
             IllegalStateException e = assertThrows(IllegalStateException.class,
                     () -> RpcClient.builder().tcp(cfg -> cfg.ioThreads(2)).transport(shared));
             assertTrue(e.getMessage().contains("transport() cannot be combined with tcp()"), e.getMessage());

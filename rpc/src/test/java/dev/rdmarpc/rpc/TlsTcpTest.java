@@ -3,6 +3,7 @@ package dev.rdmarpc.rpc;
 import static org.junit.jupiter.api.Assertions.*;
 
 import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.net.InetSocketAddress;
@@ -131,7 +132,7 @@ class TlsTcpTest {
 
     @Test
     void aPlainClientAgainstATlsServerIsToldTheServerRequiresTls() throws Exception {
-        TcpTransport t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tls(
+        TcpTransport t = TcpTransport.create(new TcpConfig().ioThreads(1).tls(
                 TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray())));
         try (RpcServer s = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).transport(t)
                 .register(ECHO, (ctx, b) -> b).start()) {
@@ -284,7 +285,7 @@ class TlsTcpTest {
 
     @Test
     void aPeerThatSaysNothingIsClosedAfterTheHandshakeTimeout() throws Exception {
-        TcpTransport t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tls(
+        TcpTransport t = TcpTransport.create(new TcpConfig().ioThreads(1).tls(
                 TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray()).handshakeTimeout(Duration.ofMillis(500))));
         try (RpcServer s = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).transport(t)
                 .register(ECHO, (ctx, b) -> b).start();

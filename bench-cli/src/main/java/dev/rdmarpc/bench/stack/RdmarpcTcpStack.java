@@ -28,6 +28,7 @@ import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.rdma.RdmaTransport;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.lang.foreign.Arena;
@@ -70,7 +71,7 @@ import java.util.concurrent.locks.LockSupport;
  * waits counts in its call's latency.
  *
  * <p>With {@link StackOptions#tls()}, both sides run TLS {@value TlsSettings#PROTOCOL} with the JDK's
- * {@code SSLEngine} ({@link TlsConfig} on {@link TcpTransport.Config#tls}; over RDMA on
+ * {@code SSLEngine} ({@link TlsConfig} on {@link TcpConfig#tls}; over RDMA on
  * {@link RdmaConfig#tls}, which puts each connection's TCP setup channel behind TLS while the queue pair's
  * data stays unencrypted). The server's echo handler notes what the first TLS call's connection
  * negotiated ({@link #tlsNegotiated()}).
@@ -227,7 +228,7 @@ public final class RdmarpcTcpStack implements EchoStack {
             TlsConfig tls = options.tls() == null ? null : clientTls(options.tls());
             clientTransport = rdma
                     ? RdmaTransport.create(rdmaConfig(options).threadNamePrefix("rdmarpc-bench-client").tls(tls))
-                    : TcpTransport.create(new TcpTransport.Config()
+                    : TcpTransport.create(new TcpConfig()
                             .ioThreads(options.ioThreads())
                             .threadNamePrefix("rdmarpc-bench-client")
                             .tls(tls));

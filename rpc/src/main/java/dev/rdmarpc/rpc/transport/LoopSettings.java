@@ -8,11 +8,11 @@ import java.util.Objects;
 /**
  * How a transport's I/O threads (its event loops) wait and tick: the one declaration of these
  * settings, shared by the TCP and the RDMA transport. Each transport's configuration holds one
- * ({@code TcpTransport.Config.loop()}, {@code RdmaConfig.loop()}), edited in place, and its setters
+ * ({@code TcpConfig.loop()}, {@code RdmaConfig.loop()}), edited in place, and its setters
  * set them here:
  *
  * {@snippet :
- * new TcpTransport.Config().idleStrategy(IdleStrategy.event()).ioThreadCpus(2, 3);
+ * new TcpConfig().idleStrategy(IdleStrategy.event()).ioThreadCpus(2, 3);
  * new RdmaConfig().polling(p -> p.idleStrategy(IdleStrategy.busyPoll()).tickInterval(Duration.ofMillis(5)));
  * }
  *
@@ -114,7 +114,7 @@ public final class LoopSettings {
      *                 Idle timeouts then fire within this interval of their due time. An RDMA
      *                 connection's TCP liveness channel ticks at the same two intervals, at the idle one
      *                 while calls wait too, except within an idle tick of its ping or of the ping's
-     *                 timeout ({@code TcpTransport.Config.pingInterval}). At most {@link #tickInterval}
+     *                 timeout ({@code TcpConfig.pingInterval}). At most {@link #tickInterval}
      *                 turns idle ticks off.
      * @return this
      */

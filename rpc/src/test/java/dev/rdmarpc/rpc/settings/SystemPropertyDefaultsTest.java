@@ -10,7 +10,7 @@ import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.tcp.TcpKeepalive;
-import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
@@ -63,13 +63,13 @@ class SystemPropertyDefaultsTest {
         assertEquals(expected, rdmaProperties.size(), "no property without a setter: " + rdmaProperties);
         assertEquals(expected, Set.copyOf(rdmaProperties).size(), "no property twice: " + rdmaProperties);
 
-        List<String> tcp = TcpTransport.Config.systemProperties();
-        TcpTransport.Config tcpConfig = new TcpTransport.Config();
+        List<String> tcp = TcpConfig.systemProperties();
+        TcpConfig tcpConfig = new TcpConfig();
         String keepalive = tcpConfig.keepalive().toString();
         String limits = tcpConfig.limits().toString();
         assertTrue(tcpConfig.toString().contains("keepalive=" + keepalive), tcpConfig.toString());
         assertTrue(tcpConfig.toString().contains("limits=" + limits), tcpConfig.toString());
-        assertEquals(assertEveryone(TcpTransport.Config.class, tcpConfig.toString(), tcp, "rdmarpc.tcp.",
+        assertEquals(assertEveryone(TcpConfig.class, tcpConfig.toString(), tcp, "rdmarpc.tcp.",
                 List.of("bufferPool", "keepalive", "limits", "tls"), 5)
                 + assertEveryone(TcpKeepalive.class, keepalive, tcp, "rdmarpc.tcp.keepalive.", List.of(), 3)
                 + assertEveryone(ConnectionLimits.class, limits, tcp, "rdmarpc.tcp.limits.", List.of(), 2),
@@ -152,11 +152,11 @@ class SystemPropertyDefaultsTest {
         assertEquals(8, new RdmaConfig().receiveQueue().depth(), "cleared: the built-in default again");
         assertNull(new RdmaConfig().device());
 
-        TcpTransport.Config t = with(Map.of("rdmarpc.tcp.ioThreads", "3", "rdmarpc.tcp.writeHighWaterMark", "16M",
+        TcpConfig t = with(Map.of("rdmarpc.tcp.ioThreads", "3", "rdmarpc.tcp.writeHighWaterMark", "16M",
                 "rdmarpc.tcp.idleStrategy", "busy-poll", "rdmarpc.tcp.tickInterval", "5ms", "rdmarpc.tcp.frameReadTimeout", "2s",
                 "rdmarpc.tcp.idleTimeout", "0s", "rdmarpc.tcp.keepalive.idle", "30s", "rdmarpc.tcp.keepalive.count", "5",
                 "rdmarpc.tcp.limits.maxConnectionsPerAddress", "64"),
-                TcpTransport.Config::new);
+                TcpConfig::new);
         assertEquals(3, t.ioThreads());
         assertEquals(Duration.ofSeconds(2), t.frameReadTimeout());
         assertEquals(Duration.ZERO, t.idleTimeout());
@@ -173,7 +173,7 @@ class SystemPropertyDefaultsTest {
                 BufferPool.Config::new);
         assertEquals(128 << 10, p.chunkSize());
         assertEquals(Duration.ofSeconds(30), p.idleRelease());
-        TcpTransport.Config withPool = with(Map.of("rdmarpc.pool.maxPooledBytes", "1G"), TcpTransport.Config::new);
+        TcpConfig withPool = with(Map.of("rdmarpc.pool.maxPooledBytes", "1G"), TcpConfig::new);
         assertEquals(1L << 30, withPool.bufferPool().maxPooledBytes(), "a transport's own pool settings read theirs");
     }
 
@@ -183,7 +183,7 @@ class SystemPropertyDefaultsTest {
                 "rdmarpc.tcp.tickInterval", "10", "rdmarpc.pool.chunkSize", "64X", "rdmarpc.rdma.polling.idleStrategy", "spin",
                 "rdmarpc.rdma.bufferPool.maxPooledBytes", "lots", "rdmarpc.rdma.timeouts.handshake", "5").entrySet()) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> with(Map.of(bad.getKey(), bad.getValue()), () -> List.of(new RdmaConfig(), new TcpTransport.Config(),
+                    () -> with(Map.of(bad.getKey(), bad.getValue()), () -> List.of(new RdmaConfig(), new TcpConfig(),
                             new BufferPool.Config())), bad.toString());
             assertTrue(e.getMessage().startsWith("system property " + bad.getKey() + "='" + bad.getValue() + "'"), e.getMessage());
         }
@@ -206,7 +206,7 @@ class SystemPropertyDefaultsTest {
                 "writeHighWaterMark=3145728", "tickInterval=PT0.003S", "ackTimeout=12")) {
             assertTrue(a.copy().toString().contains(changed), changed + " not copied: " + a.copy());
         }
-        TcpTransport.Config t = new TcpTransport.Config().ioThreads(5).threadNamePrefix("y").socketSendBuffer(1 << 20)
+        TcpConfig t = new TcpConfig().ioThreads(5).threadNamePrefix("y").socketSendBuffer(1 << 20)
                 .socketReceiveBuffer(1 << 19).loopbackSocketSendBuffer(1 << 18).writeHighWaterMark(1 << 22)
                 .tickInterval(Duration.ofMillis(7)).idleStrategy(IdleStrategy.busyPoll())
                 .frameReadTimeout(Duration.ofSeconds(3)).idleTimeout(Duration.ofMinutes(1))

@@ -2,7 +2,7 @@ package dev.rdmarpc.rpc.transport;
 
 import dev.rdmarpc.rpc.settings.SettingsTable;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
-import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -29,7 +29,7 @@ class LoopSettingsTest {
 
     @Test
     void bothTransportsHoldTheSameGroupWithTheSameDefaults() {
-        LoopSettings tcp = new TcpTransport.Config().loop();
+        LoopSettings tcp = new TcpConfig().loop();
         LoopSettings rdma = new RdmaConfig().loop();
         assertEquals(tcp.toString(), rdma.toString());
         assertEquals(IdleStrategy.adaptive(), tcp.idleStrategy());
@@ -41,7 +41,7 @@ class LoopSettingsTest {
 
     @Test
     void theTransportsSettersWriteTheGroup() {
-        TcpTransport.Config tcp = new TcpTransport.Config().tickInterval(Duration.ofMillis(5))
+        TcpConfig tcp = new TcpConfig().tickInterval(Duration.ofMillis(5))
                 .idleTickInterval(Duration.ofSeconds(1)).idleStrategy(IdleStrategy.event()).ioThreadCpus(0);
         assertEquals(Duration.ofMillis(5), tcp.loop().tickInterval());
         assertEquals(Duration.ofSeconds(1), tcp.loop().idleTickInterval());
@@ -57,15 +57,15 @@ class LoopSettingsTest {
 
     @Test
     void eachTransportKeepsItsPropertyNames() {
-        TcpTransport.Config tcp = with(Map.of("rdmarpc.tcp.idleTickInterval", "2s", "rdmarpc.tcp.idleStrategy", "event"),
-                TcpTransport.Config::new);
+        TcpConfig tcp = with(Map.of("rdmarpc.tcp.idleTickInterval", "2s", "rdmarpc.tcp.idleStrategy", "event"),
+                TcpConfig::new);
         assertEquals(Duration.ofSeconds(2), tcp.loop().idleTickInterval());
         assertEquals(IdleStrategy.event(), tcp.loop().idleStrategy());
         RdmaConfig rdma = with(Map.of("rdmarpc.rdma.polling.tickInterval", "3ms", "rdmarpc.rdma.polling.ioThreadCpus", "0"),
                 RdmaConfig::new);
         assertEquals(Duration.ofMillis(3), rdma.loop().tickInterval());
         assertArrayEquals(new int[] {0}, rdma.loop().ioThreadCpus());
-        assertTrue(TcpTransport.Config.systemProperties().containsAll(List.of("rdmarpc.tcp.tickInterval",
+        assertTrue(TcpConfig.systemProperties().containsAll(List.of("rdmarpc.tcp.tickInterval",
                 "rdmarpc.tcp.idleTickInterval", "rdmarpc.tcp.idleStrategy", "rdmarpc.tcp.ioThreadCpus")));
         assertTrue(RdmaConfig.systemProperties().containsAll(List.of("rdmarpc.rdma.polling.tickInterval",
                 "rdmarpc.rdma.polling.idleTickInterval", "rdmarpc.rdma.polling.idleStrategy",
@@ -75,7 +75,7 @@ class LoopSettingsTest {
     @Test
     void oneCheckNamesTheSettingAsEachTransportDoes() {
         IllegalArgumentException tcp = assertThrows(IllegalArgumentException.class,
-                () -> new TcpTransport.Config().tickInterval(Duration.ZERO).conclude());
+                () -> new TcpConfig().tickInterval(Duration.ZERO).conclude());
         assertTrue(tcp.getMessage().startsWith("tickInterval must be in [1 ms, 60 s]"), tcp.getMessage());
         IllegalArgumentException rdma = assertThrows(IllegalArgumentException.class,
                 () -> new RdmaConfig().polling(p -> p.idleTickInterval(Duration.ofMinutes(2))).conclude());

@@ -129,9 +129,9 @@ public final class RdmaConfig {
     public static final Duration DEFAULT_IDLE_TICK_INTERVAL = LoopSettings.DEFAULT_IDLE_TICK_INTERVAL;
     /** Default handshake timeout: 5 s. */
     public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(5);
-    /** Default idle timeout of an accepted connection: 5 minutes, as {@code TcpTransport.Config#idleTimeout}. */
+    /** Default idle timeout of an accepted connection: 5 minutes, as {@code TcpConfig#idleTimeout}. */
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(5);
-    /** Default time a frame may take once it started arriving: 30 s, as {@code TcpTransport.Config#frameReadTimeout}. */
+    /** Default time a frame may take once it started arriving: 30 s, as {@code TcpConfig#frameReadTimeout}. */
     public static final Duration DEFAULT_FRAME_READ_TIMEOUT = Duration.ofSeconds(30);
     /** Default local ACK timeout code: 14, that is 4.096 us x 2^14 = 67 ms before a packet is sent again. */
     public static final int DEFAULT_ACK_TIMEOUT = 14;

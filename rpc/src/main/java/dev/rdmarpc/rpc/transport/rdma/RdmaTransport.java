@@ -12,6 +12,7 @@ import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.frame.EndpointChecks;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import dev.rdmarpc.rpc.transport.ConnectionLimits;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.io.EOFException;
 import java.io.IOException;
@@ -66,7 +67,7 @@ public final class RdmaTransport implements Transport {
         TcpTransport t = null;
         RdmaLoop[] l = new RdmaLoop[config.ioThreads()];
         try {
-            t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tickInterval(config.loop().tickInterval())
+            t = TcpTransport.create(new TcpConfig().ioThreads(1).tickInterval(config.loop().tickInterval())
                     .idleTickInterval(config.loop().idleTickInterval())
                     .threadNamePrefix(config.threadNamePrefix() + "-tcp")
                     // a connection that sends no hello is closed after the idle timeout, a hello that

@@ -85,7 +85,7 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
         this.local = (InetSocketAddress) channel.getLocalAddress();
         this.ring = new TcpSendRing(this, loop, pool);
         this.liveness = new Liveness(ring);
-        TcpTransport.Config settings = loop.transport().settings();
+        TcpConfig settings = loop.transport().settings();
         this.idleTickNanos = settings.loop().idleTickInterval().toNanos();
         this.timers = new ReceiveTimers(settings.frameReadTimeout().toNanos(),
                 serverSide ? settings.idleTimeout().toNanos() : 0,

@@ -47,8 +47,8 @@ class RdmaConfigTest {
         assertEquals(8, c.sharedReceiveQueue().credits());
         assertEquals(Duration.ofSeconds(5), c.timeouts().handshake());
         assertEquals(14, c.timeouts().ackTimeout());
-        assertEquals(Duration.ofMinutes(5), c.timeouts().idle(), "TcpTransport.Config's idleTimeout");
-        assertEquals(Duration.ofSeconds(30), c.timeouts().frameRead(), "TcpTransport.Config's frameReadTimeout");
+        assertEquals(Duration.ofMinutes(5), c.timeouts().idle(), "TcpConfig's idleTimeout");
+        assertEquals(Duration.ofSeconds(30), c.timeouts().frameRead(), "TcpConfig's frameReadTimeout");
     }
 
     @Test
