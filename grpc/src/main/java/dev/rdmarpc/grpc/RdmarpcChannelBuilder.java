@@ -61,7 +61,7 @@ public final class RdmarpcChannelBuilder extends ForwardingChannelBuilder2<Rdmar
      * Uses TCP (the default) with the settings {@code settings} makes to rdmarpc's
      * {@link TcpConfig}; each connection has a transport of its own.
      *
-     * @param settings adjusts the configuration, e.g. {@code cfg -> cfg.ioThreads(1)}
+     * @param settings adjusts the configuration, e.g. {@code cfg -> cfg.loop(l -> l.ioThreads(1))}
      * @return this
      */
     public RdmarpcChannelBuilder tcp(Consumer<TcpConfig> settings) {

@@ -21,7 +21,7 @@ import java.util.function.Consumer;
  * <ul>
  * <li>{@link #tcp(Consumer)} (the default): the builder creates and owns a
  * {@link TcpTransport}, configured by a {@link TcpConfig} the lambda adjusts
- * ({@code .tcp(cfg -> cfg.ioThreads(2).idleStrategy(IdleStrategy.backOff(spin)))}).</li>
+ * ({@code .tcp(cfg -> cfg.loop(l -> l.ioThreads(2).idleStrategy(IdleStrategy.backOff(spin))))}).</li>
  * <li>{@link #rdma()}, {@link #rdma(Consumer)} or {@link #rdma(RdmaConfig)}: the builder creates and
  * owns an RDMA transport. Without one of these nothing of RDMA is loaded.</li>
  * <li>{@link #transport(Transport)}: a transport the caller created, shares among any number of
@@ -142,7 +142,7 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
      * {@code settings} makes to a {@link TcpConfig} holding the defaults (see the class
      * comment for their order). Validated when the transport is created.
      *
-     * @param settings adjusts the configuration, e.g. {@code cfg -> cfg.ioThreads(2)}
+     * @param settings adjusts the configuration, e.g. {@code cfg -> cfg.loop(l -> l.ioThreads(2))}
      * @return this
      */
     public B tcp(Consumer<TcpConfig> settings) {
@@ -266,7 +266,7 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
             config.threadNamePrefix(role.threadNamePrefix);
         }
         if (role.ioThreads > 0 && !Settings.propertySet(properties, "ioThreads")) {
-            config.ioThreads(role.ioThreads);
+            config.loop().ioThreads(role.ioThreads);
         }
         if (tcp != null) {
             tcp.accept(config);

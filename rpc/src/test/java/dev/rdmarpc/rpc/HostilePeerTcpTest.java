@@ -32,7 +32,7 @@ class HostilePeerTcpTest {
     private static RpcServer server(UnaryOperator<dev.rdmarpc.rpc.transport.tcp.TcpConfig> tcp) {
         return RpcServer.builder()
                 .bind(new java.net.InetSocketAddress("127.0.0.1", 0))
-                .tcp(cfg -> tcp.apply(cfg.ioThreads(1)))
+                .tcp(cfg -> tcp.apply(cfg.loop(l -> l.ioThreads(1))))
                 .register(ECHO, (ctx, s) -> s)
                 .registerBlocking(SLEEP, (ctx, ms) -> {
                     Thread.sleep(ms);

@@ -30,7 +30,7 @@ class PeerLimitsTcpTest {
     private static RpcServer server(UnaryOperator<TcpConfig> tcp) {
         return RpcServer.builder()
                 .bind(new InetSocketAddress("127.0.0.1", 0))
-                .tcp(cfg -> tcp.apply(cfg.ioThreads(1)))
+                .tcp(cfg -> tcp.apply(cfg.loop(l -> l.ioThreads(1))))
                 .register(ECHO, (ctx, s) -> s)
                 .register(BYTES, (ctx, b) -> b)
                 .start();

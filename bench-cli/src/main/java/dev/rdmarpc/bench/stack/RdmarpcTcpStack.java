@@ -109,14 +109,14 @@ public final class RdmarpcTcpStack implements EchoStack {
     /** The RDMA settings of both sides: defaults, with the bench's I/O threads, device and GID index. */
     static RdmaConfig rdmaConfig(StackOptions options) {
         // A generous handshake timeout: a bench may run on software RDMA under an emulated CPU.
-        RdmaConfig c = new RdmaConfig().ioThreads(options.ioThreads()).timeouts(t -> t.handshake(Duration.ofMinutes(2)));
+        RdmaConfig c = new RdmaConfig().loop(l -> l.ioThreads(options.ioThreads())).timeouts(t -> t.handshake(Duration.ofMinutes(2)));
         if (options.device() != null) {
             c.device(options.device());
         }
         if (options.gidIndex() >= 0) {
             c.gidIndex(options.gidIndex());
         }
-        c.polling(p -> p.idleStrategy(switch (options.rdmaCompletions()) {
+        c.loop(l -> l.idleStrategy(switch (options.rdmaCompletions()) {
             case "busy-poll" -> IdleStrategy.busyPoll();
             case "hybrid" -> IdleStrategy.backOff(IdleStrategy.DEFAULT_SPIN);
             case "event" -> IdleStrategy.event();
@@ -148,7 +148,7 @@ public final class RdmarpcTcpStack implements EchoStack {
     public String describe(StackOptions options) {
         String version = RpcClient.class.getModule().getDescriptor() != null
                 ? RpcClient.class.getModule().getDescriptor().rawVersion().orElse("") : "";
-        String transport = rdma ? " RDMA transport (RC SEND/RECV, " + rdmaConfig(options).polling().idleStrategy()
+        String transport = rdma ? " RDMA transport (RC SEND/RECV, " + rdmaConfig(options).loop().idleStrategy()
                 + " completions, registered pool)" : " TCP transport (java.nio)";
         String tls = options.tls() == null ? "" : rdma ? ", TLS " + TlsSettings.PROTOCOL
                 + " (JDK SSLEngine) on each connection's TCP setup channel, queue pair data unencrypted"
@@ -194,7 +194,7 @@ public final class RdmarpcTcpStack implements EchoStack {
             if (rdma) {
                 b.rdma(rdmaConfig(options).threadNamePrefix("rdmarpc-bench-server").tls(tls));
             } else {
-                b.tcp(cfg -> cfg.ioThreads(options.ioThreads()).tls(tls));
+                b.tcp(cfg -> cfg.loop(l -> l.ioThreads(options.ioThreads())).tls(tls));
             }
             server = b.start();
             if (t != null) {
@@ -229,7 +229,7 @@ public final class RdmarpcTcpStack implements EchoStack {
             clientTransport = rdma
                     ? RdmaTransport.create(rdmaConfig(options).threadNamePrefix("rdmarpc-bench-client").tls(tls))
                     : TcpTransport.create(new TcpConfig()
-                            .ioThreads(options.ioThreads())
+                            .loop(l -> l.ioThreads(options.ioThreads()))
                             .threadNamePrefix("rdmarpc-bench-client")
                             .tls(tls));
             resender = new Resender();

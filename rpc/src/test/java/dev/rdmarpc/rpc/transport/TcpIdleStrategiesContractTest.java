@@ -13,7 +13,7 @@ class TcpIdleStrategiesContractTest {
         @Override
         protected Transport createTransport() {
             // one thread: on a small machine two spinning threads would starve the test itself
-            return TcpTransport.create(new TcpConfig().ioThreads(1).idleStrategy(IdleStrategy.busyPoll()));
+            return TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(1).idleStrategy(IdleStrategy.busyPoll())));
         }
 
         @Override
@@ -26,7 +26,7 @@ class TcpIdleStrategiesContractTest {
     class Event extends TransportContractTest {
         @Override
         protected Transport createTransport() {
-            return TcpTransport.create(new TcpConfig().ioThreads(2).idleStrategy(IdleStrategy.event()));
+            return TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(2).idleStrategy(IdleStrategy.event())));
         }
 
         @Override
@@ -39,8 +39,8 @@ class TcpIdleStrategiesContractTest {
     class BackOff extends TransportContractTest {
         @Override
         protected Transport createTransport() {
-            return TcpTransport.create(new TcpConfig().ioThreads(2)
-                    .idleStrategy(IdleStrategy.backOff(Duration.ofNanos(50_000))));
+            return TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(2)
+                    .idleStrategy(IdleStrategy.backOff(Duration.ofNanos(50_000)))));
         }
 
         @Override

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 class TcpTransportContractTest extends TransportContractTest {
     @Override
     protected Transport createTransport() {
-        return TcpTransport.create(new TcpConfig().ioThreads(2));
+        return TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(2)));
     }
 
     @Override

@@ -38,7 +38,7 @@ class TlsTransportContractTest extends TransportContractTest {
 
     @Override
     protected Transport createTransport() {
-        return TcpTransport.create(new TcpConfig().ioThreads(2).tls(tls()));
+        return TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(2)).tls(tls()));
     }
 
     @Override

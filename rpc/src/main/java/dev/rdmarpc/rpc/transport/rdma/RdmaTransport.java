@@ -65,10 +65,10 @@ public final class RdmaTransport implements Transport {
         BufferPool.Config poolConfig = config.bufferPool().copy();
         this.pool = BufferPool.create(poolConfig.slabListener(devices.andThen(poolConfig.slabListener())));
         TcpTransport t = null;
-        RdmaLoop[] l = new RdmaLoop[config.ioThreads()];
+        RdmaLoop[] l = new RdmaLoop[config.loop().ioThreads()];
         try {
-            t = TcpTransport.create(new TcpConfig().ioThreads(1).tickInterval(config.loop().tickInterval())
-                    .idleTickInterval(config.loop().idleTickInterval())
+            t = TcpTransport.create(new TcpConfig().loop(tcp -> tcp.ioThreads(1).tickInterval(config.loop().tickInterval())
+                            .idleTickInterval(config.loop().idleTickInterval()))
                     .threadNamePrefix(config.threadNamePrefix() + "-tcp")
                     // a connection that sends no hello is closed after the idle timeout, a hello that
                     // stops part way after the frame timeout (the RDMA connection has its own timers)

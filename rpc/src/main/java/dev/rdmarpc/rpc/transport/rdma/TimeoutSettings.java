@@ -58,7 +58,7 @@ public final class TimeoutSettings {
      *                it. Default 5 minutes, the value and meaning of
      *                {@code TcpConfig.idleTimeout}; {@link Duration#ZERO} turns it off.
      *                Checked on the I/O thread's tick (an idle thread ticks every
-     *                {@link PollingSettings#idleTickInterval}, 250 ms, so it fires up to that late). Client
+     *                {@link dev.rdmarpc.rpc.transport.LoopSettings#idleTickInterval}, 250 ms, so it fires up to that late). Client
      *                connections are never closed for idleness: an idle {@code RpcClient} is closed by
      *                its server, its next call failing with {@code CONNECTION_CLOSED} and the server's
      *                reason, while an {@code RpcClientPool}'s channel reconnects.

@@ -5,10 +5,10 @@ import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.settings.SettingsTable;
 import dev.rdmarpc.rpc.transport.FrameHandler;
-import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.LoopSettings;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -22,7 +22,7 @@ import java.util.function.Function;
  */
 public final class TcpConfig {
     private static final SettingsTable<TcpConfig> SETTINGS = new SettingsTable<TcpConfig>("TcpConfig", "rdmarpc.tcp.")
-            .add("ioThreads", SettingsTable::parseInt, TcpConfig::ioThreads, TcpConfig::ioThreads)
+            .addFrom(LoopSettings.settingsTable(), "ioThreads", TcpConfig::loop)
             .add("bufferPool", null, TcpConfig::bufferPool, TcpConfig::bufferPool)
             .add("threadNamePrefix", Function.identity(), TcpConfig::threadNamePrefix, TcpConfig::threadNamePrefix)
             .add("socketSendBuffer", SettingsTable::parseIntBytes, TcpConfig::socketSendBuffer, TcpConfig::socketSendBuffer)
@@ -44,14 +44,13 @@ public final class TcpConfig {
 
     /** Default SO_SNDBUF of connections to a loopback address: 256 KiB. */
     public static final int DEFAULT_LOOPBACK_SOCKET_SEND_BUFFER = 256 * 1024;
-    private int ioThreads = Runtime.getRuntime().availableProcessors();
     private BufferPool.Config bufferPool = new BufferPool.Config();
     private String threadNamePrefix = "rdmarpc-tcp";
     private int socketSendBuffer;
     private int socketReceiveBuffer;
     private int loopbackSocketSendBuffer = DEFAULT_LOOPBACK_SOCKET_SEND_BUFFER;
     private long writeHighWaterMark = 8L << 20;
-    private final LoopSettings loop = new LoopSettings("");
+    private final LoopSettings loop = new LoopSettings("", Runtime.getRuntime().availableProcessors(), 1024);
     private Duration frameReadTimeout = Duration.ofSeconds(30);
     private Duration idleTimeout = Duration.ofMinutes(5);
     private Duration pingInterval = Duration.ofSeconds(2);
@@ -68,15 +67,6 @@ public final class TcpConfig {
     /** @return the system properties that give this class its defaults */
     public static java.util.List<String> systemProperties() {
         return SETTINGS.properties();
-    }
-
-    /**
-     * @param n number of event-loop threads, at least 1; default the number of cores
-     * @return this
-     */
-    public TcpConfig ioThreads(int n) {
-        this.ioThreads = n;
-        return this;
     }
 
     /**
@@ -153,57 +143,20 @@ public final class TcpConfig {
     }
 
     /**
-     * @return how the event loops wait and tick: this configuration's own, edited in place (the
-     *         one declaration of these settings, RDMA's too; the setters here set them)
+     * Edits the event loops' settings in place: how many, on which CPUs, how they wait and tick (the
+     * settings RDMA's loops have too, declared once by {@link LoopSettings}).
+     *
+     * @param settings what to change, e.g. {@code l -> l.ioThreads(2).idleStrategy(IdleStrategy.event())}
+     * @return this
      */
+    public TcpConfig loop(Consumer<LoopSettings> settings) {
+        settings.accept(loop);
+        return this;
+    }
+
+    /** @return the event loops' settings: this configuration's own */
     public LoopSettings loop() {
         return loop;
-    }
-
-    /**
-     * @param interval see {@link LoopSettings#tickInterval(Duration)}
-     * @return this
-     */
-    public TcpConfig tickInterval(Duration interval) {
-        loop.tickInterval(interval);
-        return this;
-    }
-
-    /**
-     * @param interval see {@link LoopSettings#idleTickInterval(Duration)}
-     * @return this
-     */
-    public TcpConfig idleTickInterval(Duration interval) {
-        loop.idleTickInterval(interval);
-        return this;
-    }
-
-    /** @return the tick period of an idle I/O thread */
-    public Duration idleTickInterval() {
-        return loop.idleTickInterval();
-    }
-
-    /**
-     * @param idle see {@link LoopSettings#idleStrategy(IdleStrategy)}
-     * @return this
-     */
-    public TcpConfig idleStrategy(IdleStrategy idle) {
-        loop.idleStrategy(idle);
-        return this;
-    }
-
-    /**
-     * @param cpus see {@link LoopSettings#ioThreadCpus(int...)}
-     * @return this
-     */
-    public TcpConfig ioThreadCpus(int... cpus) {
-        loop.ioThreadCpus(cpus);
-        return this;
-    }
-
-    /** @return the CPUs the event loops are pinned to (empty: not pinned) */
-    public int[] ioThreadCpus() {
-        return loop.ioThreadCpus();
     }
 
     /**
@@ -295,7 +248,7 @@ public final class TcpConfig {
      * @param settings what to change, e.g. {@code k -> k.idle(Duration.ofSeconds(30))}
      * @return this
      */
-    public TcpConfig keepalive(java.util.function.Consumer<TcpKeepalive> settings) {
+    public TcpConfig keepalive(Consumer<TcpKeepalive> settings) {
         settings.accept(keepalive);
         return this;
     }
@@ -311,7 +264,7 @@ public final class TcpConfig {
      * @param settings what to change, e.g. {@code l -> l.maxConnectionsPerAddress(64)}
      * @return this
      */
-    public TcpConfig limits(java.util.function.Consumer<ConnectionLimits> settings) {
+    public TcpConfig limits(Consumer<ConnectionLimits> settings) {
         settings.accept(limits);
         return this;
     }
@@ -349,16 +302,6 @@ public final class TcpConfig {
         return idleTimeout;
     }
 
-    /** @return what an event loop does when idle */
-    public IdleStrategy idleStrategy() {
-        return loop.idleStrategy();
-    }
-
-    /** @return the number of event loops */
-    public int ioThreads() {
-        return ioThreads;
-    }
-
     /** @return the buffer pool settings */
     public BufferPool.Config bufferPool() {
         return bufferPool;
@@ -384,11 +327,6 @@ public final class TcpConfig {
         return writeHighWaterMark;
     }
 
-    /** @return the tick interval */
-    public Duration tickInterval() {
-        return loop.tickInterval();
-    }
-
     /**
      * Validates the settings.
      *
@@ -396,9 +334,6 @@ public final class TcpConfig {
      * @throws IllegalArgumentException naming the first bad setting
      */
     public TcpConfig conclude() {
-        if (ioThreads < 1 || ioThreads > 1024) {
-            throw new IllegalArgumentException("ioThreads must be in [1, 1024]: " + ioThreads);
-        }
         if (socketSendBuffer < 0 || socketReceiveBuffer < 0 || loopbackSocketSendBuffer < 0) {
             throw new IllegalArgumentException("socket buffer sizes must not be negative");
         }

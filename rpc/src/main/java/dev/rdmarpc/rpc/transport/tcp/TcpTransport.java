@@ -4,6 +4,7 @@ import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.Acceptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
+import dev.rdmarpc.rpc.transport.LoopSettings;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.frame.EndpointChecks;
@@ -21,7 +22,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The TCP {@link Transport}: {@link TcpConfig#ioThreads} NIO event loops, each owning its connections.
+ * The TCP {@link Transport}: {@link LoopSettings#ioThreads} NIO event loops, each owning its connections.
  * Create one with {@link #create(TcpConfig)}; the creator closes it.
  */
 public final class TcpTransport implements Transport {
@@ -40,7 +41,7 @@ public final class TcpTransport implements Transport {
         IoLoop.checkCpus(config.loop().ioThreadCpus(), "TcpConfig ioThreadCpus");
         this.accepted = new ConnectionCounts(config.limits(), config.bufferPool().maxLargeBytes());
         this.pool = BufferPool.create(config.bufferPool());
-        this.loops = new TcpLoop[config.ioThreads()];
+        this.loops = new TcpLoop[config.loop().ioThreads()];
         int started = 0;
         try {
             for (int i = 0; i < loops.length; i++) {

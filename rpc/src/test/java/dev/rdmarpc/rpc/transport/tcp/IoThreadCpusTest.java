@@ -65,8 +65,8 @@ public class IoThreadCpusTest {
         int last = allowed.get(allowed.size() - 1);
         // three loops over a list of two: loop 2 takes the first CPU again
         int[] cpus = {last, allowed.get(0)};
-        try (TcpTransport t = TcpTransport.create(new TcpConfig().ioThreads(3).threadNamePrefix("cpus-tcp")
-                .ioThreadCpus(cpus))) {
+        try (TcpTransport t = TcpTransport.create(new TcpConfig().threadNamePrefix("cpus-tcp")
+                .loop(l -> l.ioThreads(3).ioThreadCpus(cpus)))) {
             assertEquals(Integer.toString(last), awaitCpusOfThreadNamed("cpus-tcp-0", Integer.toString(last)));
             assertEquals(Integer.toString(allowed.get(0)),
                     awaitCpusOfThreadNamed("cpus-tcp-1", Integer.toString(allowed.get(0))));
@@ -77,8 +77,8 @@ public class IoThreadCpusTest {
     @Test
     void unpinnedByDefault() throws Exception {
         assumeTrue(CpuAffinity.isSupported(), "Linux only");
-        assertArrayEquals(new int[0], new TcpConfig().ioThreadCpus());
-        try (TcpTransport t = TcpTransport.create(new TcpConfig().ioThreads(1).threadNamePrefix("free-tcp"))) {
+        assertArrayEquals(new int[0], new TcpConfig().loop().ioThreadCpus());
+        try (TcpTransport t = TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(1)).threadNamePrefix("free-tcp"))) {
             Thread.sleep(50);
             String seen = cpusOfThreadNamed("free-tcp-0");
             assertEquals(cpusAllowed(Path.of("/proc/self/status")), seen, "left to the scheduler");
@@ -91,7 +91,7 @@ public class IoThreadCpusTest {
         int outside = CpuAffinity.MAX_CPUS - 1;
         assumeTrue(!CpuAffinity.currentThreadCpus().contains(outside));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> TcpTransport.create(new TcpConfig().ioThreads(1).ioThreadCpus(outside)));
+                () -> TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(1).ioThreadCpus(outside))));
         assertTrue(e.getMessage().contains("ioThreadCpus names CPU " + outside), e.getMessage());
     }
 
@@ -101,13 +101,13 @@ public class IoThreadCpusTest {
         String before = System.getProperty(key);
         try {
             System.setProperty(key, " 1, 0 ");
-            assertArrayEquals(new int[]{1, 0}, new TcpConfig().ioThreadCpus());
+            assertArrayEquals(new int[]{1, 0}, new TcpConfig().loop().ioThreadCpus());
             assertTrue(new TcpConfig().toString().contains("ioThreadCpus=1,0"), new TcpConfig().toString());
             System.setProperty(key, "none");
-            assertArrayEquals(new int[0], new TcpConfig().ioThreadCpus());
+            assertArrayEquals(new int[0], new TcpConfig().loop().ioThreadCpus());
             assertTrue(new TcpConfig().toString().contains("ioThreadCpus=none"), new TcpConfig().toString());
             System.setProperty(key, "");
-            assertArrayEquals(new int[0], new TcpConfig().ioThreadCpus());
+            assertArrayEquals(new int[0], new TcpConfig().loop().ioThreadCpus());
             System.setProperty(key, "0,x");
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, TcpConfig::new);
             assertTrue(e.getMessage().contains("not a CPU number: 'x'"), e.getMessage());
@@ -120,6 +120,6 @@ public class IoThreadCpusTest {
                 System.setProperty(key, before);
             }
         }
-        assertThrows(IllegalArgumentException.class, () -> new TcpConfig().ioThreadCpus(-1));
+        assertThrows(IllegalArgumentException.class, () -> new TcpConfig().loop(l -> l.ioThreadCpus(-1)));
     }
 }

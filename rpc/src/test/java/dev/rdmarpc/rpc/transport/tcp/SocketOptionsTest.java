@@ -35,7 +35,7 @@ class SocketOptionsTest {
 
     /** @return {@code option} of the client's and the accepted connection */
     private static <T> List<T> options(TcpConfig config, SocketOption<T> option) throws Exception {
-        try (TcpTransport t = TcpTransport.create(config.ioThreads(1))) {
+        try (TcpTransport t = TcpTransport.create(config.loop(l -> l.ioThreads(1)))) {
             CompletableFuture<Connection> accepted = new CompletableFuture<>();
             var endpoint = t.listen(new InetSocketAddress("127.0.0.1", 0), 1 << 20, c -> {
                 accepted.complete(c);
