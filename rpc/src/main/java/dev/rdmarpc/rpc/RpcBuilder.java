@@ -6,6 +6,7 @@ import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.MetadataBlock;
 import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.util.List;
 import java.util.Objects;
@@ -19,8 +20,8 @@ import java.util.function.Consumer;
  * <p>One way to choose the transport, one of three:
  * <ul>
  * <li>{@link #tcp(Consumer)} (the default): the builder creates and owns a
- * {@link TcpTransport}, configured by a {@link TcpTransport.Config} the lambda adjusts
- * ({@code .tcp(cfg -> cfg.ioThreads(2).idleStrategy(IdleStrategy.backOff(spin)))}).</li>
+ * {@link TcpTransport}, configured by a {@link TcpConfig} the lambda adjusts
+ * ({@code .tcp(cfg -> cfg.loop(l -> l.ioThreads(2).idleStrategy(IdleStrategy.backOff(spin))))}).</li>
  * <li>{@link #rdma()}, {@link #rdma(Consumer)} or {@link #rdma(RdmaConfig)}: the builder creates and
  * owns an RDMA transport. Without one of these nothing of RDMA is loaded.</li>
  * <li>{@link #transport(Transport)}: a transport the caller created, shares among any number of
@@ -30,7 +31,7 @@ import java.util.function.Consumer;
  *
  * <p>Defaults, strongest first: what the {@code tcp(cfg -> ...)} or {@code rdma(cfg -> ...)} lambda
  * (or a given {@link RdmaConfig}) sets; the {@code rdmarpc.tcp.*} and {@code rdmarpc.rdma.*} system
- * properties ({@code -Drdmarpc.tcp.ioThreads=2}, see {@link TcpTransport.Config}); the builder's
+ * properties ({@code -Drdmarpc.tcp.ioThreads=2}, see {@link TcpConfig}); the builder's
  * defaults for its role (a client's and a pool's TCP transport has 1 I/O thread, a server's one per
  * core; threads are named {@code rdmarpc-client-*}, {@code rdmarpc-pool-*}, {@code rdmarpc-server-*},
  * with {@code -rdma} for RDMA); then the configuration class's own defaults. So a property changes
@@ -61,7 +62,7 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
     private int streamWindowBytes = dev.rdmarpc.rpc.core.client.ClientCore.DEFAULT_STREAM_WINDOW_BYTES;
     /** Which of tcp, rdma, transport was chosen, for the error when another is; null: TCP by default. */
     private String chosen;
-    private Consumer<TcpTransport.Config> tcp;
+    private Consumer<TcpConfig> tcp;
     private Consumer<RdmaConfig> rdmaSettings;
     private RdmaConfig rdmaConfig;
     private Transport transport;
@@ -138,13 +139,13 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
 
     /**
      * Uses a TCP transport the builder creates and owns (the default), with the settings
-     * {@code settings} makes to a {@link TcpTransport.Config} holding the defaults (see the class
+     * {@code settings} makes to a {@link TcpConfig} holding the defaults (see the class
      * comment for their order). Validated when the transport is created.
      *
-     * @param settings adjusts the configuration, e.g. {@code cfg -> cfg.ioThreads(2)}
+     * @param settings adjusts the configuration, e.g. {@code cfg -> cfg.loop(l -> l.ioThreads(2))}
      * @return this
      */
-    public B tcp(Consumer<TcpTransport.Config> settings) {
+    public B tcp(Consumer<TcpConfig> settings) {
         choose("tcp()");
         this.tcp = Objects.requireNonNull(settings, "settings");
         return self();
@@ -259,13 +260,13 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
         if (rdmaConfig != null || rdmaSettings != null) {
             return RdmaSupport.create(rdmaConfig, rdmaSettings, role.threadNamePrefix + "-rdma");
         }
-        TcpTransport.Config config = new TcpTransport.Config();
-        List<String> properties = TcpTransport.Config.systemProperties();
+        TcpConfig config = new TcpConfig();
+        List<String> properties = TcpConfig.systemProperties();
         if (!Settings.propertySet(properties, "threadNamePrefix")) {
             config.threadNamePrefix(role.threadNamePrefix);
         }
         if (role.ioThreads > 0 && !Settings.propertySet(properties, "ioThreads")) {
-            config.ioThreads(role.ioThreads);
+            config.loop().ioThreads(role.ioThreads);
         }
         if (tcp != null) {
             tcp.accept(config);

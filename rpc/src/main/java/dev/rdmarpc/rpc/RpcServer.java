@@ -28,7 +28,7 @@ import java.util.Objects;
  * }
  *
  * <p>Threads: the transport's I/O threads (a TCP transport the server creates has one per core
- * unless {@code tcp(cfg -> cfg.ioThreads(n))} says otherwise) read, decode, run inline handlers and
+ * unless {@code tcp(cfg -> cfg.loop(l -> l.ioThreads(n)))} says otherwise) read, decode, run inline handlers and
  * write; blocking handlers run on virtual threads. Unknown methods and
  * throwing handlers are answered with error responses; bytes that break the protocol close only the
  * offending connection (logged), everyone else keeps being served.

@@ -7,7 +7,7 @@
  * blocking, asynchronous, and the zero-allocation {@code send}. Failures are
  * {@link dev.rdmarpc.rpc.RpcException}s with a {@link dev.rdmarpc.rpc.Status}.
  * {@snippet :
- * RpcServer server = RpcServer.builder().tcp(cfg -> cfg.ioThreads(2)).register(ECHO, (ctx, s) -> s).start();
+ * RpcServer server = RpcServer.builder().tcp(cfg -> cfg.loop(l -> l.ioThreads(2))).register(ECHO, (ctx, s) -> s).start();
  * RpcChannel channel = RpcClient.builder().address(server.address()).defaultTimeout(Duration.ofSeconds(5)).connect();
  * String r = channel.call(ECHO, "hello");
  * }

@@ -77,7 +77,7 @@ public interface FrameHandler {
     /**
      * Whether {@link #onTick} has something to time now (calls waiting with deadlines, a handshake):
      * while no connection of an I/O thread has, and no traffic came for a while, a transport may tick
-     * less often (RDMA: {@code polling().idleTickInterval}). Read on the I/O thread; a stale answer
+     * less often ({@code LoopSettings.idleTickInterval}). Read on the I/O thread; a stale answer
      * costs at most one idle tick interval. Default: true (tick at the full rate).
      *
      * @return true while this handler needs ticks at the full rate

@@ -71,7 +71,7 @@ class AttachmentTcpTest {
         fill(serverGpuMemory, 5);
         server = RpcServer.builder()
                 .bind(new InetSocketAddress("127.0.0.1", 0))
-                .tcp(cfg -> cfg.ioThreads(1))
+                .tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .register(ECHO, (ctx, req) -> {
                     Attachment a = ctx.requestAttachment();
                     ctx.responseAttachment(a);

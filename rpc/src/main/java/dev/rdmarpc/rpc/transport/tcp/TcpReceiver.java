@@ -234,7 +234,7 @@ final class TcpReceiver {
             if (tlsHello(readBuf.segment(), parsePos, readPos - parsePos)) {
                 // a TLS client at a server without TLS: told in plain (its TLS client reads that as such)
                 connection.refuse(new ProtocolException("a TLS client connected to this server, which has no TLS:"
-                        + " turn TLS off for the client, or on for the server (TcpTransport.Config.tls)"));
+                        + " turn TLS off for the client, or on for the server (TcpConfig.tls)"));
                 return;
             }
             // not this protocol at all (HTTP, a port scanner): nothing it could read is sent
