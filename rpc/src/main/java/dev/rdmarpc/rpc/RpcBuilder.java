@@ -230,10 +230,15 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
         return Provider.INSTANCE;
     }
 
-    /** Holds the provider, found when first needed. */
+    /**
+     * Holds the provider, found when first needed: the one of this module (on the module path a
+     * provider of another module is passed over; on the class path, all share the unnamed module).
+     */
     private static final class Provider {
         static final RpcProvider INSTANCE = ServiceLoader.load(RpcProvider.class, RpcProvider.class.getClassLoader())
-                .findFirst().orElseThrow(() -> new IllegalStateException("no " + RpcProvider.class.getName()
+                .stream().filter(p -> p.type().getModule() == RpcProvider.class.getModule())
+                .findFirst().map(ServiceLoader.Provider::get)
+                .orElseThrow(() -> new IllegalStateException("no " + RpcProvider.class.getName()
                         + " found: this module provides one (module-info, META-INF/services); was it repackaged without?"));
     }
 

@@ -35,15 +35,13 @@ public final class MethodRegistry {
 
     /**
      * @param entry the method to add
-     * @throws IllegalArgumentException when its id is taken
+     * @throws IllegalArgumentException when its id is taken (the server's builder refuses such a
+     *                                  registration first, saying which methods clash)
      */
     public void add(Entry entry) {
-        Entry old = entries.putIfAbsent(entry.method().id(), entry);
-        if (old != null) {
-            throw new IllegalArgumentException(old.method().name().equals(entry.method().name())
-                    ? "method " + entry.method().name() + " is already registered"
-                    : "methods " + old.method().name() + " and " + entry.method().name() + " have the same id 0x"
-                      + Integer.toHexString(entry.method().id()) + "; rename one");
+        if (entries.putIfAbsent(entry.method().id(), entry) != null) {
+            throw new IllegalArgumentException("method id 0x" + Integer.toHexString(entry.method().id())
+                    + " registered twice (" + entry.method().name() + ")");
         }
     }
 
