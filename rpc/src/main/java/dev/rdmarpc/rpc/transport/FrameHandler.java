@@ -126,6 +126,17 @@ public interface FrameHandler {
     }
 
     /**
+     * After {@link #onClose}: the transport no longer touches any memory of this connection's frames,
+     * the memory {@link #attachmentSink} answered included (RDMA: the queue pair is destroyed, so a
+     * read into such memory that was under way at the close can no longer write it). A transport whose
+     * handlers' {@link #attachmentSink} it asks calls this once; others need not. Default: nothing.
+     *
+     * @param connection the connection
+     */
+    default void onReleased(Connection connection) {
+    }
+
+    /**
      * The connection closed; called once. No frame follows.
      *
      * @param connection the connection
