@@ -10,6 +10,7 @@ import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.util.List;
 import java.util.Objects;
+import java.util.ServiceLoader;
 import java.util.function.Consumer;
 
 /**
@@ -57,9 +58,12 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
         }
     }
 
+    /** The default of {@link #streamWindowBytes(int)}: 1 MiB. */
+    static final int DEFAULT_STREAM_WINDOW_BYTES = 1 << 20;
+
     private int maxFrameLength = FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH;
     private int maxMetadataBytes = MetadataBlock.DEFAULT_MAX_BYTES;
-    private int streamWindowBytes = dev.rdmarpc.rpc.core.client.ClientCore.DEFAULT_STREAM_WINDOW_BYTES;
+    private int streamWindowBytes = DEFAULT_STREAM_WINDOW_BYTES;
     /** Which of tcp, rdma, transport was chosen, for the error when another is; null: TCP by default. */
     private String chosen;
     private Consumer<TcpConfig> tcp;
@@ -216,6 +220,27 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
     final int checkedMaxFrameLength() {
         Settings.checkMaxFrame(maxFrameLength);
         return maxFrameLength;
+    }
+
+    /**
+     * @return the implementation the built objects run on: this module's {@link RpcProvider}, found
+     *         once with {@link ServiceLoader}
+     * @throws IllegalStateException when there is none (a repackaged jar that lost its service entry)
+     */
+    static RpcProvider provider() {
+        return Provider.INSTANCE;
+    }
+
+    /**
+     * Holds the provider, found when first needed: the one of this module (on the module path a
+     * provider of another module is passed over; on the class path, all share the unnamed module).
+     */
+    private static final class Provider {
+        static final RpcProvider INSTANCE = ServiceLoader.load(RpcProvider.class, RpcProvider.class.getClassLoader())
+                .stream().filter(p -> p.type().getModule() == RpcProvider.class.getModule())
+                .findFirst().map(ServiceLoader.Provider::get)
+                .orElseThrow(() -> new IllegalStateException("no " + RpcProvider.class.getName()
+                        + " found: this module provides one (module-info, META-INF/services); was it repackaged without?"));
     }
 
     /** What a builder makes on its transport: a client, a pool, a server. */

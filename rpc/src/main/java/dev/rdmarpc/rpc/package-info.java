@@ -30,5 +30,9 @@
  * {@link dev.rdmarpc.rpc.transport.Transport} the caller owns. System properties
  * ({@code rdmarpc.tcp.*}, {@code rdmarpc.rdma.*}, the RDMA transport's groups as
  * {@code rdmarpc.rdma.<group>.<setting>}) are defaults that a builder's settings override.
+ *
+ * <p>This package is the API and depends on no implementation package: the client, pool and server
+ * run on the implementation this module provides through {@link dev.rdmarpc.rpc.RpcProvider} (found
+ * with {@link java.util.ServiceLoader}), which applications neither call nor implement.
  */
 package dev.rdmarpc.rpc;
