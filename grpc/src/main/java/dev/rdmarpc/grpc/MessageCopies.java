@@ -8,8 +8,8 @@ import java.util.concurrent.atomic.LongAdder;
  * on the send side a protobuf message (a {@code Drainable} with a known length) costs one, its
  * serialization straight into the rdmarpc send buffer; a message from another marshaller two
  * (read into an array, then into the buffer); a compressed message three. On the receive side a
- * message costs none where the transport keeps its frame for it (TCP, up to 16 frames per connection
- * at a time): it waits in the receive buffer until the application asks for it, and the marshaller
+ * message costs none where the transport keeps its frame for it (TCP, and RDMA with its default
+ * private receive queues; up to 16 frames per connection at a time): it waits in the receive buffer until the application asks for it, and the marshaller
  * parses it from there through an {@code InputStream}; beyond those 16, or where the transport does not
  * keep frames, or when a marshaller detaches the stream, it costs one copy into an array of its own.
  * What the kernel or the NIC copy is not counted. Thread-safe; the counts but {@link #heldNow} only grow.

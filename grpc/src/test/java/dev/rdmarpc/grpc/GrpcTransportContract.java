@@ -212,7 +212,7 @@ abstract class GrpcTransportContract extends GrpcInteropContract {
 
     /**
      * @return copies of a received message's bytes out of the receive buffer by this transport: 0 where
-     *         it keeps the frame for the message (TCP), 1 where it does not
+     *         it keeps the frame for the message (TCP, RDMA with private receive queues), 1 where it does not
      */
     protected abstract int receiveCopiesPerMessage();
 
