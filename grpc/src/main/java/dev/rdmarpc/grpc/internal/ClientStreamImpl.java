@@ -112,6 +112,9 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
         @Override
         public void onMessage(Object m) {
             if (closed) {
+                if (m instanceof ReceivedMessage r) {
+                    r.release();
+                }
                 return;
             }
             if (m instanceof Wire.TooLarge tl) {
@@ -119,8 +122,12 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
                         + ": " + tl.length()));
                 return;
             }
+            if (m instanceof ReceivedMessage r) {
+                deliver(r);
+                return;
+            }
             Wire.In in = (Wire.In) m;
-            if (in.kind() == Wire.HEADERS) {
+            {
                 Metadata h = Headers.fromBlock(in.body());
                 String encoding = h.get(GrpcUtil.MESSAGE_ENCODING_KEY);
                 if (encoding != null) {
@@ -132,9 +139,7 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
                         listener.headersRead(h);
                     }
                 }
-                return;
             }
-            deliver(in);
         }
 
         @Override
@@ -169,17 +174,20 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
         }
     }
 
-    private void deliver(Wire.In in) {
-        InputStream body = new ReceivedMessage(in.body());
-        if (in.kind() == Wire.COMPRESSED) {
+    /** Hands a message to gRPC, which closes it once parsed (the receive buffer goes back then). */
+    private void deliver(ReceivedMessage received) {
+        InputStream body = received;
+        if (received.kind == Wire.COMPRESSED) {
             Decompressor d = decompressor;
             if (d == null) {
+                received.release();
                 cancel(Status.INTERNAL.withDescription("a compressed message came without a known grpc-encoding"));
                 return;
             }
             try {
-                body = d.decompress(body);
-            } catch (IOException e) {
+                body = d.decompress(received);
+            } catch (IOException | RuntimeException e) {
+                received.release();
                 cancel(Status.INTERNAL.withDescription("the message could not be decompressed: " + e).withCause(e));
                 return;
             }
@@ -187,13 +195,14 @@ final class ClientStreamImpl implements io.grpc.internal.ClientStream {
         MessageCopies.receivedMessage();
         int seq = inSeq++;
         stats.inboundMessage(seq);
-        stats.inboundMessageRead(seq, in.body().length, -1);
-        InputStream message = body;
+        stats.inboundMessageRead(seq, received.length, -1);
         synchronized (this) {
             if (!closed) {
-                listener.messagesAvailable(new SingleMessage(message));
+                listener.messagesAvailable(new SingleMessage(body));
+                return;
             }
         }
+        received.release();
     }
 
     private void fireReady() {

@@ -493,6 +493,11 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
     }
 
     @Override
+    public dev.rdmarpc.rpc.transport.FrameHold holdFrame() {
+        return loop.inLoop() ? receiver.holdFrame() : null;
+    }
+
+    @Override
     public String toString() {
         return "RdmaConnection[" + local + " -> " + remote + ", " + device + ", qpn " + qp.qpNum()
                 + (isOpen() ? "" : ", closed") + "]";

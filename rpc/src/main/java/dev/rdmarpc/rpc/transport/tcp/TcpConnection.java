@@ -123,6 +123,16 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     }
 
     @Override
+    public dev.rdmarpc.rpc.transport.FrameHold holdFrame() {
+        return loop.inLoop() ? receiver.holdFrame() : null;
+    }
+
+    /** @return frames of this connection held past their handler now (tests) */
+    int heldFrames() {
+        return receiver.heldFrames();
+    }
+
+    @Override
     public boolean takeFrameShare(long bytes) {
         return admission == null || admission.takeFrameBytes(bytes);
     }
