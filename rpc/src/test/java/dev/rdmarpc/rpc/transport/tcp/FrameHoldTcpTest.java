@@ -43,7 +43,7 @@ class FrameHoldTcpTest {
         AtomicInteger seen = new AtomicInteger();
         AtomicInteger refused = new AtomicInteger();
         AtomicInteger wrong = new AtomicInteger();
-        try (TcpTransport server = TcpTransport.create(new TcpTransport.Config().ioThreads(1))) {
+        try (TcpTransport server = TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(1)))) {
             int idleChunks = server.bufferPool().chunksInUse();
             ServerEndpoint endpoint = server.listen(new InetSocketAddress("127.0.0.1", 0), 1 << 20, c -> new FrameHandler() {
                 @Override
