@@ -4,7 +4,6 @@ import dev.rdmarpc.ibverbs.verbs.WorkCompletions;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.FrameHold;
-import dev.rdmarpc.rpc.transport.frame.FrameHolds;
 import dev.rdmarpc.rpc.transport.frame.FrameReassembler;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -24,10 +23,7 @@ import java.lang.foreign.MemorySegment;
  * reads complete, later messages wait; then the frame goes to the handler, and the sender is told it is
  * done ({@link RdmaSender#rendezvousRead}): {@link RendezvousReads}.
  *
- * <p>A handler may keep the frame it is handed ({@link #holdFrame}, at most {@link FrameHolds#MAX_HELD} per
- * connection, with a private receive queue): the receive's buffer is taken out of its slot for the hold and
- * a fresh chunk posted in its place, so the peer's credits never wait for it; a reassembled frame's buffer
- * is retained. Rendezvous frames and shared receive queues are not kept (the handler copies).
+ * <p>A handler may keep the frame it is handed ({@link #holdFrame}): {@link ReceiveHolds}.
  */
 final class RdmaReceiver {
     private final RdmaConnection conn;
@@ -64,13 +60,7 @@ final class RdmaReceiver {
     /** The rendezvous frame being read, if any: later messages wait. */
     private final RendezvousReads reads;
     /** Frames kept past their handler. */
-    private final FrameHolds frameHolds;
-    /** The receive slot whose frames are being handed to the handler, or -1. */
-    private int handingSlot = -1;
-    /** The buffer taken out of {@link #handingSlot} for kept frames, or null. */
-    private PooledBuffer handingTaken;
-    /** The reassembled frame's buffer being handed to the handler, or null. */
-    private PooledBuffer handingLarge;
+    private final ReceiveHolds holds;
 
     /** Tests only: sees a rendezvous descriptor before its frame is read, and may rewrite its parts. */
     interface DescriptorHook {
@@ -96,38 +86,12 @@ final class RdmaReceiver {
         this.waitingSlot = new int[capacity];
         this.waitingLength = new int[capacity];
         this.waitingImm = new int[capacity];
-        this.frameHolds = new FrameHolds(conn::execute, (b, slot) -> b.release());
+        this.holds = new ReceiveHolds(conn, buffers);
     }
 
-    /**
-     * Keeps the frame being handed to the handler (I/O thread, inside its {@code onFrame}).
-     *
-     * @return the hold, or null: outside a handler, at {@link FrameHolds#MAX_HELD} frames, with a shared
-     *         receive queue, for a rendezvous frame, or with no chunk in the pool to put in the slot's place
-     */
+    /** Keeps the frame being handed to the handler: {@link ReceiveHolds#hold}. */
     FrameHold holdFrame() {
-        if (!frameHolds.canHold()) {
-            return null;
-        }
-        PooledBuffer b = handingLarge;
-        if (b != null) {
-            b.retain();
-            return frameHolds.hold(b, 0);
-        }
-        if (handingSlot < 0 || !(buffers instanceof PrivateReceiveBuffers own)) {
-            return null;
-        }
-        b = handingTaken;
-        if (b == null) {
-            b = own.takeOut(handingSlot);
-            if (b == null) {
-                return null;
-            }
-            handingTaken = b;
-        } else {
-            b.retain(); // another frame of the same message
-        }
-        return frameHolds.hold(b, 0);
+        return holds.hold();
     }
 
     /** A receive completed. */
@@ -324,14 +288,13 @@ final class RdmaReceiver {
                 return false;
             }
         } else {
-            handingSlot = slot;
+            holds.handingSlot(slot);
             try {
                 if (!deliver(buffers.segment(slot), length)) {
                     return false;
                 }
             } finally {
-                handingSlot = -1;
-                handingTaken = null;
+                holds.slotHanded();
             }
         }
         metrics.messagesReceived.increment();
@@ -419,11 +382,11 @@ final class RdmaReceiver {
                 releaseShare();
                 int frameLength = reassembler.frameLength();
                 PooledBuffer b = reassembler.take();
-                handingLarge = b;
+                holds.handingLarge(b);
                 try {
                     conn.handler().onFrame(conn, b.segment(), 0, frameLength);
                 } finally {
-                    handingLarge = null;
+                    holds.handingLarge(null);
                     b.release();
                 }
             }
