@@ -29,4 +29,9 @@ module dev.rdmarpc.rpc {
     exports dev.rdmarpc.rpc.transport.tls;
     exports dev.rdmarpc.rpc.gpu;
     exports dev.rdmarpc.rpc.transport.rdma;
+
+    // the API's builders find the implementation as a service: the API package depends on no
+    // implementation package (see dev.rdmarpc.rpc.RpcProvider)
+    uses dev.rdmarpc.rpc.RpcProvider;
+    provides dev.rdmarpc.rpc.RpcProvider with dev.rdmarpc.rpc.core.provider.CoreProvider;
 }

@@ -3,7 +3,7 @@ package dev.rdmarpc.grpc;
 import dev.rdmarpc.grpc.internal.TransportBuilders;
 import dev.rdmarpc.rpc.RpcClient;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
-import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import io.grpc.ForwardingChannelBuilder2;
 import io.grpc.ManagedChannelBuilder;
@@ -29,7 +29,7 @@ import java.util.function.Consumer;
 public final class RdmarpcChannelBuilder extends ForwardingChannelBuilder2<RdmarpcChannelBuilder> {
     private final ManagedChannelBuilder<?> delegate;
     private final List<Consumer<RpcClient.Builder>> settings = new ArrayList<>();
-    private Consumer<TcpTransport.Config> tcp;
+    private Consumer<TcpConfig> tcp;
     private Consumer<RdmaConfig> rdma;
     private TlsConfig tls;
     private int maxInbound = TransportBuilders.defaultMaxInbound();
@@ -59,12 +59,12 @@ public final class RdmarpcChannelBuilder extends ForwardingChannelBuilder2<Rdmar
 
     /**
      * Uses TCP (the default) with the settings {@code settings} makes to rdmarpc's
-     * {@link TcpTransport.Config}; each connection has a transport of its own.
+     * {@link TcpConfig}; each connection has a transport of its own.
      *
-     * @param settings adjusts the configuration, e.g. {@code cfg -> cfg.ioThreads(1)}
+     * @param settings adjusts the configuration, e.g. {@code cfg -> cfg.loop(l -> l.ioThreads(1))}
      * @return this
      */
-    public RdmarpcChannelBuilder tcp(Consumer<TcpTransport.Config> settings) {
+    public RdmarpcChannelBuilder tcp(Consumer<TcpConfig> settings) {
         this.tcp = Objects.requireNonNull(settings, "settings");
         return this;
     }
@@ -158,7 +158,7 @@ public final class RdmarpcChannelBuilder extends ForwardingChannelBuilder2<Rdmar
         if (rdma != null) {
             b.rdma(rdma);
         } else if (tcp != null || tls != null) {
-            Consumer<TcpTransport.Config> t = tcp;
+            Consumer<TcpConfig> t = tcp;
             TlsConfig s = tls;
             b.tcp(cfg -> {
                 if (t != null) {

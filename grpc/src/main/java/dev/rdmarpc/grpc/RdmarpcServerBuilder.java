@@ -3,7 +3,7 @@ package dev.rdmarpc.grpc;
 import dev.rdmarpc.grpc.internal.TransportBuilders;
 import dev.rdmarpc.rpc.RpcServer;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
-import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import io.grpc.ForwardingServerBuilder;
 import io.grpc.ServerBuilder;
@@ -30,7 +30,7 @@ public final class RdmarpcServerBuilder extends ForwardingServerBuilder<RdmarpcS
     private final InetSocketAddress address;
     private final ServerBuilder<?> delegate;
     private final List<Consumer<RpcServer.Builder>> settings = new ArrayList<>();
-    private Consumer<TcpTransport.Config> tcp;
+    private Consumer<TcpConfig> tcp;
     private Consumer<RdmaConfig> rdma;
     private TlsConfig tls;
     private int maxInbound = TransportBuilders.defaultMaxInbound();
@@ -61,12 +61,12 @@ public final class RdmarpcServerBuilder extends ForwardingServerBuilder<RdmarpcS
 
     /**
      * Uses TCP (the default) with the settings {@code settings} makes to rdmarpc's
-     * {@link TcpTransport.Config}.
+     * {@link TcpConfig}.
      *
      * @param settings adjusts the configuration
      * @return this
      */
-    public RdmarpcServerBuilder tcp(Consumer<TcpTransport.Config> settings) {
+    public RdmarpcServerBuilder tcp(Consumer<TcpConfig> settings) {
         this.tcp = Objects.requireNonNull(settings, "settings");
         return this;
     }
@@ -151,7 +151,7 @@ public final class RdmarpcServerBuilder extends ForwardingServerBuilder<RdmarpcS
         if (rdma != null) {
             b.rdma(rdma);
         } else if (tcp != null || tls != null) {
-            Consumer<TcpTransport.Config> t = tcp;
+            Consumer<TcpConfig> t = tcp;
             TlsConfig s = tls;
             b.tcp(cfg -> {
                 if (t != null) {

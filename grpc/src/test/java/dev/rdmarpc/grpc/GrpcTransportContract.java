@@ -210,8 +210,14 @@ abstract class GrpcTransportContract extends GrpcInteropContract {
         assertTrue(channel.awaitTermination(10, TimeUnit.SECONDS));
     }
 
+    /**
+     * @return copies of a received message's bytes out of the receive buffer by this transport: 0 where
+     *         it keeps the frame for the message (TCP, RDMA with private receive queues), 1 where it does not
+     */
+    protected abstract int receiveCopiesPerMessage();
+
     @Test
-    void aProtobufMessageIsCopiedOnceOnEachSide() {
+    void aProtobufMessageIsCopiedOnceOnSendAndAsReceivedAsTheTransportKeepsFrames() {
         blocking.unaryCall(SimpleRequest.newBuilder().setResponseSize(1000).build()); // warm: the connection is up
         long sent = MessageCopies.sent();
         long sendCopies = MessageCopies.sendCopies();
@@ -221,6 +227,73 @@ abstract class GrpcTransportContract extends GrpcInteropContract {
         assertEquals(2, MessageCopies.sent() - sent, "request and response");
         assertEquals(2, MessageCopies.received() - received);
         assertEquals(2, MessageCopies.sendCopies() - sendCopies, "each drained straight into its send buffer");
-        assertEquals(2, MessageCopies.receiveCopies() - receiveCopies, "each copied out of its receive buffer once");
+        assertEquals(2 * receiveCopiesPerMessage(), MessageCopies.receiveCopies() - receiveCopies,
+                "each parsed from its receive buffer (0) or copied out of it once (1): " + receiveCopiesPerMessage());
+        assertEquals(0, MessageCopies.heldNow(), "every receive buffer went back once the messages were parsed");
+    }
+
+    /**
+     * A reader that stops leaves messages in its stream's window, kept in their receive buffers (as many as
+     * the transport keeps, copied beyond); cancelling the call, or the channel's shutdownNow, drops them and
+     * every receive buffer goes back.
+     */
+    @Test
+    void messagesLeftUnreadGiveTheirReceiveBuffersBackOnCancelAndShutdownNow() throws Exception {
+        long wait = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (MessageCopies.heldNow() != 0 && System.nanoTime() < wait) {
+            Thread.sleep(5); // an earlier test's last messages, parsed on gRPC's executor
+        }
+        assertEquals(0, MessageCopies.heldNow());
+        for (boolean cancel : new boolean[] {true, false}) {
+            StreamingOutputCallRequest.Builder req = StreamingOutputCallRequest.newBuilder();
+            for (int i = 0; i < 40; i++) {
+                req.addResponseParameters(ResponseParameters.newBuilder().setSize(2000));
+            }
+            AtomicReference<ClientCallStreamObserver<StreamingOutputCallRequest>> call = new AtomicReference<>();
+            BlockingQueue<Object> responses = new LinkedBlockingQueue<>();
+            async.streamingOutputCall(req.build(), new ClientResponseObserver<StreamingOutputCallRequest, StreamingOutputCallResponse>() {
+                @Override
+                public void beforeStart(ClientCallStreamObserver<StreamingOutputCallRequest> r) {
+                    call.set(r);
+                    r.disableAutoRequestWithInitial(1);
+                }
+
+                @Override
+                public void onNext(StreamingOutputCallResponse value) {
+                    responses.add(value);
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    responses.add(Status.fromThrowable(t));
+                }
+
+                @Override
+                public void onCompleted() {
+                    responses.add("completed");
+                }
+            });
+            assertTrue(responses.poll(30, TimeUnit.SECONDS) instanceof StreamingOutputCallResponse);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (service.streamed.get() < 40 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            Thread.sleep(slowMillis());
+            if (receiveCopiesPerMessage() == 0) {
+                assertTrue(MessageCopies.heldNow() > 0, "messages wait unread in their receive buffers");
+            }
+            if (cancel) {
+                call.get().cancel("the reader stops", null);
+            } else {
+                channel.shutdownNow();
+            }
+            assertTrue(responses.poll(30, TimeUnit.SECONDS) instanceof Status);
+            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (MessageCopies.heldNow() != 0 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertEquals(0, MessageCopies.heldNow(), "every receive buffer went back (" + (cancel ? "cancel" : "shutdownNow") + ")");
+            service.streamed.set(0);
+        }
     }
 }

@@ -76,7 +76,8 @@ public final class CallOptions {
 
     /**
      * Provides the memory the response attachment lands in, host or device: the received bytes are
-     * copied there (to a GPU through its {@link DeviceStaging}) before the call completes, and the
+     * copied there (to a GPU through its {@link DeviceStaging}; {@link RpcMetrics#responseAttachmentBytesCopied()}
+     * counts them) before the call completes, and the
      * {@link Reply#attachment()} is the prefix of {@code target} that they filled. A response whose
      * attachment is longer than {@code target} fails the call with {@link Status#PAYLOAD_TOO_LARGE}.
      * Without a target the response attachment is copied to the Java heap. {@code target} must not be
@@ -89,10 +90,12 @@ public final class CallOptions {
      * the NIC writes the attachment into {@code target} ({@code RdmaMetrics#rendezvousBytesLanded}
      * counts it); so is a device target in GPU memory registered through the transport's
      * {@link dev.rdmarpc.rpc.transport.rdma.RdmaTransport#nicRegistrar} (never run on a GPU: see
-     * docs/rdma.md). The NIC may then write into it after the call ended without that response (its
-     * deadline or a cancel while the response was being read): use such memory for anything else only
-     * once its {@link dev.rdmarpc.rpc.transport.rdma.RegisteredMemory#transfersInFlight()} is 0, or its
-     * {@link dev.rdmarpc.rpc.transport.rdma.RegisteredMemory#close()} returned.
+     * docs/rdma.md). Once the transport started writing {@code target} (the NIC, or a copy) the call
+     * ends with that response: a cancel then returns false and the deadline waits for it, so nothing
+     * writes {@code target} after the call completed (a connection that fails meanwhile fails the
+     * call with {@link Status#CONNECTION_CLOSED} once its queue pair is destroyed). The whole
+     * contract (ownership, reuse, a target too small, cancel, TCP) is in {@link RpcChannel}'s
+     * description.
      * {@snippet :
      * CallOptions opts = CallOptions.DEFAULT
      *         .withAttachment(staging.attachment(requestOnGpu))

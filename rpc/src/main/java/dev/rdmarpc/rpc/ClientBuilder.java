@@ -1,15 +1,6 @@
 package dev.rdmarpc.rpc;
 
-import dev.rdmarpc.rpc.core.Counters;
-import dev.rdmarpc.rpc.core.client.ClientCore;
 import dev.rdmarpc.rpc.internal.Settings;
-import dev.rdmarpc.rpc.transport.CertificateRefusedException;
-import dev.rdmarpc.rpc.transport.Connection;
-import dev.rdmarpc.rpc.transport.PeerRefusedException;
-import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
-import dev.rdmarpc.rpc.transport.Transport;
-import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,6 +17,8 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
         permits RpcClient.Builder, RpcClientPool.Builder {
     /** The default of {@link #sendHighWaterMark(long)}: 8 MiB. */
     static final long SEND_HIGH_WATER_MARK = 8L << 20;
+    /** The most of {@link #maxOutstanding(int)}: a call's slot is 16 bits of its request id. */
+    static final int MAX_OUTSTANDING = 1 << 16;
 
     private Duration connectTimeout = Duration.ofSeconds(5);
     private Duration defaultTimeout = Duration.ofSeconds(30);
@@ -141,8 +134,8 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
 
     /** Validates the settings of this class and {@link RpcBuilder}'s. */
     void validate() {
-        if (maxOutstanding < 1 || maxOutstanding > ClientCore.MAX_OUTSTANDING) {
-            throw new IllegalArgumentException("maxOutstanding must be in [1, " + ClientCore.MAX_OUTSTANDING + "]: "
+        if (maxOutstanding < 1 || maxOutstanding > MAX_OUTSTANDING) {
+            throw new IllegalArgumentException("maxOutstanding must be in [1, " + MAX_OUTSTANDING + "]: "
                     + maxOutstanding);
         }
         if (sendHighWaterMark < 1) {
@@ -156,47 +149,13 @@ public abstract sealed class ClientBuilder<B extends ClientBuilder<B>> extends R
     }
 
     /**
-     * @param transport through which connections are opened
-     * @param metrics   the counters they update
-     * @return what opens connections with these settings (validated; later changes to this
-     *         builder do not reach it)
+     * @return the settings of each connection, validated (later changes to this builder do not reach
+     *         them)
      */
-    final Connector connector(Transport transport, Counters metrics) {
+    final RpcProvider.ClientSettings settings() {
         validate();
-        return new Connector(transport, metrics, maxOutstanding, checkedMaxFrameLength(), defaultTimeout.toNanos(),
-                connectTimeout, checkedMaxMetadataBytes(), List.copyOf(interceptors), checkedStreamWindowBytes(),
-                sendHighWaterMark, defaultStreamTimeout.toNanos());
-    }
-
-    /** Opens connections with a builder's settings, fixed when the client or pool was built. */
-    record Connector(Transport transport, Counters metrics, int maxOutstanding, int maxFrameLength,
-                     long defaultTimeoutNanos, Duration connectTimeout, int maxMetadataBytes,
-                     List<ClientInterceptor> interceptors, int streamWindowBytes, long sendHighWaterMark,
-                     long defaultStreamTimeoutNanos) {
-        /**
-         * @param address the server
-         * @return the connection's client core, attached
-         * @throws RpcException {@link Status#UNAVAILABLE} when the server cannot be reached,
-         *                      {@link Status#RESOURCE_EXHAUSTED} when the transport has no room for it,
-         *                      {@link Status#PERMISSION_DENIED} when the server's TLS check of clients refused it,
-         *                      {@link Status#UNAUTHENTICATED} when the server refused the client's TLS certificate
-         */
-        ClientCore connect(InetSocketAddress address) {
-            ClientCore core = new ClientCore(metrics, maxOutstanding, maxFrameLength, defaultTimeoutNanos,
-                    sendHighWaterMark, transport.name(), maxMetadataBytes, interceptors, streamWindowBytes);
-            try {
-                Connection c = transport.connect(address, maxFrameLength, core.frameHandler(), connectTimeout);
-                core.attach(c);
-                return core;
-            } catch (ResourceExhaustedException e) {
-                throw new RpcException(Status.RESOURCE_EXHAUSTED, "cannot connect to " + address + ": " + e.getMessage(), e);
-            } catch (CertificateRefusedException e) {
-                throw new RpcException(Status.UNAUTHENTICATED, "cannot connect to " + address + ": " + e.getMessage(), e);
-            } catch (PeerRefusedException e) {
-                throw new RpcException(Status.PERMISSION_DENIED, "cannot connect to " + address + ": " + e.getMessage(), e);
-            } catch (IOException e) {
-                throw new RpcException(Status.UNAVAILABLE, "cannot connect to " + address + ": " + e.getMessage(), e);
-            }
-        }
+        return new RpcProvider.ClientSettings(maxOutstanding, checkedMaxFrameLength(), defaultTimeout.toNanos(),
+                connectTimeout, checkedMaxMetadataBytes(), interceptors, checkedStreamWindowBytes(), sendHighWaterMark,
+                defaultStreamTimeout.toNanos());
     }
 }

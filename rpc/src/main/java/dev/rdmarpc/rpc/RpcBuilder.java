@@ -6,9 +6,11 @@ import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.MetadataBlock;
 import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.util.List;
 import java.util.Objects;
+import java.util.ServiceLoader;
 import java.util.function.Consumer;
 
 /**
@@ -19,8 +21,8 @@ import java.util.function.Consumer;
  * <p>One way to choose the transport, one of three:
  * <ul>
  * <li>{@link #tcp(Consumer)} (the default): the builder creates and owns a
- * {@link TcpTransport}, configured by a {@link TcpTransport.Config} the lambda adjusts
- * ({@code .tcp(cfg -> cfg.ioThreads(2).idleStrategy(IdleStrategy.backOff(spin)))}).</li>
+ * {@link TcpTransport}, configured by a {@link TcpConfig} the lambda adjusts
+ * ({@code .tcp(cfg -> cfg.loop(l -> l.ioThreads(2).idleStrategy(IdleStrategy.backOff(spin))))}).</li>
  * <li>{@link #rdma()}, {@link #rdma(Consumer)} or {@link #rdma(RdmaConfig)}: the builder creates and
  * owns an RDMA transport. Without one of these nothing of RDMA is loaded.</li>
  * <li>{@link #transport(Transport)}: a transport the caller created, shares among any number of
@@ -30,7 +32,7 @@ import java.util.function.Consumer;
  *
  * <p>Defaults, strongest first: what the {@code tcp(cfg -> ...)} or {@code rdma(cfg -> ...)} lambda
  * (or a given {@link RdmaConfig}) sets; the {@code rdmarpc.tcp.*} and {@code rdmarpc.rdma.*} system
- * properties ({@code -Drdmarpc.tcp.ioThreads=2}, see {@link TcpTransport.Config}); the builder's
+ * properties ({@code -Drdmarpc.tcp.ioThreads=2}, see {@link TcpConfig}); the builder's
  * defaults for its role (a client's and a pool's TCP transport has 1 I/O thread, a server's one per
  * core; threads are named {@code rdmarpc-client-*}, {@code rdmarpc-pool-*}, {@code rdmarpc-server-*},
  * with {@code -rdma} for RDMA); then the configuration class's own defaults. So a property changes
@@ -56,12 +58,15 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
         }
     }
 
+    /** The default of {@link #streamWindowBytes(int)}: 1 MiB. */
+    static final int DEFAULT_STREAM_WINDOW_BYTES = 1 << 20;
+
     private int maxFrameLength = FrameDescriptor.DEFAULT_MAX_FRAME_LENGTH;
     private int maxMetadataBytes = MetadataBlock.DEFAULT_MAX_BYTES;
-    private int streamWindowBytes = dev.rdmarpc.rpc.core.client.ClientCore.DEFAULT_STREAM_WINDOW_BYTES;
+    private int streamWindowBytes = DEFAULT_STREAM_WINDOW_BYTES;
     /** Which of tcp, rdma, transport was chosen, for the error when another is; null: TCP by default. */
     private String chosen;
-    private Consumer<TcpTransport.Config> tcp;
+    private Consumer<TcpConfig> tcp;
     private Consumer<RdmaConfig> rdmaSettings;
     private RdmaConfig rdmaConfig;
     private Transport transport;
@@ -138,13 +143,13 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
 
     /**
      * Uses a TCP transport the builder creates and owns (the default), with the settings
-     * {@code settings} makes to a {@link TcpTransport.Config} holding the defaults (see the class
+     * {@code settings} makes to a {@link TcpConfig} holding the defaults (see the class
      * comment for their order). Validated when the transport is created.
      *
-     * @param settings adjusts the configuration, e.g. {@code cfg -> cfg.ioThreads(2)}
+     * @param settings adjusts the configuration, e.g. {@code cfg -> cfg.loop(l -> l.ioThreads(2))}
      * @return this
      */
-    public B tcp(Consumer<TcpTransport.Config> settings) {
+    public B tcp(Consumer<TcpConfig> settings) {
         choose("tcp()");
         this.tcp = Objects.requireNonNull(settings, "settings");
         return self();
@@ -217,6 +222,27 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
         return maxFrameLength;
     }
 
+    /**
+     * @return the implementation the built objects run on: this module's {@link RpcProvider}, found
+     *         once with {@link ServiceLoader}
+     * @throws IllegalStateException when there is none (a repackaged jar that lost its service entry)
+     */
+    static RpcProvider provider() {
+        return Provider.INSTANCE;
+    }
+
+    /**
+     * Holds the provider, found when first needed: the one of this module (on the module path a
+     * provider of another module is passed over; on the class path, all share the unnamed module).
+     */
+    private static final class Provider {
+        static final RpcProvider INSTANCE = ServiceLoader.load(RpcProvider.class, RpcProvider.class.getClassLoader())
+                .stream().filter(p -> p.type().getModule() == RpcProvider.class.getModule())
+                .findFirst().map(ServiceLoader.Provider::get)
+                .orElseThrow(() -> new IllegalStateException("no " + RpcProvider.class.getName()
+                        + " found: this module provides one (module-info, META-INF/services); was it repackaged without?"));
+    }
+
     /** What a builder makes on its transport: a client, a pool, a server. */
     @FunctionalInterface
     interface OnTransport<T> {
@@ -259,13 +285,13 @@ public abstract sealed class RpcBuilder<B extends RpcBuilder<B>> permits ClientB
         if (rdmaConfig != null || rdmaSettings != null) {
             return RdmaSupport.create(rdmaConfig, rdmaSettings, role.threadNamePrefix + "-rdma");
         }
-        TcpTransport.Config config = new TcpTransport.Config();
-        List<String> properties = TcpTransport.Config.systemProperties();
+        TcpConfig config = new TcpConfig();
+        List<String> properties = TcpConfig.systemProperties();
         if (!Settings.propertySet(properties, "threadNamePrefix")) {
             config.threadNamePrefix(role.threadNamePrefix);
         }
         if (role.ioThreads > 0 && !Settings.propertySet(properties, "ioThreads")) {
-            config.ioThreads(role.ioThreads);
+            config.loop().ioThreads(role.ioThreads);
         }
         if (tcp != null) {
             tcp.accept(config);

@@ -36,6 +36,29 @@ import java.util.concurrent.CompletableFuture;
  * frees while blocking calls wait. Nothing queues without bound. Responses are always read while callers wait, so a slow server slows callers down but
  * never locks a connection.
  *
+ * <p>A buffer of the caller's that a call's response attachment lands in
+ * ({@link CallOptions#withResponseAttachment}, with {@link #exchange} or {@link #exchangeAsync}):
+ * <ul>
+ * <li><b>Ownership.</b> From the call until it completes the buffer is the call's: nothing else may
+ * read or write it. Once the call completed (with its response, an error or a cancel) it is the
+ * caller's again: nothing of rdmarpc writes it after, and it may be reused for the next call at
+ * once.</li>
+ * <li><b>How it is filled.</b> Over TCP, and over RDMA for a response below the rendezvous threshold
+ * (1 MiB by default) or a buffer outside memory registered with the client's transport, the
+ * attachment is copied into it once the frame arrived ({@link RpcMetrics#responseAttachmentBytesCopied()}
+ * counts those bytes). Over RDMA, a response at or above the threshold into memory registered with
+ * the client's transport ({@code RdmaTransport.register}) is written there by the NIC (RDMA READ):
+ * nothing is copied.</li>
+ * <li><b>Too small.</b> A response attachment longer than the buffer fails the call with
+ * {@link Status#PAYLOAD_TOO_LARGE}; the buffer is not written, and the connection goes on.</li>
+ * <li><b>Cancel and deadline.</b> Until the transport starts writing the buffer, a cancel or the
+ * call's deadline ends the call at once and nothing writes the buffer afterwards. Once it started
+ * (the response is arriving), the call ends with that response: a cancel returns false and does
+ * nothing, and a deadline that passes meanwhile waits for the attachment to be in place. If the
+ * connection fails meanwhile the call fails with {@link Status#CONNECTION_CLOSED} once the NIC can
+ * no longer write the buffer (over RDMA: its queue pair destroyed).</li>
+ * </ul>
+ *
  * <p>A call without a timeout of its own gets the {@code defaultTimeout} of the builder that made
  * the channel (a stream its {@code defaultStreamTimeout}). The deadline starts when the call is made
  * and bounds all its waits, a pool's connection being opened included; a call that passes it fails
@@ -169,6 +192,13 @@ public interface RpcChannel {
 
     /**
      * The zero-allocation call with an attachment and a timeout.
+     *
+     * <p>The response's attachment reaches the listener in place, a view of the transport's buffer
+     * ({@link ResponseView#attachment()}, valid during the callback): nothing is copied for it, and no
+     * memory of the caller's is written. To have a large response land in a buffer of your own
+     * (written by the NIC over RDMA, without a copy), call {@link #exchange} or {@link #exchangeAsync}
+     * with {@link CallOptions#withResponseAttachment}; the class description gives that buffer's
+     * contract.
      *
      * @param method       the method; its codecs are not used, the payload is sent as is
      * @param payload      the request bytes; may be reused as soon as this returns

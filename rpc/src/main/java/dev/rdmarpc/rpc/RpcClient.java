@@ -1,12 +1,13 @@
 package dev.rdmarpc.rpc;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
-import dev.rdmarpc.rpc.core.client.ClientCore;
-import dev.rdmarpc.rpc.core.Counters;
 import dev.rdmarpc.rpc.transport.Transport;
+import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -30,22 +31,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>Thread-safe; the creator closes it.
  */
-public final class RpcClient extends AbstractChannel implements AutoCloseable {
+public final class RpcClient implements RpcChannel, AutoCloseable {
     private final Transport transport;
     private final boolean ownsTransport;
-    private final ClientCore core;
-    private final Counters metrics;
+    /** The connection, whose calls this client's are. */
+    private final RpcProvider.Client connection;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final long defaultStreamTimeoutNanos;
     private volatile Observations observations = Observations.NONE;
 
-    private RpcClient(Transport transport, boolean ownsTransport, ClientCore core, Counters metrics,
-                      long defaultStreamTimeoutNanos) {
-        this.defaultStreamTimeoutNanos = defaultStreamTimeoutNanos;
+    private RpcClient(Transport transport, boolean ownsTransport, RpcProvider.Client connection) {
         this.transport = transport;
         this.ownsTransport = ownsTransport;
-        this.core = core;
-        this.metrics = metrics;
+        this.connection = connection;
     }
 
     /**
@@ -65,59 +62,71 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
     }
 
     @Override
-    ClientCore pick(long deadline) {
-        return core;
+    public <Q, R> R call(Method<Q, R> method, Q request, CallOptions options) {
+        return connection.call(method, request, options);
     }
 
     @Override
-    ClientCore pickNow() {
-        return core;
-    }
-
-    /** A call on the closed connection: says that this client does not reconnect, and what does. */
-    @Override
-    ClientCore retry(ClientCore failed, RpcException error, int attempt, long deadline, boolean mayWait) {
-        if (error.status() == Status.CONNECTION_CLOSED) {
-            throw new RpcException(Status.CONNECTION_CLOSED, error.getMessage() + " (an RpcClient is one connection and"
-                    + " never reconnects: use a new client, or an RpcClientPool, whose channel reconnects)", error)
-                    .withMetadata(error.metadata());
-        }
-        throw error;
+    public <Q, R> Reply<R> exchange(Method<Q, R> method, Q request, CallOptions options) {
+        return connection.exchange(method, request, options);
     }
 
     @Override
-    long defaultTimeoutNanos() {
-        return core.defaultTimeoutNanos();
+    public <Q, R> CompletableFuture<R> callAsync(Method<Q, R> method, Q request, CallOptions options) {
+        return connection.callAsync(method, request, options);
     }
 
     @Override
-    long defaultStreamTimeoutNanos() {
-        return defaultStreamTimeoutNanos;
+    public <Q, R> CompletableFuture<Reply<R>> exchangeAsync(Method<Q, R> method, Q request, CallOptions options) {
+        return connection.exchangeAsync(method, request, options);
     }
 
     @Override
-    ClientInterceptor[] interceptors() {
-        return core.interceptors();
+    public boolean send(Method<?, ?> method, MemorySegment payload, MemorySegment attachment, long timeoutNanos,
+                        ResponseListener listener, long tag) {
+        return connection.send(method, payload, attachment, timeoutNanos, listener, tag);
+    }
+
+    @Override
+    public boolean send(Method<?, ?> method, MemorySegment payload, Metadata metadata, MemorySegment attachment,
+                        long timeoutNanos, ResponseListener listener, long tag) {
+        return connection.send(method, payload, metadata, attachment, timeoutNanos, listener, tag);
+    }
+
+    @Override
+    public boolean sendInPlace(Method<?, ?> method, MemorySegment payload, ResponseListener listener, long tag) {
+        return connection.sendInPlace(method, payload, listener, tag);
+    }
+
+    @Override
+    public <Q, R> ClientStream<Q, R> openStream(Method<Q, R> method, CallOptions options) {
+        return connection.openStream(method, options);
+    }
+
+    @Override
+    public <Q, R> AsyncClientStream<Q, R> openAsyncStream(Method<Q, R> method, CallOptions options,
+                                                          StreamListener<? super R> listener, Executor executor) {
+        return connection.openAsyncStream(method, options, listener, executor);
     }
 
     /** @return the server's address */
     public InetSocketAddress remoteAddress() {
-        return core.remoteAddress();
+        return connection.remoteAddress();
     }
 
     /** @return true until the connection closes */
     public boolean isOpen() {
-        return core.isOpen();
+        return connection.isOpen();
     }
 
     /** @return calls awaiting a response now */
     public int outstanding() {
-        return core.outstanding();
+        return connection.outstanding();
     }
 
     /** @return the client's counters */
     public RpcMetrics metrics() {
-        return metrics;
+        return connection.metrics();
     }
 
     /** @return the buffer pool of the client's transport */
@@ -134,7 +143,7 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        core.close();
+        connection.close();
         observations.close();
         if (ownsTransport) {
             transport.close();
@@ -149,7 +158,7 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "RpcClient[" + core.connection() + "]";
+        return "RpcClient[" + connection + "]";
     }
 
     /**
@@ -183,13 +192,9 @@ public final class RpcClient extends AbstractChannel implements AutoCloseable {
             if (address == null) {
                 throw new IllegalArgumentException("address is required");
             }
-            validate();
-            RpcClient client = makeOnTransport(Role.CLIENT, (t, owns) -> {
-                Counters metrics = new Counters();
-                ClientBuilder.Connector connector = connector(t, metrics);
-                ClientCore core = connector.connect(address);
-                return new RpcClient(t, owns, core, metrics, connector.defaultStreamTimeoutNanos());
-            });
+            RpcProvider.ClientSettings settings = settings();
+            RpcClient client = makeOnTransport(Role.CLIENT,
+                    (t, owns) -> new RpcClient(t, owns, provider().connect(t, settings, address)));
             return client.observedBy(observers());
         }
     }

@@ -47,4 +47,15 @@ public interface RpcMetrics {
      *         they were queued or running
      */
     long cancelled();
+
+    /**
+     * @return on a client, bytes of response attachments it copied out of the transport's buffers: into
+     *         the target a call gave ({@link CallOptions#withResponseAttachment}; to a GPU through its
+     *         staging), or to the heap for a {@link Reply} without one. Attachments the transport wrote
+     *         into the target itself (RDMA rendezvous into registered memory) are not counted. 0 on a
+     *         server.
+     */
+    default long responseAttachmentBytesCopied() {
+        return 0;
+    }
 }

@@ -1,8 +1,6 @@
 package dev.rdmarpc.rpc;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
-import dev.rdmarpc.rpc.core.server.MethodRegistry;
-import dev.rdmarpc.rpc.core.server.ServerCore;
 import dev.rdmarpc.rpc.internal.Settings;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
@@ -12,7 +10,9 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -28,7 +28,7 @@ import java.util.Objects;
  * }
  *
  * <p>Threads: the transport's I/O threads (a TCP transport the server creates has one per core
- * unless {@code tcp(cfg -> cfg.ioThreads(n))} says otherwise) read, decode, run inline handlers and
+ * unless {@code tcp(cfg -> cfg.loop(l -> l.ioThreads(n)))} says otherwise) read, decode, run inline handlers and
  * write; blocking handlers run on virtual threads. Unknown methods and
  * throwing handlers are answered with error responses; bytes that break the protocol close only the
  * offending connection (logged), everyone else keeps being served.
@@ -43,7 +43,8 @@ public final class RpcServer implements AutoCloseable {
 
     private final Transport transport;
     private final boolean ownsTransport;
-    private final ServerCore core;
+    /** The server's calls. */
+    private final RpcProvider.Server core;
     private final ServerEndpoint endpoint;
     private final Duration drainTimeout;
     private final ServerHealth health;
@@ -52,7 +53,7 @@ public final class RpcServer implements AutoCloseable {
     private Boolean drained;
     private volatile Observations observations = Observations.NONE;
 
-    private RpcServer(Transport transport, boolean ownsTransport, ServerCore core, ServerEndpoint endpoint,
+    private RpcServer(Transport transport, boolean ownsTransport, RpcProvider.Server core, ServerEndpoint endpoint,
                       Duration drainTimeout, ServerHealth health) {
         this.health = health;
         this.transport = transport;
@@ -166,7 +167,8 @@ public final class RpcServer implements AutoCloseable {
         private InetSocketAddress bind = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
         private int maxInFlight = 10_000;
         private Duration drainTimeout = Duration.ofSeconds(5);
-        private final MethodRegistry registry = new MethodRegistry();
+        /** The registered methods by id, in the order registered. */
+        private final Map<Integer, RpcProvider.Registration> methods = new LinkedHashMap<>();
         private final List<ServerInterceptor> interceptors = new ArrayList<>();
         private final List<Observability> observers = new ArrayList<>();
         /** The health of the server this builder started last, which its health method answers from. */
@@ -215,9 +217,7 @@ public final class RpcServer implements AutoCloseable {
          * @throws IllegalArgumentException when a method with the same id is already registered
          */
         public <Q, R> Builder register(Method<Q, R> method, Handler<Q, R> handler) {
-            registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.INLINE,
-                    Objects.requireNonNull(handler, "handler"), null, null));
-            return this;
+            return add(method, RpcProvider.Registration.Kind.INLINE, handler);
         }
 
         /**
@@ -231,9 +231,7 @@ public final class RpcServer implements AutoCloseable {
          * @throws IllegalArgumentException when a method with the same id is already registered
          */
         public <Q, R> Builder registerBlocking(Method<Q, R> method, Handler<Q, R> handler) {
-            registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.BLOCKING,
-                    Objects.requireNonNull(handler, "handler"), null, null));
-            return this;
+            return add(method, RpcProvider.Registration.Kind.BLOCKING, handler);
         }
 
         /**
@@ -246,9 +244,7 @@ public final class RpcServer implements AutoCloseable {
          * @throws IllegalArgumentException when a method with the same id is already registered
          */
         public Builder registerRaw(Method<?, ?> method, RawHandler handler) {
-            registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.RAW, null,
-                    Objects.requireNonNull(handler, "handler"), null));
-            return this;
+            return add(method, RpcProvider.Registration.Kind.RAW, handler);
         }
 
         /**
@@ -264,9 +260,7 @@ public final class RpcServer implements AutoCloseable {
          * @throws IllegalArgumentException when a method with the same id is already registered
          */
         public <Q, R> Builder registerAsync(Method<Q, R> method, AsyncHandler<Q, R> handler) {
-            registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.ASYNC, null,
-                    null, Objects.requireNonNull(handler, "handler")));
-            return this;
+            return add(method, RpcProvider.Registration.Kind.ASYNC, handler);
         }
 
         /**
@@ -288,8 +282,22 @@ public final class RpcServer implements AutoCloseable {
          * @throws IllegalArgumentException when a method with the same id is already registered
          */
         public <Q, R> Builder registerStream(Method<Q, R> method, StreamHandler<Q, R> handler) {
-            registry.add(new MethodRegistry.Entry(Objects.requireNonNull(method, "method"), MethodRegistry.Mode.STREAM,
-                    null, null, null, Objects.requireNonNull(handler, "handler")));
+            return add(method, RpcProvider.Registration.Kind.STREAM, handler);
+        }
+
+        /**
+         * @throws IllegalArgumentException when a method with the same id is already registered
+         */
+        private Builder add(Method<?, ?> method, RpcProvider.Registration.Kind kind, Object handler) {
+            Objects.requireNonNull(method, "method");
+            RpcProvider.Registration r = new RpcProvider.Registration(method, kind, Objects.requireNonNull(handler, "handler"));
+            RpcProvider.Registration old = methods.putIfAbsent(method.id(), r);
+            if (old != null) {
+                throw new IllegalArgumentException(old.method().name().equals(method.name())
+                        ? "method " + method.name() + " is already registered"
+                        : "methods " + old.method().name() + " and " + method.name() + " have the same id 0x"
+                          + Integer.toHexString(method.id()) + "; rename one");
+            }
             return this;
         }
 
@@ -328,7 +336,7 @@ public final class RpcServer implements AutoCloseable {
          */
         private ServerHealth health() {
             java.util.Set<String> services = new java.util.LinkedHashSet<>();
-            for (MethodRegistry.Entry e : registry.entries()) {
+            for (RpcProvider.Registration e : methods.values()) {
                 if (e.method() == Health.CHECK) {
                     continue; // registered by an earlier start() of this builder
                 }
@@ -340,7 +348,7 @@ public final class RpcServer implements AutoCloseable {
             }
             services.remove("");
             ServerHealth health = new ServerHealth(services);
-            if (registry.entries().stream().noneMatch(e -> e.method() == Health.CHECK)) {
+            if (methods.values().stream().noneMatch(e -> e.method() == Health.CHECK)) {
                 register(Health.CHECK, (ctx, service) -> lastHealth.check(service));
             }
             lastHealth = health;
@@ -362,8 +370,8 @@ public final class RpcServer implements AutoCloseable {
             Settings.checkNotNegative("drainTimeout", drainTimeout);
             ServerHealth health = health();
             RpcServer server = makeOnTransport(Role.SERVER, (t, owns) -> {
-                ServerCore core = new ServerCore(registry, maxFrameLength, maxMetadataBytes, List.copyOf(interceptors),
-                        maxInFlight, t.bufferPool(), t.name(), streamWindowBytes);
+                RpcProvider.Server core = provider().server(t, new RpcProvider.ServerSettings(List.copyOf(methods.values()),
+                        maxFrameLength, maxMetadataBytes, interceptors, maxInFlight, streamWindowBytes));
                 ServerEndpoint endpoint;
                 try {
                     endpoint = t.listen(bind, maxFrameLength, core);
@@ -371,7 +379,7 @@ public final class RpcServer implements AutoCloseable {
                     throw new UncheckedIOException("could not listen on " + bind, e);
                 }
                 LOG.log(System.Logger.Level.INFO, "RPC server listening on {0} ({1}, {2} methods)", endpoint.address(),
-                        t.name(), registry.size());
+                        t.name(), methods.size());
                 return new RpcServer(t, owns, core, endpoint, drainTimeout, health);
             });
             return server.observedBy(observers);

@@ -7,7 +7,7 @@
  * blocking, asynchronous, and the zero-allocation {@code send}. Failures are
  * {@link dev.rdmarpc.rpc.RpcException}s with a {@link dev.rdmarpc.rpc.Status}.
  * {@snippet :
- * RpcServer server = RpcServer.builder().tcp(cfg -> cfg.ioThreads(2)).register(ECHO, (ctx, s) -> s).start();
+ * RpcServer server = RpcServer.builder().tcp(cfg -> cfg.loop(l -> l.ioThreads(2))).register(ECHO, (ctx, s) -> s).start();
  * RpcChannel channel = RpcClient.builder().address(server.address()).defaultTimeout(Duration.ofSeconds(5)).connect();
  * String r = channel.call(ECHO, "hello");
  * }
@@ -30,5 +30,9 @@
  * {@link dev.rdmarpc.rpc.transport.Transport} the caller owns. System properties
  * ({@code rdmarpc.tcp.*}, {@code rdmarpc.rdma.*}, the RDMA transport's groups as
  * {@code rdmarpc.rdma.<group>.<setting>}) are defaults that a builder's settings override.
+ *
+ * <p>This package is the API and depends on no implementation package: the client, pool and server
+ * run on the implementation this module provides through {@link dev.rdmarpc.rpc.RpcProvider} (found
+ * with {@link java.util.ServiceLoader}), which applications neither call nor implement.
  */
 package dev.rdmarpc.rpc;

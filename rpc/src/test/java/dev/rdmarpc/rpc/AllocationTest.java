@@ -144,7 +144,7 @@ class AllocationTest {
     /** Bytes the I/O threads of both sides allocate per echo of {@code size} bytes, after a warm-up (JIT, pool growth). */
     private static double bytesPerEcho(int size, boolean inPlace, boolean pool, long warmupCalls, long calls, TlsConfig serverTls,
             TlsConfig clientTls) throws Exception {
-        try (RpcServer server = RpcServer.builder().tcp(cfg -> cfg.ioThreads(1).tls(serverTls))
+        try (RpcServer server = RpcServer.builder().tcp(cfg -> cfg.loop(l -> l.ioThreads(1)).tls(serverTls))
                 .registerRaw(ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength())).start();
              RpcClient client = RpcClient.builder().address(server.address()).tcp(cfg -> cfg.tls(clientTls)).connect();
              RpcClientPool clients = RpcClientPool.builder().maxConnectionsPerEndpoint(1).build();

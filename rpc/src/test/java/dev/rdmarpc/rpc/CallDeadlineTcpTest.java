@@ -86,7 +86,7 @@ class CallDeadlineTcpTest {
     @Test
     void callsEndAtTheirDeadlineWhileTheTlsHandshakeIsHeld() throws Exception {
         try (RpcServer server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0))
-                .tcp(cfg -> cfg.ioThreads(1).tls(TlsConfig.forServer(serverKey, TestCertificates.PASSWORD.toCharArray())))
+                .tcp(cfg -> cfg.loop(l -> l.ioThreads(1)).tls(TlsConfig.forServer(serverKey, TestCertificates.PASSWORD.toCharArray())))
                 .register(ECHO, (ctx, s) -> s).start();
              HoldingProxy proxy = new HoldingProxy(server.address(), Duration.ofMillis(1500));
              RpcClientPool pool = RpcClientPool.builder().tcp(cfg -> cfg.tls(TlsConfig.forClient().trust(ca)))

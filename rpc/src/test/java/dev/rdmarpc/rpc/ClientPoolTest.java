@@ -30,7 +30,7 @@ class ClientPoolTest {
 
     /** @return the server's builder on the transport under test */
     RpcServer.Builder serverBuilder() {
-        return RpcServer.builder().tcp(cfg -> cfg.ioThreads(1));
+        return RpcServer.builder().tcp(cfg -> cfg.loop(l -> l.ioThreads(1)));
     }
 
     /** @return the pool's builder on the transport under test */

@@ -28,7 +28,7 @@ class DeadlineStatusTcpTest {
     final Map<String, Status> clientAfter = new ConcurrentHashMap<>();
 
     private RpcServer server() {
-        return RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1))
+        return RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .intercept(new ServerInterceptor() {
                     @Override
                     public void beforeCall(CallContext call) {

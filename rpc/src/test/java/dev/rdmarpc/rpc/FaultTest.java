@@ -39,7 +39,7 @@ class FaultTest {
     @BeforeEach
     void start() {
         server = RpcServer.builder()
-                .tcp(cfg -> cfg.ioThreads(1))
+                .tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .maxFrameLength(1 << 20)
                 .register(ECHO, (ctx, s) -> s)
                 .register(FAIL, (ctx, s) -> {
@@ -294,7 +294,7 @@ class FaultTest {
     @Test
     void serverWithExhaustedPoolClosesWithAReasonAndKeepsOthersServed() {
         BufferPool.Config tiny = new BufferPool.Config().chunkSize(4096).slabSize(8192).maxPooledBytes(8192).maxLargeBytes(0);
-        try (RpcServer small = RpcServer.builder().tcp(cfg -> cfg.ioThreads(1).bufferPool(tiny)).register(ECHO, (ctx, s) -> s).start();
+        try (RpcServer small = RpcServer.builder().tcp(cfg -> cfg.loop(l -> l.ioThreads(1)).bufferPool(tiny)).register(ECHO, (ctx, s) -> s).start();
              RpcClient a = RpcClient.connect(small.address())) {
             assertEquals("a", a.call(ECHO, "a")); // uses both chunks: receive + send
             // A frame bigger than a chunk needs a large buffer the pool does not have: that connection

@@ -38,7 +38,7 @@ class FuzzTest {
 
     @Test
     void survivesRandomAndMutatedFrames() throws Exception {
-        try (RpcServer server = RpcServer.builder().tcp(cfg -> cfg.ioThreads(2)).maxFrameLength(64 * 1024)
+        try (RpcServer server = RpcServer.builder().tcp(cfg -> cfg.loop(l -> l.ioThreads(2))).maxFrameLength(64 * 1024)
                 .register(ECHO, (ctx, s) -> s)
                 .registerBlocking(BLOCKING_ECHO, (ctx, s) -> s)
                 .registerRaw(RAW, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength()))

@@ -19,7 +19,7 @@ public final class HostOnlyMain {
     public static void main(String[] args) throws Exception {
         Method<String, String> echo = Method.of("echo", Codecs.STRING, Codecs.STRING);
         try (Arena arena = Arena.ofShared();
-             RpcServer server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1))
+             RpcServer server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                      .register(echo, (ctx, req) -> {
                          ctx.responseAttachment(ctx.requestAttachment());
                          return req + ctx.requestAttachment().deviceId();

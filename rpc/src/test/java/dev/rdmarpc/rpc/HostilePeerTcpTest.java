@@ -29,10 +29,10 @@ class HostilePeerTcpTest {
     static final Method<Integer, String> SLEEP = Method.of("sleep", Codecs.INT, Codecs.STRING);
     static final int STALLED = 20;
 
-    private static RpcServer server(UnaryOperator<dev.rdmarpc.rpc.transport.tcp.TcpTransport.Config> tcp) {
+    private static RpcServer server(UnaryOperator<dev.rdmarpc.rpc.transport.tcp.TcpConfig> tcp) {
         return RpcServer.builder()
                 .bind(new java.net.InetSocketAddress("127.0.0.1", 0))
-                .tcp(cfg -> tcp.apply(cfg.ioThreads(1)))
+                .tcp(cfg -> tcp.apply(cfg.loop(l -> l.ioThreads(1))))
                 .register(ECHO, (ctx, s) -> s)
                 .registerBlocking(SLEEP, (ctx, ms) -> {
                     Thread.sleep(ms);

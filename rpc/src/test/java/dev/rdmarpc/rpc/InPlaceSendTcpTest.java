@@ -7,6 +7,7 @@ import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
 import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
 import dev.rdmarpc.rpc.transport.frame.FrameReassembler;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -80,7 +81,7 @@ class InPlaceSendTcpTest {
     @Test
     void echoesEverySizeAndNeedsOneLargeBufferPerCallOnEachSide() throws Exception {
         int[] sizes = {100, 16 * 1024 - 1, 16 * 1024, 64 * 1024 + 1, 1 << 20, 8 << 20};
-        TcpTransport clientTransport = TcpTransport.create(new TcpTransport.Config());
+        TcpTransport clientTransport = TcpTransport.create(new TcpConfig());
         try (RpcServer server = echoServer(); Arena arena = Arena.ofShared()) {
             BufferPool sp = server.bufferPool();
             BufferPool cp = clientTransport.bufferPool();
@@ -163,7 +164,7 @@ class InPlaceSendTcpTest {
     void aServerWhoseSendRingFillsStopsReadingInsteadOfRefusing() throws Exception {
         int size = 100 * 1024;
         int calls = 300;
-        TcpTransport serverTransport = TcpTransport.create(new TcpTransport.Config().writeHighWaterMark(64L << 20));
+        TcpTransport serverTransport = TcpTransport.create(new TcpConfig().writeHighWaterMark(64L << 20));
         try (RpcServer server = RpcServer.builder().transport(serverTransport).maxFrameLength(16 << 20)
                      .registerRaw(ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength())).start();
              SocketChannel ch = TestSupport.open(server.address())) {

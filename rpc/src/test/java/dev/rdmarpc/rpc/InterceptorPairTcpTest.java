@@ -36,7 +36,7 @@ class InterceptorPairTcpTest {
         AtomicInteger ran = new AtomicInteger();
         AtomicInteger spinning = new AtomicInteger();
         int carriers = Integer.getInteger("jdk.virtualThreadScheduler.parallelism", Runtime.getRuntime().availableProcessors());
-        try (RpcServer server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1))
+        try (RpcServer server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .intercept(new ServerInterceptor() {
                     @Override
                     public void beforeCall(CallContext call) {

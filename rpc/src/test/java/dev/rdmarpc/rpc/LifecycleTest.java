@@ -24,7 +24,7 @@ class LifecycleTest {
     @Test
     void gracefulShutdownDrainsCallsInFlight() throws Exception {
         CountDownLatch started = new CountDownLatch(1);
-        RpcServer server = RpcServer.builder().tcp(cfg -> cfg.ioThreads(1))
+        RpcServer server = RpcServer.builder().tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .register(ECHO, (c, s) -> s)
                 .registerBlocking(SLOW, (c, ms) -> {
                     started.countDown();
@@ -59,7 +59,7 @@ class LifecycleTest {
             rec.enable("dev.rdmarpc.ConnectionOpened");
             rec.enable("dev.rdmarpc.ConnectionClosed");
             rec.start();
-            try (RpcServer server = RpcServer.builder().tcp(cfg -> cfg.ioThreads(1)).register(ECHO, (c, s) -> s).start();
+            try (RpcServer server = RpcServer.builder().tcp(cfg -> cfg.loop(l -> l.ioThreads(1))).register(ECHO, (c, s) -> s).start();
                  RpcClient client = RpcClient.connect(server.address())) {
                 for (int i = 0; i < 5; i++) {
                     client.call(ECHO, "jfr");

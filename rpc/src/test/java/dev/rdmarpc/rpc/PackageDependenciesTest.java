@@ -85,6 +85,89 @@ class PackageDependenciesTest {
         assertEquals(List.of(), chainBackIntoCore(g));
     }
 
+    /**
+     * The entry points (client, pool, server and their builders) reach the implementation only through
+     * {@link RpcProvider}, found with {@link java.util.ServiceLoader}: no class of the root package
+     * names a class of core.
+     */
+    @Test
+    void theRootPackageNamesNoClassOfCore() {
+        Map<String, Set<String>> named = new TreeMap<>();
+        uses.forEach((cls, used) -> {
+            if (packageOf(cls).equals(ROOT)) {
+                used.stream().filter(PackageDependenciesTest::inCore)
+                        .forEach(u -> named.computeIfAbsent(cls, k -> new TreeSet<>()).add(u));
+            }
+        });
+        assertEquals(Map.of(), named, "classes of the root package and the classes of core each names");
+    }
+
+    /**
+     * Core depends on the root package (the vocabulary calls are made of); the root package must not
+     * depend on core, neither directly nor through any other package of the module, so that the two
+     * form no package cycle. Core's subpackages count as core.
+     */
+    @Test
+    void noPackageCycleBetweenRootAndCore() {
+        Map<String, Set<String>> packages = packageUses(uses);
+        assertEquals(List.of(), packagePath(packages, ROOT, CORE), "a chain of packages from the root package into core (core depends on the root package)");
+        assertEquals(List.of(CORE, ROOT), packagePath(packages, CORE, ROOT), "core uses the root package's vocabulary");
+    }
+
+    @Test
+    void thePackageCycleCheckFindsAPathThroughAnotherPackage() {
+        Map<String, Set<String>> g = new HashMap<>();
+        g.put(CORE + ".client.ClientCore", Set.of(ROOT + ".Metadata"));
+        g.put(ROOT + ".RpcClient", Set.of(ROOT + ".Metadata", ROOT + ".gpu.Staging"));
+        g.put(ROOT + ".gpu.Staging", Set.of(ROOT + ".buffer.Pool"));
+        g.put(ROOT + ".buffer.Pool", Set.of(CORE + ".server.ServerCore"));
+        Map<String, Set<String>> packages = packageUses(g);
+        assertEquals(List.of(ROOT, ROOT + ".gpu", ROOT + ".buffer", CORE), packagePath(packages, ROOT, CORE));
+        assertEquals(List.of(CORE, ROOT), packagePath(packages, CORE, ROOT));
+        g.put(ROOT + ".buffer.Pool", Set.of(ROOT + ".Metadata"));
+        assertEquals(List.of(), packagePath(packageUses(g), ROOT, CORE));
+    }
+
+    /** @return each package of {@code g}'s classes and the other packages they name, core's subpackages as core */
+    static Map<String, Set<String>> packageUses(Map<String, Set<String>> g) {
+        Map<String, Set<String>> packages = new TreeMap<>();
+        g.forEach((cls, used) -> {
+            Set<String> to = packages.computeIfAbsent(packageNode(cls), k -> new TreeSet<>());
+            used.forEach(u -> to.add(packageNode(u)));
+            to.remove(packageNode(cls));
+        });
+        return packages;
+    }
+
+    /** @return the shortest chain of packages from {@code from} to {@code to} (both included), or an empty list */
+    static List<String> packagePath(Map<String, Set<String>> packages, String from, String to) {
+        Map<String, String> cameFrom = new HashMap<>();
+        cameFrom.put(from, null);
+        ArrayDeque<String> queue = new ArrayDeque<>(List.of(from));
+        while (!queue.isEmpty()) {
+            String p = queue.remove();
+            if (p.equals(to)) {
+                List<String> path = new ArrayList<>();
+                for (String q = p; q != null; q = cameFrom.get(q)) {
+                    path.add(q);
+                }
+                Collections.reverse(path);
+                return path;
+            }
+            for (String next : packages.getOrDefault(p, Set.of())) {
+                if (!cameFrom.containsKey(next)) {
+                    cameFrom.put(next, p);
+                    queue.add(next);
+                }
+            }
+        }
+        return List.of();
+    }
+
+    private static String packageNode(String cls) {
+        return inCore(cls) ? CORE : packageOf(cls);
+    }
+
     @Test
     void theScanSeesTheClassesAClassNames() {
         // LoopSettings names SettingsTable in a field's generic signature, CpuList in a field and a

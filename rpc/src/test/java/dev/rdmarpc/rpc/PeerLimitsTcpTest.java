@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.codec.Codecs;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
-import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -27,10 +27,10 @@ class PeerLimitsTcpTest {
     static final Method<String, String> ECHO = Method.of("echo", Codecs.STRING, Codecs.STRING);
     static final Method<byte[], byte[]> BYTES = Method.of("bytes", Codecs.BYTES, Codecs.BYTES);
 
-    private static RpcServer server(UnaryOperator<TcpTransport.Config> tcp) {
+    private static RpcServer server(UnaryOperator<TcpConfig> tcp) {
         return RpcServer.builder()
                 .bind(new InetSocketAddress("127.0.0.1", 0))
-                .tcp(cfg -> tcp.apply(cfg.ioThreads(1)))
+                .tcp(cfg -> tcp.apply(cfg.loop(l -> l.ioThreads(1))))
                 .register(ECHO, (ctx, s) -> s)
                 .register(BYTES, (ctx, b) -> b)
                 .start();

@@ -30,7 +30,7 @@ class PoolSpreadTcpTest {
 
     @Test
     void smallCallsAreNotHeldBehindLargeOnes() throws Exception {
-        try (RpcServer server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(2))
+        try (RpcServer server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(2)))
                 .maxFrameLength(16 << 20).register(ECHO, (ctx, b) -> b).start();
              RpcClientPool pool = RpcClientPool.builder().maxConnectionsPerEndpoint(4).maxFrameLength(16 << 20).build();
              ExecutorService callers = Executors.newVirtualThreadPerTaskExecutor()) {

@@ -23,7 +23,7 @@ public final class QuickEcho {
         RpcServer server = null;
         InetSocketAddress addr;
         if (!mode.startsWith("client")) {
-            server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", mode.equals("server") ? 7777 : 0)).tcp(cfg -> cfg.ioThreads(1).idleStrategy(IDLE))
+            server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", mode.equals("server") ? 7777 : 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1).idleStrategy(IDLE)))
                     .registerRaw(ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength())).start();
             addr = server.address();
             if (mode.equals("server")) {
@@ -35,7 +35,7 @@ public final class QuickEcho {
             String[] hp = args[4].split(":");
             addr = new InetSocketAddress(hp[0], Integer.parseInt(hp[1]));
         }
-        try (RpcClient client = RpcClient.builder().address(addr).tcp(cfg -> cfg.idleStrategy(IDLE)).connect(); Arena arena = Arena.ofShared()) {
+        try (RpcClient client = RpcClient.builder().address(addr).tcp(cfg -> cfg.loop(l -> l.idleStrategy(IDLE))).connect(); Arena arena = Arena.ofShared()) {
             MemorySegment payload = arena.allocate(size);
             long[] done = new long[1];
             boolean[] stopFlag = new boolean[1];

@@ -44,7 +44,7 @@ class RoundTripTest {
     static void start() {
         server = RpcServer.builder()
                 .bind(new InetSocketAddress("127.0.0.1", 0))
-                .tcp(cfg -> cfg.ioThreads(1))
+                .tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .register(ECHO, (ctx, req) -> req)
                 .registerBlocking(SLOW_UPPER, (ctx, req) -> {
                     Thread.sleep(20);

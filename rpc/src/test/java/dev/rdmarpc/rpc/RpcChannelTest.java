@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.*;
 
 import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -36,7 +37,7 @@ class RpcChannelTest {
     @BeforeAll
     static void start() {
         server = RpcServer.builder()
-                .tcp(cfg -> cfg.ioThreads(1))
+                .tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .register(ECHO, (ctx, req) -> {
                     ctx.responseAttachment(ctx.requestAttachment());
                     return req;
@@ -138,9 +139,9 @@ class RpcChannelTest {
 
     @Test
     void aBuilderUsesOneTransport() {
-        try (TcpTransport shared = TcpTransport.create(new TcpTransport.Config().ioThreads(1))) {
+        try (TcpTransport shared = TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(1)))) {
             IllegalStateException e = assertThrows(IllegalStateException.class,
-                    () -> RpcClient.builder().tcp(cfg -> cfg.ioThreads(2)).transport(shared));
+                    () -> RpcClient.builder().tcp(cfg -> cfg.loop(l -> l.ioThreads(2))).transport(shared));
             assertTrue(e.getMessage().contains("transport() cannot be combined with tcp()"), e.getMessage());
             assertThrows(IllegalStateException.class, () -> RpcServer.builder().transport(shared).rdma());
             assertThrows(IllegalStateException.class, () -> RpcClientPool.builder().rdma().tcp(cfg -> { }));
@@ -190,7 +191,7 @@ class RpcChannelTest {
                 assertEquals("p", c.call(ECHO, "p"));
             }
             try (RpcClient c = RpcClient.builder().address(server.address())
-                    .tcp(cfg -> cfg.threadNamePrefix("from-setter").ioThreads(3)).connect()) {
+                    .tcp(cfg -> cfg.threadNamePrefix("from-setter").loop(l -> l.ioThreads(3))).connect()) {
                 assertEquals(3, threads("from-setter-"), "a setting in tcp(...) beats the properties");
                 assertEquals(0, threads("from-property-"));
                 assertEquals("q", c.call(ECHO, "q"));

@@ -228,13 +228,13 @@ class SchemaEvolutionTest {
 
     @BeforeAll
     static void start() {
-        oldServer = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1))
+        oldServer = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .register(EVOLVE_V1, (ctx, r) -> {
                     seenByOld.set(r);
                     return new V1(r.id() + 1, r.inner(), r.name() + "!", r.level());
                 })
                 .start();
-        newServer = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1))
+        newServer = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .register(EVOLVE_V2, (ctx, r) -> {
                     seenByNew.set(r);
                     newSegSeen.set(r.seg() == null ? null : Arrays.toString(r.seg().toArray(ValueLayout.JAVA_BYTE)));

@@ -53,7 +53,7 @@ class TlsClientCertificateAtConnectTest {
     private static RpcServer serveMutual() {
         TlsConfig tls = TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray()).trust(ca)
                 .clientAuth(TlsConfig.ClientAuth.REQUIRE);
-        return RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1).tls(tls))
+        return RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)).tls(tls))
                 .register(WHO, (ctx, b) -> String.valueOf(ctx.peerPrincipal())).start();
     }
 

@@ -3,6 +3,7 @@ package dev.rdmarpc.rpc;
 import static org.junit.jupiter.api.Assertions.*;
 
 import dev.rdmarpc.rpc.codec.Codecs;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.net.InetSocketAddress;
@@ -46,7 +47,7 @@ class TlsTcpTest {
     }
 
     private static RpcServer serve(TlsConfig tls) {
-        return RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1).tls(tls))
+        return RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)).tls(tls))
                 .maxFrameLength(16 << 20).register(ECHO, (ctx, b) -> b).start();
     }
 
@@ -131,7 +132,7 @@ class TlsTcpTest {
 
     @Test
     void aPlainClientAgainstATlsServerIsToldTheServerRequiresTls() throws Exception {
-        TcpTransport t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tls(
+        TcpTransport t = TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(1)).tls(
                 TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray())));
         try (RpcServer s = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).transport(t)
                 .register(ECHO, (ctx, b) -> b).start()) {
@@ -152,7 +153,7 @@ class TlsTcpTest {
     void aTlsClientOverAConnectionLimitIsToldWhyBeforeItsHandshake() {
         TlsConfig tls = TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray());
         try (RpcServer s = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0))
-                .tcp(cfg -> cfg.ioThreads(1).tls(tls).limits(l -> l.maxConnectionsPerAddress(1)))
+                .tcp(cfg -> cfg.loop(l -> l.ioThreads(1)).tls(tls).limits(l -> l.maxConnectionsPerAddress(1)))
                 .register(ECHO, (ctx, b) -> b).start();
              RpcClient first = connect(s, TlsConfig.forClient().trust(ca))) {
             assertArrayEquals(new byte[] {7}, first.call(ECHO, new byte[] {7}));
@@ -169,7 +170,7 @@ class TlsTcpTest {
         Method<byte[], String> protocol = Method.of("protocol", Codecs.BYTES, Codecs.STRING);
         char[] pw = TestCertificates.PASSWORD.toCharArray();
         TlsConfig both = TlsConfig.forServer(server, pw).protocols("TLSv1.3", "TLSv1.2");
-        try (RpcServer s = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1).tls(both))
+        try (RpcServer s = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)).tls(both))
                 .register(protocol, (ctx, b) -> ctx.tlsSession().getProtocol()).start()) {
             try (RpcClient c = connect(s, TlsConfig.forClient().trust(ca))) {
                 assertEquals("TLSv1.3", c.call(protocol, new byte[0]), "the default");
@@ -196,7 +197,7 @@ class TlsTcpTest {
                     return who.equals("CN=client-a") ? java.util.Optional.empty()
                             : java.util.Optional.of(who + " is not on this server's list");
                 });
-        return RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1).tls(tls))
+        return RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)).tls(tls))
                 .register(WHO, (ctx, b) -> {
                     handled.incrementAndGet();
                     return String.valueOf(ctx.peerPrincipal());
@@ -234,7 +235,7 @@ class TlsTcpTest {
     private static RpcServer serveMutual() {
         TlsConfig tls = TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray()).trust(ca)
                 .clientAuth(TlsConfig.ClientAuth.REQUIRE);
-        return RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1).tls(tls))
+        return RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)).tls(tls))
                 .register(WHO, (ctx, b) -> String.valueOf(ctx.peerPrincipal()))
                 .registerBlocking(Method.of("whoBlocking", Codecs.BYTES, Codecs.STRING), (ctx, b) -> String.valueOf(ctx.peerPrincipal()))
                 .start();
@@ -284,7 +285,7 @@ class TlsTcpTest {
 
     @Test
     void aPeerThatSaysNothingIsClosedAfterTheHandshakeTimeout() throws Exception {
-        TcpTransport t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tls(
+        TcpTransport t = TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(1)).tls(
                 TlsConfig.forServer(server, TestCertificates.PASSWORD.toCharArray()).handshakeTimeout(Duration.ofMillis(500))));
         try (RpcServer s = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).transport(t)
                 .register(ECHO, (ctx, b) -> b).start();

@@ -66,7 +66,7 @@ public final class GrpcRdmarpcEchoStack implements EchoStack {
         Server server;
         try {
             server = RdmarpcServerBuilder.forAddress(bindAddress)
-                    .tcp(cfg -> cfg.ioThreads(options.ioThreads()).threadNamePrefix("grpc-rdmarpc-bench-server"))
+                    .tcp(cfg -> cfg.loop(l -> l.ioThreads(options.ioThreads())).threadNamePrefix("grpc-rdmarpc-bench-server"))
                     .directExecutor()
                     .maxInboundMessageSize(maxInbound(options))
                     .addService(GrpcEchoStack.echoService(options.maxMessageBytes()))
@@ -106,7 +106,7 @@ public final class GrpcRdmarpcEchoStack implements EchoStack {
         }
         ManagedChannel channel = RdmarpcChannelBuilder
                 .forAddress(serverAddress.getAddress().getHostAddress(), serverAddress.getPort())
-                .tcp(cfg -> cfg.ioThreads(options.ioThreads()).threadNamePrefix("grpc-rdmarpc-bench-client"))
+                .tcp(cfg -> cfg.loop(l -> l.ioThreads(options.ioThreads())).threadNamePrefix("grpc-rdmarpc-bench-client"))
                 .usePlaintext()
                 .directExecutor()
                 .maxInboundMessageSize(maxInbound(options))

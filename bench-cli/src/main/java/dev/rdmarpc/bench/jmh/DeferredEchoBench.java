@@ -119,7 +119,7 @@ public class DeferredEchoBench {
     public void setup() {
         arena = Arena.ofShared();
         answerer = new Answerer(arena, size);
-        server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1))
+        server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .registerRaw(DEFERRED_ECHO, answerer::take)
                 .start();
         client = RpcClient.connect(server.address());

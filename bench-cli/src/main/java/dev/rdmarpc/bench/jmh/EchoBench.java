@@ -106,7 +106,7 @@ public class EchoBench {
         }
         TlsConfig serving = serverTls;
         TlsConfig calling = clientTls;
-        server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1).tls(serving))
+        server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)).tls(serving))
                 .registerRaw(RAW_ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength()))
                 .register(STRING_ECHO, (ctx, s) -> s)
                 .start();

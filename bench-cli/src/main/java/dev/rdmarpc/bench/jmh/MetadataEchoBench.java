@@ -91,7 +91,7 @@ public class MetadataEchoBench {
 
     @Setup(Level.Trial)
     public void setup() {
-        server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1))
+        server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .intercept(new TokenCheck())
                 .registerRaw(ECHO, c -> {
                     MetadataView md = c.requestMetadataView();

@@ -132,7 +132,7 @@ public class ServiceBench {
             }
         };
         RpcServer.Builder builder = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0))
-                .tcp(cfg -> cfg.ioThreads(1))
+                .tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .register(HAND_ECHO, (ctx, s) -> s)
                 .registerBlocking(HAND_ECHO_BLOCKING, (ctx, s) -> s);
         server = Services.register(builder, BenchEcho.class, impl, MethodHandles.lookup()).start();

@@ -63,7 +63,7 @@ public class StreamBench {
 
     @Setup(Level.Trial)
     public void setup() {
-        server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1))
+        server = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .registerStream(EMPTY, s -> {
                     try {
                         while (true) {

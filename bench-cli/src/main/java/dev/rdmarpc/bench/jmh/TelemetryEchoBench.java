@@ -67,7 +67,7 @@ public class TelemetryEchoBench {
 
     @Setup(Level.Trial)
     public void setup() {
-        RpcServer.Builder b = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1))
+        RpcServer.Builder b = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .registerRaw(RAW_ECHO, c -> c.respond(c.buffer(), c.payloadOffset(), c.payloadLength()));
         if (telemetry.equals("metrics")) {
             sdk = OpenTelemetrySdk.builder()

@@ -28,6 +28,7 @@ import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.rdma.RdmaTransport;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.lang.foreign.Arena;
@@ -70,7 +71,7 @@ import java.util.concurrent.locks.LockSupport;
  * waits counts in its call's latency.
  *
  * <p>With {@link StackOptions#tls()}, both sides run TLS {@value TlsSettings#PROTOCOL} with the JDK's
- * {@code SSLEngine} ({@link TlsConfig} on {@link TcpTransport.Config#tls}; over RDMA on
+ * {@code SSLEngine} ({@link TlsConfig} on {@link TcpConfig#tls}; over RDMA on
  * {@link RdmaConfig#tls}, which puts each connection's TCP setup channel behind TLS while the queue pair's
  * data stays unencrypted). The server's echo handler notes what the first TLS call's connection
  * negotiated ({@link #tlsNegotiated()}).
@@ -108,14 +109,14 @@ public final class RdmarpcTcpStack implements EchoStack {
     /** The RDMA settings of both sides: defaults, with the bench's I/O threads, device and GID index. */
     static RdmaConfig rdmaConfig(StackOptions options) {
         // A generous handshake timeout: a bench may run on software RDMA under an emulated CPU.
-        RdmaConfig c = new RdmaConfig().ioThreads(options.ioThreads()).timeouts(t -> t.handshake(Duration.ofMinutes(2)));
+        RdmaConfig c = new RdmaConfig().loop(l -> l.ioThreads(options.ioThreads())).timeouts(t -> t.handshake(Duration.ofMinutes(2)));
         if (options.device() != null) {
             c.device(options.device());
         }
         if (options.gidIndex() >= 0) {
             c.gidIndex(options.gidIndex());
         }
-        c.polling(p -> p.idleStrategy(switch (options.rdmaCompletions()) {
+        c.loop(l -> l.idleStrategy(switch (options.rdmaCompletions()) {
             case "busy-poll" -> IdleStrategy.busyPoll();
             case "hybrid" -> IdleStrategy.backOff(IdleStrategy.DEFAULT_SPIN);
             case "event" -> IdleStrategy.event();
@@ -147,7 +148,7 @@ public final class RdmarpcTcpStack implements EchoStack {
     public String describe(StackOptions options) {
         String version = RpcClient.class.getModule().getDescriptor() != null
                 ? RpcClient.class.getModule().getDescriptor().rawVersion().orElse("") : "";
-        String transport = rdma ? " RDMA transport (RC SEND/RECV, " + rdmaConfig(options).polling().idleStrategy()
+        String transport = rdma ? " RDMA transport (RC SEND/RECV, " + rdmaConfig(options).loop().idleStrategy()
                 + " completions, registered pool)" : " TCP transport (java.nio)";
         String tls = options.tls() == null ? "" : rdma ? ", TLS " + TlsSettings.PROTOCOL
                 + " (JDK SSLEngine) on each connection's TCP setup channel, queue pair data unencrypted"
@@ -193,7 +194,7 @@ public final class RdmarpcTcpStack implements EchoStack {
             if (rdma) {
                 b.rdma(rdmaConfig(options).threadNamePrefix("rdmarpc-bench-server").tls(tls));
             } else {
-                b.tcp(cfg -> cfg.ioThreads(options.ioThreads()).tls(tls));
+                b.tcp(cfg -> cfg.loop(l -> l.ioThreads(options.ioThreads())).tls(tls));
             }
             server = b.start();
             if (t != null) {
@@ -227,8 +228,8 @@ public final class RdmarpcTcpStack implements EchoStack {
             TlsConfig tls = options.tls() == null ? null : clientTls(options.tls());
             clientTransport = rdma
                     ? RdmaTransport.create(rdmaConfig(options).threadNamePrefix("rdmarpc-bench-client").tls(tls))
-                    : TcpTransport.create(new TcpTransport.Config()
-                            .ioThreads(options.ioThreads())
+                    : TcpTransport.create(new TcpConfig()
+                            .loop(l -> l.ioThreads(options.ioThreads()))
                             .threadNamePrefix("rdmarpc-bench-client")
                             .tls(tls));
             resender = new Resender();

@@ -259,9 +259,9 @@ public final class TlsCheck {
         Level level = transportLog.getLevel();
         transportLog.setLevel(Level.OFF);
         try (RpcServer s = RpcServer.builder().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
-                .tcp(cfg -> cfg.ioThreads(1).threadNamePrefix("bench-doctor-tls").tls(server)).start();
+                .tcp(cfg -> cfg.loop(l -> l.ioThreads(1)).threadNamePrefix("bench-doctor-tls").tls(server)).start();
              RpcClient c = RpcClient.builder().address(s.address()).connectTimeout(Duration.ofSeconds(10))
-                     .tcp(cfg -> cfg.ioThreads(1).threadNamePrefix("bench-doctor-tls-client").tls(client)).connect()) {
+                     .tcp(cfg -> cfg.loop(l -> l.ioThreads(1)).threadNamePrefix("bench-doctor-tls-client").tls(client)).connect()) {
             return null;
         } catch (RuntimeException e) {
             return e.getMessage() == null ? e.toString() : e.getMessage();

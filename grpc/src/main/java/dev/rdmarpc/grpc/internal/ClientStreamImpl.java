@@ -107,6 +107,9 @@ final class ClientStreamImpl extends OpenCalls.Call implements io.grpc.internal.
         @Override
         public void onMessage(Object m) {
             if (closed) {
+                if (m instanceof ReceivedMessage r) {
+                    r.release();
+                }
                 return;
             }
             if (m instanceof Wire.TooLarge tl) {
@@ -114,8 +117,12 @@ final class ClientStreamImpl extends OpenCalls.Call implements io.grpc.internal.
                         + ": " + tl.length()));
                 return;
             }
+            if (m instanceof ReceivedMessage r) {
+                deliver(r);
+                return;
+            }
             Wire.In in = (Wire.In) m;
-            if (in.kind() == Wire.HEADERS) {
+            {
                 Metadata h = Headers.fromBlock(in.body(), transport.headersIn);
                 String encoding = h.get(GrpcUtil.MESSAGE_ENCODING_KEY);
                 if (encoding != null) {
@@ -127,9 +134,7 @@ final class ClientStreamImpl extends OpenCalls.Call implements io.grpc.internal.
                         listener.headersRead(h);
                     }
                 }
-                return;
             }
-            deliver(in);
         }
 
         @Override
@@ -165,17 +170,20 @@ final class ClientStreamImpl extends OpenCalls.Call implements io.grpc.internal.
         }
     }
 
-    private void deliver(Wire.In in) {
-        InputStream body = new ReceivedMessage(in.body());
-        if (in.kind() == Wire.COMPRESSED) {
+    /** Hands a message to gRPC, which closes it once parsed (the receive buffer goes back then). */
+    private void deliver(ReceivedMessage received) {
+        InputStream body = received;
+        if (received.kind == Wire.COMPRESSED) {
             Decompressor d = decompressor;
             if (d == null) {
+                received.release();
                 cancel(Status.INTERNAL.withDescription("a compressed message came without a known grpc-encoding"));
                 return;
             }
             try {
-                body = d.decompress(body);
-            } catch (IOException e) {
+                body = d.decompress(received);
+            } catch (IOException | RuntimeException e) {
+                received.release();
                 cancel(Status.INTERNAL.withDescription("the message could not be decompressed: " + e).withCause(e));
                 return;
             }
@@ -183,13 +191,14 @@ final class ClientStreamImpl extends OpenCalls.Call implements io.grpc.internal.
         MessageCopies.receivedMessage();
         int seq = inSeq++;
         stats.inboundMessage(seq);
-        stats.inboundMessageRead(seq, in.body().length, -1);
-        InputStream message = body;
+        stats.inboundMessageRead(seq, received.length, -1);
         synchronized (this) {
             if (!closed) {
-                listener.messagesAvailable(new SingleMessage(message));
+                listener.messagesAvailable(new SingleMessage(body));
+                return;
             }
         }
+        received.release();
     }
 
     private void fireReady() {

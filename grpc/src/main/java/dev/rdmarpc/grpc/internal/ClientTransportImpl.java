@@ -223,7 +223,7 @@ final class ClientTransportImpl implements ConnectionClientTransport {
     @Override
     public void ping(PingCallback callback, Executor executor) {
         executor.execute(() -> callback.onFailure(Status.UNIMPLEMENTED.withDescription(
-                "the rdmarpc transport has no gRPC ping; its connections keep themselves alive (TcpTransport.Config.pingInterval)")));
+                "the rdmarpc transport has no gRPC ping; its connections keep themselves alive (TcpConfig.pingInterval)")));
     }
 
     @Override

@@ -97,21 +97,22 @@ final class ServerStreamImpl extends OpenCalls.Call implements io.grpc.internal.
                     + ": " + tl.length()));
             return;
         }
-        Wire.In in = (Wire.In) m;
-        if (in.kind() == Wire.HEADERS) {
+        if (!(m instanceof ReceivedMessage received)) {
             cancel(Status.INTERNAL.withDescription("a client sent headers inside its stream"));
             return;
         }
-        InputStream body = new ReceivedMessage(in.body());
-        if (in.kind() == Wire.COMPRESSED) {
+        InputStream body = received;
+        if (received.kind == Wire.COMPRESSED) {
             Decompressor d = decompressor;
             if (d == Codec.Identity.NONE) {
+                received.release();
                 cancel(Status.INTERNAL.withDescription("a compressed message came without a grpc-encoding"));
                 return;
             }
             try {
-                body = d.decompress(body);
-            } catch (IOException e) {
+                body = d.decompress(received);
+            } catch (IOException | RuntimeException e) {
+                received.release();
                 cancel(Status.INTERNAL.withDescription("the message could not be decompressed: " + e).withCause(e));
                 return;
             }
@@ -119,12 +120,14 @@ final class ServerStreamImpl extends OpenCalls.Call implements io.grpc.internal.
         MessageCopies.receivedMessage();
         int seq = inSeq++;
         stats.inboundMessage(seq);
-        stats.inboundMessageRead(seq, in.body().length, -1);
+        stats.inboundMessageRead(seq, received.length, -1);
         synchronized (this) {
             if (!reported) {
-                listener.messagesAvailable(new SingleMessage(body));
+                listener.messagesAvailable(new SingleMessage(body)); // gRPC closes it once parsed, or dropped
+                return;
             }
         }
+        received.release();
     }
 
     /** Tells gRPC once that the call ended, and how. */

@@ -2,7 +2,9 @@ package dev.rdmarpc.grpc.internal;
 
 import dev.rdmarpc.grpc.MessageCopies;
 import dev.rdmarpc.rpc.Method;
-import dev.rdmarpc.rpc.codec.Codec;
+import dev.rdmarpc.rpc.codec.HoldingCodec;
+import dev.rdmarpc.rpc.transport.Connection;
+import dev.rdmarpc.rpc.transport.FrameHold;
 import io.grpc.Compressor;
 import io.grpc.Drainable;
 import io.grpc.KnownLength;
@@ -100,7 +102,7 @@ final class Wire {
         }
     }
 
-    /** A message or headers received: the body is copied out of the receive buffer once. */
+    /** The server's response headers received: the block is copied out of the receive buffer. */
     record In(byte kind, byte[] body) {
     }
 
@@ -108,7 +110,11 @@ final class Wire {
     record TooLarge(int length) {
     }
 
-    private static final class FrameCodec implements Codec<Object> {
+    /**
+     * Writes {@link Out}s; reads a message as a {@link ReceivedMessage} left in the receive buffer where the
+     * connection keeps the frame ({@link Connection#holdFrame}), else copied into an array (counted).
+     */
+    private static final class FrameCodec implements HoldingCodec<Object> {
         private final int maxInbound;
 
         FrameCodec(int maxInbound) {
@@ -146,6 +152,11 @@ final class Wire {
 
         @Override
         public Object decode(MemorySegment src, long offset, int length) {
+            return decode(src, offset, length, null);
+        }
+
+        @Override
+        public Object decode(MemorySegment src, long offset, int length, Connection connection) {
             if (length < 1) {
                 throw new IllegalArgumentException("an empty stream message: it has no kind byte");
             }
@@ -157,12 +168,20 @@ final class Wire {
             if (kind != HEADERS && bodyLength > maxInbound) {
                 return new TooLarge(bodyLength);
             }
+            if (kind != HEADERS && connection != null) {
+                FrameHold hold = connection.holdFrame();
+                if (hold != null) {
+                    MessageCopies.held(1);
+                    return ReceivedMessage.held(kind, src, offset + 1, bodyLength, hold);
+                }
+            }
             byte[] body = new byte[bodyLength];
             MemorySegment.copy(src, ValueLayout.JAVA_BYTE, offset + 1, body, 0, bodyLength);
-            if (kind != HEADERS) {
-                MessageCopies.receiveCopy();
+            if (kind == HEADERS) {
+                return new In(kind, body);
             }
-            return new In(kind, body);
+            MessageCopies.receiveCopy();
+            return ReceivedMessage.copied(kind, body);
         }
     }
 

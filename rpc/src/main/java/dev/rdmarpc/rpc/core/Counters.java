@@ -16,6 +16,7 @@ public final class Counters implements RpcMetrics {
     public final LongAdder protocolErrors = new LongAdder();
     public final LongAdder inFlight = new LongAdder();
     public final LongAdder cancelled = new LongAdder();
+    public final LongAdder responseAttachmentBytesCopied = new LongAdder();
 
     /** Creates zeroed counters. */
     public Counters() {
@@ -77,10 +78,16 @@ public final class Counters implements RpcMetrics {
     }
 
     @Override
+    public long responseAttachmentBytesCopied() {
+        return responseAttachmentBytesCopied.sum();
+    }
+
+    @Override
     public String toString() {
         return "RpcMetrics[calls=" + calls() + ", errors=" + errors() + ", timeouts=" + timeouts() + ", rejected="
                 + rejected() + ", sent=" + bytesSent() + " B, received=" + bytesReceived() + " B, connections="
                 + connectionsActive() + " (opened " + connectionsOpened() + "), protocolErrors=" + protocolErrors()
-                + ", inFlight=" + inFlight() + ", cancelled=" + cancelled() + "]";
+                + ", inFlight=" + inFlight() + ", cancelled=" + cancelled() + ", responseAttachmentBytesCopied="
+                + responseAttachmentBytesCopied() + "]";
     }
 }

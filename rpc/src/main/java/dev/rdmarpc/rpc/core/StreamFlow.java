@@ -107,8 +107,7 @@ public final class StreamFlow {
             if (received >= granted) {
                 failure = new RpcException(Status.PROTOCOL_ERROR, "the peer sent " + (received + frameBytes)
                         + " bytes on a stream that was granted " + granted);
-                inbox.clear();
-                sizeCount = 0;
+                discardInbox();
                 changed.signalAll();
                 return false;
             }
@@ -120,11 +119,21 @@ public final class StreamFlow {
         }
     }
 
-    /** Queues a message admitted by {@link #admit} for the reader. */
+    /** Drops the messages not read (lock held); a message that holds a received frame releases it. */
+    private void discardInbox() {
+        Object m;
+        while ((m = inbox.poll()) != null) {
+            StreamMessages.drop(m);
+        }
+        sizeCount = 0;
+    }
+
+    /** Queues a message admitted by {@link #admit} for the reader; one that comes after the end is dropped. */
     public void deliver(Object message, int frameBytes) {
         lock.lock();
         try {
             if (ended || failure != null) {
+                StreamMessages.drop(message);
                 return;
             }
             inbox.add(message);
@@ -184,11 +193,24 @@ public final class StreamFlow {
                 this.failure = failure;
             }
             if (discard) {
-                inbox.clear();
-                sizeCount = 0;
+                discardInbox();
             }
             changed.signalAll();
             return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Drops the messages not read, also after the stream ended (its reader gave up on them: a cancel after
+     * the peer's end); one that holds a received frame releases it.
+     */
+    public void discard() {
+        lock.lock();
+        try {
+            discardInbox();
+            changed.signalAll();
         } finally {
             lock.unlock();
         }

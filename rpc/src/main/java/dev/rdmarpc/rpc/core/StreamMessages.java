@@ -1,8 +1,10 @@
 package dev.rdmarpc.rpc.core;
 
 import dev.rdmarpc.rpc.codec.Codec;
+import dev.rdmarpc.rpc.codec.HoldingCodec;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.transport.Connection;
 import java.lang.foreign.MemorySegment;
 
 /** What both ends of a stream do alike with its frames, and the decoding a client call's response shares. */
@@ -21,6 +23,30 @@ public final class StreamMessages {
             throw new IllegalArgumentException("the codec decoded it to null, which a stream's reader takes for its end");
         }
         return value;
+    }
+
+    /**
+     * Decodes a message frame's payload as {@link #decode(Codec, MemorySegment, long)} does, except that a
+     * {@link HoldingCodec}'s value may keep the payload in the receive buffer ({@link Connection#holdFrame}):
+     * such a value is a {@link dev.rdmarpc.rpc.transport.FrameHold}, released by whoever drops or reads it.
+     */
+    public static Object decode(Codec<?> codec, MemorySegment buf, long offset, Connection connection) {
+        if (!(codec instanceof HoldingCodec<?> holding)) {
+            return decode(codec, buf, offset);
+        }
+        Object value = holding.decode(buf, offset + FrameDescriptor.HEADER_LENGTH, FrameHeader.payloadLength(buf, offset),
+                connection);
+        if (value == null) {
+            throw new IllegalArgumentException("the codec decoded it to null, which a stream's reader takes for its end");
+        }
+        return value;
+    }
+
+    /** Releases {@code value} when it holds a received frame (a stream drops it unread). */
+    public static void drop(Object value) {
+        if (value instanceof dev.rdmarpc.rpc.transport.FrameHold h) {
+            h.release();
+        }
     }
 
     /**

@@ -1,5 +1,5 @@
 /**
- * The RPC core (not exported), in three packages: the client side
+ * The RPC core (not exported), in four packages: the client side
  * ({@link dev.rdmarpc.rpc.core.client}: request-id matching, timeouts and backpressure, one
  * {@link dev.rdmarpc.rpc.core.client.ClientCore} per connection, whose {@code start} and {@code send}
  * every call method of the API ends in), the server side ({@link dev.rdmarpc.rpc.core.server}:
@@ -9,9 +9,12 @@
  * claim, header, payload, attachment, commit or abort. It speaks to transports only through the
  * {@link dev.rdmarpc.rpc.transport} SPI, and nothing here depends on the client or server package.
  *
- * <p>Of the API package it uses what a call is made of ({@code Metadata}, {@code Status},
- * {@code Method}, {@code RpcException}, the handler and listener interfaces), never the entry points
- * that build and drive it ({@code RpcClient}, {@code RpcClientPool}, {@code RpcServer}, their builders
- * and their call-start path): the two packages name each other, their classes form no cycle.
+ * <p>The fourth, {@link dev.rdmarpc.rpc.core.provider}, implements the API package's
+ * {@link dev.rdmarpc.rpc.RpcProvider}, which the API's builders find as a
+ * {@link java.util.ServiceLoader} service: every channel's call-start path (deadlines, picking a
+ * connection, trying another, interceptors) and a pool's connections are the client package's. Core
+ * uses the API package freely (what a call is made of: {@code Metadata}, {@code Status},
+ * {@code Method}, {@code RpcException}, the handler and listener interfaces, {@code RpcChannel});
+ * the API package names nothing here, so the two form no package cycle.
  */
 package dev.rdmarpc.rpc.core;

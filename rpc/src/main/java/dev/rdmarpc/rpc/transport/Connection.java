@@ -65,6 +65,23 @@ public interface Connection {
     }
 
     /**
+     * Keeps the frame being handed to {@link FrameHandler#onFrame(Connection, MemorySegment, long, int)}
+     * where it is, past that call, until the answer's {@link FrameHold#release}: a stream's message can then
+     * be read from the receive buffer after its handler returned, without a copy. Called on the I/O thread,
+     * inside {@code onFrame}, for the frame it is handed; the memory it was handed stays valid and unchanged
+     * until the release, which any thread may make, once. Both transports keep at most 16 frames per
+     * connection this way, and keep receiving meanwhile (TCP reads on into another chunk; RDMA posts a
+     * fresh chunk in the kept receive's place), so a reader that does not read costs memory, never the
+     * connection's progress. RDMA keeps none with a shared receive queue, nor rendezvous frames.
+     *
+     * @return the hold, or null when the frame cannot be kept (the limit is reached, or the transport does
+     *         not keep frames: the default): then the caller copies what it keeps
+     */
+    default FrameHold holdFrame() {
+        return null;
+    }
+
+    /**
      * @return the TLS session of this connection once its handshake is done (the peer's verified
      *         certificates, the protocol and cipher), or null without TLS
      */

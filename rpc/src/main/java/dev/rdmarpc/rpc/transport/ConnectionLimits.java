@@ -4,8 +4,8 @@ import dev.rdmarpc.rpc.settings.SettingsTable;
 
 /**
  * How many connections a server accepts: in all, and from one remote address; and how much of the
- * large receive buffers one address may hold. A group of {@code TcpTransport.Config}, edited through
- * {@code TcpTransport.Config.limits(Consumer)}, with defaults from
+ * large receive buffers one address may hold. A group of {@code TcpConfig}, edited through
+ * {@code TcpConfig.limits(Consumer)}, with defaults from
  * {@code rdmarpc.tcp.limits.<setting>} ({@code -Drdmarpc.tcp.limits.maxConnectionsPerAddress=64}); and
  * of {@code RdmaConfig} ({@code rdmarpc.rdma.limits.<setting>}), where they count the TCP connections
  * every RDMA connection starts with (and plain TCP clients of an RDMA server).

@@ -77,7 +77,7 @@ public interface FrameHandler {
     /**
      * Whether {@link #onTick} has something to time now (calls waiting with deadlines, a handshake):
      * while no connection of an I/O thread has, and no traffic came for a while, a transport may tick
-     * less often (RDMA: {@code polling().idleTickInterval}). Read on the I/O thread; a stale answer
+     * less often ({@code LoopSettings.idleTickInterval}). Read on the I/O thread; a stale answer
      * costs at most one idle tick interval. Default: true (tick at the full rate).
      *
      * @return true while this handler needs ticks at the full rate
@@ -123,6 +123,17 @@ public interface FrameHandler {
      */
     default int callsInFlight() {
         return 0;
+    }
+
+    /**
+     * After {@link #onClose}: the transport no longer touches any memory of this connection's frames,
+     * the memory {@link #attachmentSink} answered included (RDMA: the queue pair is destroyed, so a
+     * read into such memory that was under way at the close can no longer write it). A transport whose
+     * handlers' {@link #attachmentSink} it asks calls this once; others need not. Default: nothing.
+     *
+     * @param connection the connection
+     */
+    default void onReleased(Connection connection) {
     }
 
     /**

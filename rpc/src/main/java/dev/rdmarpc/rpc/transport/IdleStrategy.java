@@ -6,7 +6,7 @@ import java.util.Objects;
 
 /**
  * What an I/O thread does when it finds nothing to do: the one setting that both transports share
- * ({@code TcpTransport.Config.idleStrategy}, {@code RdmaConfig.polling().idleStrategy}).
+ * ({@code TcpConfig.loop().idleStrategy}, {@code RdmaConfig.loop().idleStrategy}).
  *
  * <ul>
  *   <li>{@link #event()}: block at once, in the selector (TCP) or on the completion

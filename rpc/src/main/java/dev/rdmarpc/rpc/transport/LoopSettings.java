@@ -6,19 +6,18 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * How a transport's I/O threads (its event loops) wait and tick: the one declaration of these
- * settings, shared by the TCP and the RDMA transport. Each transport's configuration holds one
- * ({@code TcpTransport.Config.loop()}, {@code RdmaConfig.loop()}), edited in place, and its setters
- * set them here:
+ * How many I/O threads (event loops) a transport runs, where, and how they wait and tick: the one
+ * declaration of these settings, shared by the TCP and the RDMA transport. Each transport's
+ * configuration holds one, edited in place through its {@code loop} method:
  *
  * {@snippet :
- * new TcpTransport.Config().idleStrategy(IdleStrategy.event()).ioThreadCpus(2, 3);
- * new RdmaConfig().polling(p -> p.idleStrategy(IdleStrategy.busyPoll()).tickInterval(Duration.ofMillis(5)));
+ * new TcpConfig().loop(l -> l.ioThreads(2).idleStrategy(IdleStrategy.event()).ioThreadCpus(2, 3));
+ * new RdmaConfig().loop(l -> l.idleStrategy(IdleStrategy.busyPoll()).tickInterval(Duration.ofMillis(5)));
  * }
  *
- * <p>Their system properties keep each transport's names: {@code rdmarpc.tcp.<setting>} and
- * {@code rdmarpc.rdma.polling.<setting>}. Not thread-safe: set it up before the transport is created,
- * which copies it.
+ * <p>Their system properties keep each transport's names: {@code rdmarpc.tcp.<setting>};
+ * {@code rdmarpc.rdma.ioThreads} and {@code rdmarpc.rdma.polling.<setting>} for the others. Not
+ * thread-safe: set it up before the transport is created, which copies it.
  */
 public final class LoopSettings {
     /** Default tick period (call timeouts are swept on it): 10 ms. */
@@ -27,6 +26,7 @@ public final class LoopSettings {
     public static final Duration DEFAULT_IDLE_TICK_INTERVAL = Duration.ofMillis(250);
 
     private static final SettingsTable<LoopSettings> SETTINGS = new SettingsTable<LoopSettings>("LoopSettings", "")
+            .add("ioThreads", SettingsTable::parseInt, LoopSettings::ioThreads, LoopSettings::ioThreads)
             .add("tickInterval", SettingsTable::parseDuration, LoopSettings::tickInterval, LoopSettings::tickInterval)
             .add("idleTickInterval", SettingsTable::parseDuration, LoopSettings::idleTickInterval,
                     LoopSettings::idleTickInterval)
@@ -34,6 +34,8 @@ public final class LoopSettings {
             .add("ioThreadCpus", CpuList::parse, LoopSettings::cpuList, LoopSettings::cpuList);
 
     private final String path;
+    private final int maxIoThreads;
+    private int ioThreads;
     private IdleStrategy idleStrategy = IdleStrategy.adaptive();
     private CpuList ioThreadCpus = CpuList.NONE;
     private Duration tickInterval = DEFAULT_TICK_INTERVAL;
@@ -42,12 +44,16 @@ public final class LoopSettings {
     /**
      * The defaults (a configuration applies its system properties to it).
      *
-     * @param path how error messages name these settings within their configuration: {@code ""}
-     *             for TCP's ({@code tickInterval}), {@code "polling."} for RDMA's
-     *             ({@code polling.tickInterval})
+     * @param path             how error messages name these settings but {@code ioThreads} within
+     *                         their configuration: {@code ""} for TCP's ({@code tickInterval}),
+     *                         {@code "polling."} for RDMA's ({@code polling.tickInterval})
+     * @param defaultIoThreads the transport's default number of I/O threads
+     * @param maxIoThreads     the most I/O threads the transport accepts
      */
-    public LoopSettings(String path) {
+    public LoopSettings(String path, int defaultIoThreads, int maxIoThreads) {
         this.path = Objects.requireNonNull(path, "path");
+        this.ioThreads = defaultIoThreads;
+        this.maxIoThreads = maxIoThreads;
     }
 
     /**
@@ -56,6 +62,23 @@ public final class LoopSettings {
      */
     public static SettingsTable<LoopSettings> settingsTable() {
         return SETTINGS;
+    }
+
+    /**
+     * @param n number of I/O threads, each an event loop with its own connections (on RDMA, with its
+     *          own completion queues too); TCP: in [1, 1024], default the number of cores; RDMA: in
+     *          [1, 256], default 1. Property form: {@code -Drdmarpc.tcp.ioThreads=2},
+     *          {@code -Drdmarpc.rdma.ioThreads=2}
+     * @return this
+     */
+    public LoopSettings ioThreads(int n) {
+        this.ioThreads = n;
+        return this;
+    }
+
+    /** @return the number of I/O threads */
+    public int ioThreads() {
+        return ioThreads;
     }
 
     /**
@@ -114,7 +137,7 @@ public final class LoopSettings {
      *                 Idle timeouts then fire within this interval of their due time. An RDMA
      *                 connection's TCP liveness channel ticks at the same two intervals, at the idle one
      *                 while calls wait too, except within an idle tick of its ping or of the ping's
-     *                 timeout ({@code TcpTransport.Config.pingInterval}). At most {@link #tickInterval}
+     *                 timeout ({@code TcpConfig#pingInterval}). At most {@link #tickInterval}
      *                 turns idle ticks off.
      * @return this
      */
@@ -171,6 +194,9 @@ public final class LoopSettings {
      * @throws IllegalArgumentException naming the first bad setting
      */
     public void check() {
+        if (ioThreads < 1 || ioThreads > maxIoThreads) {
+            throw new IllegalArgumentException("ioThreads must be in [1, " + maxIoThreads + "]: " + ioThreads);
+        }
         if (tickInterval.toMillis() < 1 || tickInterval.toSeconds() > 60) {
             throw new IllegalArgumentException(path + "tickInterval must be in [1 ms, 60 s]: " + tickInterval);
         }

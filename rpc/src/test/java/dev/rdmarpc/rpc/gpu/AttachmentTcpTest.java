@@ -71,7 +71,7 @@ class AttachmentTcpTest {
         fill(serverGpuMemory, 5);
         server = RpcServer.builder()
                 .bind(new InetSocketAddress("127.0.0.1", 0))
-                .tcp(cfg -> cfg.ioThreads(1))
+                .tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .register(ECHO, (ctx, req) -> {
                     Attachment a = ctx.requestAttachment();
                     ctx.responseAttachment(a);
@@ -141,10 +141,13 @@ class AttachmentTcpTest {
         MemorySegment req = host(200_000, 1);
         MemorySegment target = arena.allocate(256_000);
         Attachment into = Attachment.of(target);
+        long copied0 = client.metrics().responseAttachmentBytesCopied();
         Reply<String> r = client.exchange(ECHO, "t", CallOptions.DEFAULT.withAttachment(Attachment.of(req))
                 .withResponseAttachment(into));
         assertEquals(target.address(), r.attachment().address(), "no copy of its own: the caller's buffer");
         assertEquals(200_000, r.attachment().length());
+        assertEquals(200_000, client.metrics().responseAttachmentBytesCopied() - copied0,
+                "over TCP the attachment is copied from the read buffer into the target, and counted");
         assertEquals(-1, target.asSlice(0, 200_000).mismatch(req));
         // the plain call path lands it too
         MemorySegment again = arena.allocate(256_000);

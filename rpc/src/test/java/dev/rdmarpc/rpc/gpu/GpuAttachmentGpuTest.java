@@ -74,7 +74,7 @@ class GpuAttachmentGpuTest {
              GpuStaging clientStaging = GpuStaging.create(gpu, small);
              DeviceBuffer serverBuf = serverStaging.context().allocate(max);
              Arena arena = Arena.ofShared()) {
-            RpcServer.Builder b = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.ioThreads(1));
+            RpcServer.Builder b = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0)).tcp(cfg -> cfg.loop(l -> l.ioThreads(1)));
             // Blocking handler (held frames, overlapped) and inline handler (copied under the claim):
             // the request attachment arrives in host memory, goes to the GPU, and goes back from there.
             b.registerBlocking(GPU_ECHO, (ctx, n) -> {

@@ -29,8 +29,10 @@ import org.junit.jupiter.api.Timeout;
  * GPU-direct over RDMA, on a machine with a GPU and an RDMA NIC that can register its memory
  * (dma-buf or peer memory): a {@link GpuBufferPool} registers its slabs through the client
  * transport's {@link RdmaTransport#nicRegistrar}, a request attachment in one of its buffers is read
- * by the NIC from the GPU, and the response attachment is written by the NIC into another, with
- * rendezvous on. Needs the RDMA test environment's variables (two devices and their addresses, as in
+ * by the NIC from the GPU, and the response attachment is written by the NIC into another, by
+ * rendezvous with the default configuration (from 1 MiB). The pool's registration goes through
+ * {@code GpuDirectSelector}: dma-buf first ({@code CudaContext.exportDmaBuf}, then
+ * {@code NicRegistrar.registerDmaBuf}), peer memory when dma-buf is refused. Needs the RDMA test environment's variables (two devices and their addresses, as in
  * the Soft-RoCE VM). Skipped where there is no CUDA driver, no GPU, no RDMA environment, or
  * registration of GPU memory fails; it has not run anywhere yet (no such machine here).
  */
@@ -60,7 +62,8 @@ class GpuDirectRdmaGpuTest {
         RdmaEnvironment env = RdmaEnvironment.discover();
         assumeTrue(env.usable(), () -> "no RDMA test environment: " + env.problems());
         int n = 4 << 20;
-        RdmaConfig config = new RdmaConfig().send(s -> s.rendezvousThreshold(RdmaConfig.SUGGESTED_RENDEZVOUS_THRESHOLD));
+        RdmaConfig config = new RdmaConfig(); // rendezvous from 1 MiB, the default
+        assertEquals(RdmaConfig.DEFAULT_RENDEZVOUS_THRESHOLD, config.send().rendezvousThreshold());
         try (Arena arena = Arena.ofShared();
              GpuStaging staging = GpuStaging.create(gpu);
              RdmaTransport serverT = RdmaTransport.create(config);
@@ -94,6 +97,9 @@ class GpuDirectRdmaGpuTest {
                     assertEquals(-1, back.mismatch(served), "the response attachment is in GPU memory");
                     assertEquals(n, clientT.metrics().zeroCopyBytes(), "the request was read by the NIC from the GPU");
                     assertEquals(n, clientT.metrics().rendezvousBytesLanded(), "the response was written by the NIC to the GPU");
+                    assertEquals(0, clientT.metrics().reassemblyCopiedBytes() + serverT.metrics().reassemblyCopiedBytes(),
+                            "nothing copied to reassemble");
+                    assertEquals(0, client.metrics().responseAttachmentBytesCopied(), "nothing copied into the GPU target");
                 } finally {
                     request.release();
                     response.release();

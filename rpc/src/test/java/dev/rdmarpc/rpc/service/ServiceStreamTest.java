@@ -153,7 +153,7 @@ class ServiceStreamTest {
     @BeforeAll
     static void start() {
         RpcServer.Builder builder = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0))
-                .tcp(cfg -> cfg.ioThreads(1))
+                .tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .registerStream(HAND_UPPER, stream -> {
                     for (String s; (s = stream.receive()) != null; ) {
                         stream.send(s.toUpperCase());

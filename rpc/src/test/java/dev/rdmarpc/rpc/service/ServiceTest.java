@@ -247,7 +247,7 @@ class ServiceTest {
     @BeforeAll
     static void start() {
         RpcServer.Builder builder = RpcServer.builder().bind(new InetSocketAddress("127.0.0.1", 0))
-                .tcp(cfg -> cfg.ioThreads(1))
+                .tcp(cfg -> cfg.loop(l -> l.ioThreads(1)))
                 .register(HAND_GREET, (ctx, name) -> "hello " + name)
                 .register(HAND_COUNT, (ctx, s) -> s.length());
         server = Services.register(builder, ServiceDescriptor.of(Calc.class, CODECS), IMPL).start();

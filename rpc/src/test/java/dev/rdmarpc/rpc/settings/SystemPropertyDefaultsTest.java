@@ -7,10 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.IdleStrategy;
+import dev.rdmarpc.rpc.transport.LoopSettings;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.tcp.TcpKeepalive;
-import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
@@ -34,11 +35,15 @@ class SystemPropertyDefaultsTest {
         }
     }
 
-    /** The fluent setters of {@code type}: public, one parameter, returning the type itself. */
+    /**
+     * The fluent setters of {@code type}: public, one parameter, returning the type itself; but
+     * {@code loop}, the {@link LoopSettings} group, whose settings each configuration lists as its own
+     * (checked as {@code LoopSettings}'s setters).
+     */
     static List<String> setters(Class<?> type) {
         return Arrays.stream(type.getDeclaredMethods())
                 .filter(m -> Modifier.isPublic(m.getModifiers()) && !Modifier.isStatic(m.getModifiers()))
-                .filter(m -> m.getParameterCount() == 1 && m.getReturnType() == type)
+                .filter(m -> m.getParameterCount() == 1 && m.getReturnType() == type && !m.getName().equals("loop"))
                 .map(Method::getName).distinct().sorted().toList();
     }
 
@@ -58,19 +63,26 @@ class SystemPropertyDefaultsTest {
             assertTrue(rdma.toString().contains(g.getKey() + "=" + shown), "RdmaConfig.toString() lacks " + g.getKey()
                     + ": " + rdma);
             expected += assertEveryone(g.getValue().getClass(), shown, rdmaProperties, "rdmarpc.rdma." + g.getKey() + ".",
-                    g.getKey().equals("bufferPool") ? List.of("slabListener") : List.of(), 2);
+                    g.getKey().equals("bufferPool") ? List.of("slabListener") : List.of(), g.getKey().equals("polling") ? 1 : 2);
         }
+        // the loop settings: ioThreads top-level, the others in the polling group
+        expected += assertEveryone(LoopSettings.class, rdma.toString(), rdmaProperties, "rdmarpc.rdma.polling.",
+                List.of("ioThreads"), 5);
+        assertTrue(rdmaProperties.contains("rdmarpc.rdma.ioThreads"), rdmaProperties.toString());
+        assertTrue(rdma.toString().contains("ioThreads=1"), rdma.toString());
+        expected++;
         assertEquals(expected, rdmaProperties.size(), "no property without a setter: " + rdmaProperties);
         assertEquals(expected, Set.copyOf(rdmaProperties).size(), "no property twice: " + rdmaProperties);
 
-        List<String> tcp = TcpTransport.Config.systemProperties();
-        TcpTransport.Config tcpConfig = new TcpTransport.Config();
+        List<String> tcp = TcpConfig.systemProperties();
+        TcpConfig tcpConfig = new TcpConfig();
         String keepalive = tcpConfig.keepalive().toString();
         String limits = tcpConfig.limits().toString();
         assertTrue(tcpConfig.toString().contains("keepalive=" + keepalive), tcpConfig.toString());
         assertTrue(tcpConfig.toString().contains("limits=" + limits), tcpConfig.toString());
-        assertEquals(assertEveryone(TcpTransport.Config.class, tcpConfig.toString(), tcp, "rdmarpc.tcp.",
+        assertEquals(assertEveryone(TcpConfig.class, tcpConfig.toString(), tcp, "rdmarpc.tcp.",
                 List.of("bufferPool", "keepalive", "limits", "tls"), 5)
+                + assertEveryone(LoopSettings.class, tcpConfig.toString(), tcp, "rdmarpc.tcp.", List.of(), 5)
                 + assertEveryone(TcpKeepalive.class, keepalive, tcp, "rdmarpc.tcp.keepalive.", List.of(), 3)
                 + assertEveryone(ConnectionLimits.class, limits, tcp, "rdmarpc.tcp.limits.", List.of(), 2),
                 tcp.size(), "no property without a setter: " + tcp);
@@ -118,8 +130,8 @@ class SystemPropertyDefaultsTest {
         assertEquals(16, r.send().window());
         assertEquals(1L << 20, r.send().writeHighWaterMark());
         assertEquals(8192, r.polling().completionQueueSize());
-        assertEquals(Duration.ofMillis(2), r.polling().tickInterval());
-        assertEquals(Duration.ofSeconds(1), r.polling().idleTickInterval());
+        assertEquals(Duration.ofMillis(2), r.loop().tickInterval());
+        assertEquals(Duration.ofSeconds(1), r.loop().idleTickInterval());
         assertEquals(18, r.timeouts().ackTimeout());
         assertEquals(r.toString(), r.copy().toString(), "a copy does not read the properties again");
 
@@ -143,7 +155,7 @@ class SystemPropertyDefaultsTest {
         assertEquals(Duration.ZERO, r.timeouts().frameRead());
         assertEquals(16, r.receiveQueue().depth());
         assertEquals(64 << 10, r.bufferPool().chunkSize());
-        assertEquals(IdleStrategy.backOff(Duration.ofNanos(20_000)), r.polling().idleStrategy());
+        assertEquals(IdleStrategy.backOff(Duration.ofNanos(20_000)), r.loop().idleStrategy());
         assertEquals(Duration.ofSeconds(30), r.timeouts().handshake());
         assertTrue(r.sharedReceiveQueue().enabled());
         assertEquals("rxe0", r.device());
@@ -152,12 +164,12 @@ class SystemPropertyDefaultsTest {
         assertEquals(8, new RdmaConfig().receiveQueue().depth(), "cleared: the built-in default again");
         assertNull(new RdmaConfig().device());
 
-        TcpTransport.Config t = with(Map.of("rdmarpc.tcp.ioThreads", "3", "rdmarpc.tcp.writeHighWaterMark", "16M",
+        TcpConfig t = with(Map.of("rdmarpc.tcp.ioThreads", "3", "rdmarpc.tcp.writeHighWaterMark", "16M",
                 "rdmarpc.tcp.idleStrategy", "busy-poll", "rdmarpc.tcp.tickInterval", "5ms", "rdmarpc.tcp.frameReadTimeout", "2s",
                 "rdmarpc.tcp.idleTimeout", "0s", "rdmarpc.tcp.keepalive.idle", "30s", "rdmarpc.tcp.keepalive.count", "5",
                 "rdmarpc.tcp.limits.maxConnectionsPerAddress", "64"),
-                TcpTransport.Config::new);
-        assertEquals(3, t.ioThreads());
+                TcpConfig::new);
+        assertEquals(3, t.loop().ioThreads());
         assertEquals(Duration.ofSeconds(2), t.frameReadTimeout());
         assertEquals(Duration.ZERO, t.idleTimeout());
         assertEquals(Duration.ofSeconds(30), t.keepalive().idle());
@@ -166,14 +178,14 @@ class SystemPropertyDefaultsTest {
         assertEquals(4096, t.limits().maxConnections(), "unset: the built-in default");
         assertEquals(Duration.ofSeconds(5), t.keepalive().interval(), "unset: the built-in default");
         assertEquals(16L << 20, t.writeHighWaterMark());
-        assertEquals(IdleStrategy.busyPoll(), t.idleStrategy());
-        assertEquals(Duration.ofMillis(5), t.tickInterval());
+        assertEquals(IdleStrategy.busyPoll(), t.loop().idleStrategy());
+        assertEquals(Duration.ofMillis(5), t.loop().tickInterval());
 
         BufferPool.Config p = with(Map.of("rdmarpc.pool.chunkSize", "128k", "rdmarpc.pool.idleRelease", "PT30S"),
                 BufferPool.Config::new);
         assertEquals(128 << 10, p.chunkSize());
         assertEquals(Duration.ofSeconds(30), p.idleRelease());
-        TcpTransport.Config withPool = with(Map.of("rdmarpc.pool.maxPooledBytes", "1G"), TcpTransport.Config::new);
+        TcpConfig withPool = with(Map.of("rdmarpc.pool.maxPooledBytes", "1G"), TcpConfig::new);
         assertEquals(1L << 30, withPool.bufferPool().maxPooledBytes(), "a transport's own pool settings read theirs");
     }
 
@@ -183,7 +195,7 @@ class SystemPropertyDefaultsTest {
                 "rdmarpc.tcp.tickInterval", "10", "rdmarpc.pool.chunkSize", "64X", "rdmarpc.rdma.polling.idleStrategy", "spin",
                 "rdmarpc.rdma.bufferPool.maxPooledBytes", "lots", "rdmarpc.rdma.timeouts.handshake", "5").entrySet()) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> with(Map.of(bad.getKey(), bad.getValue()), () -> List.of(new RdmaConfig(), new TcpTransport.Config(),
+                    () -> with(Map.of(bad.getKey(), bad.getValue()), () -> List.of(new RdmaConfig(), new TcpConfig(),
                             new BufferPool.Config())), bad.toString());
             assertTrue(e.getMessage().startsWith("system property " + bad.getKey() + "='" + bad.getValue() + "'"), e.getMessage());
         }
@@ -191,14 +203,14 @@ class SystemPropertyDefaultsTest {
 
     @Test
     void aCopyHasEverySettingOfItsOriginal() {
-        RdmaConfig a = new RdmaConfig().device("mlx5_1").port(2).gidIndex(3).ioThreads(2).threadNamePrefix("x")
+        RdmaConfig a = new RdmaConfig().device("mlx5_1").port(2).gidIndex(3).loop(l -> l.ioThreads(2)).threadNamePrefix("x")
                 .bufferPool(p -> p.chunkSize(64 << 10).slabSize(1 << 20).maxPooledBytes(64 << 20).maxLargeBytes(32 << 20)
                         .alignment(8192).idleRelease(Duration.ofSeconds(3)))
                 .poolHighWaterMark(32 << 20)
                 .receiveQueue(q -> q.depth(4).maxDepth(9))
                 .sharedReceiveQueue(s -> s.enabled(true).depth(7).maxDepth(70).credits(5))
                 .send(s -> s.window(6).inlineThreshold(64).writeHighWaterMark(3 << 20))
-                .polling(p -> p.completionQueueSize(512).idleStrategy(IdleStrategy.busyPoll()).tickInterval(Duration.ofMillis(3)))
+                .polling(p -> p.completionQueueSize(512)).loop(l -> l.idleStrategy(IdleStrategy.busyPoll()).tickInterval(Duration.ofMillis(3)))
                 .timeouts(t -> t.handshake(Duration.ofSeconds(9)).ackTimeout(12));
         assertEquals(a.toString(), a.copy().toString());
         assertTrue(!a.toString().equals(new RdmaConfig().toString()));
@@ -206,9 +218,9 @@ class SystemPropertyDefaultsTest {
                 "writeHighWaterMark=3145728", "tickInterval=PT0.003S", "ackTimeout=12")) {
             assertTrue(a.copy().toString().contains(changed), changed + " not copied: " + a.copy());
         }
-        TcpTransport.Config t = new TcpTransport.Config().ioThreads(5).threadNamePrefix("y").socketSendBuffer(1 << 20)
+        TcpConfig t = new TcpConfig().loop(l -> l.ioThreads(5)).threadNamePrefix("y").socketSendBuffer(1 << 20)
                 .socketReceiveBuffer(1 << 19).loopbackSocketSendBuffer(1 << 18).writeHighWaterMark(1 << 22)
-                .tickInterval(Duration.ofMillis(7)).idleStrategy(IdleStrategy.busyPoll())
+                .loop(l -> l.tickInterval(Duration.ofMillis(7)).idleStrategy(IdleStrategy.busyPoll()))
                 .frameReadTimeout(Duration.ofSeconds(3)).idleTimeout(Duration.ofMinutes(1))
                 .keepalive(k -> k.idle(Duration.ofSeconds(20)).interval(Duration.ofSeconds(4)).count(6));
         assertTrue(t.toString().contains("ioThreads=5") && t.toString().contains("idleStrategy=busy-poll"), t.toString());

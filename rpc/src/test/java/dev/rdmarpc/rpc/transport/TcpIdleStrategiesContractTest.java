@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc.transport;
 
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -12,7 +13,7 @@ class TcpIdleStrategiesContractTest {
         @Override
         protected Transport createTransport() {
             // one thread: on a small machine two spinning threads would starve the test itself
-            return TcpTransport.create(new TcpTransport.Config().ioThreads(1).idleStrategy(IdleStrategy.busyPoll()));
+            return TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(1).idleStrategy(IdleStrategy.busyPoll())));
         }
 
         @Override
@@ -25,7 +26,7 @@ class TcpIdleStrategiesContractTest {
     class Event extends TransportContractTest {
         @Override
         protected Transport createTransport() {
-            return TcpTransport.create(new TcpTransport.Config().ioThreads(2).idleStrategy(IdleStrategy.event()));
+            return TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(2).idleStrategy(IdleStrategy.event())));
         }
 
         @Override
@@ -38,8 +39,8 @@ class TcpIdleStrategiesContractTest {
     class BackOff extends TransportContractTest {
         @Override
         protected Transport createTransport() {
-            return TcpTransport.create(new TcpTransport.Config().ioThreads(2)
-                    .idleStrategy(IdleStrategy.backOff(Duration.ofNanos(50_000))));
+            return TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(2)
+                    .idleStrategy(IdleStrategy.backOff(Duration.ofNanos(50_000)))));
         }
 
         @Override

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -18,7 +19,7 @@ import org.junit.jupiter.api.Test;
 class TcpTransportContractTest extends TransportContractTest {
     @Override
     protected Transport createTransport() {
-        return TcpTransport.create(new TcpTransport.Config().ioThreads(2));
+        return TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(2)));
     }
 
     @Override

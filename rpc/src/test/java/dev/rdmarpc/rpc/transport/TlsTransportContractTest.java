@@ -1,6 +1,7 @@
 package dev.rdmarpc.rpc.transport;
 
 import dev.rdmarpc.rpc.TestCertificates;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import java.io.IOException;
@@ -37,7 +38,7 @@ class TlsTransportContractTest extends TransportContractTest {
 
     @Override
     protected Transport createTransport() {
-        return TcpTransport.create(new TcpTransport.Config().ioThreads(2).tls(tls()));
+        return TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(2)).tls(tls()));
     }
 
     @Override

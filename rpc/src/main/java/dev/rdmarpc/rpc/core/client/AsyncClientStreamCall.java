@@ -143,6 +143,8 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
             io.dropOutbox();
             tellEnd(end, Metadata.EMPTY);
             freeSlot(end);
+        } else {
+            flow.discard(); // the server's end came first: what it sent before, unread, is dropped now
         }
         io.signal();
     }

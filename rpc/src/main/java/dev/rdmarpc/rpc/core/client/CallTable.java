@@ -328,6 +328,23 @@ final class CallTable {
         }
     }
 
+    /**
+     * The response of call {@code id} is about to be written into its response target: when the call
+     * still holds its slot and was not cancelled, it is marked so ({@link PendingCall#startLanding}),
+     * under the lock, so that {@link #sweep} no longer ends it at its deadline.
+     *
+     * @return the call, or null when it ended (nothing may write its target)
+     */
+    PendingCall startLanding(long id) {
+        lock.lock();
+        try {
+            int slot = slotOf(id);
+            return slot >= 0 && sinks[slot] instanceof PendingCall p && p.startLanding() ? p : null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** @return what the call {@code id} waits with (its listener, future or stream), null once it ended */
     Object sink(long id) {
         lock.lock();
@@ -359,7 +376,9 @@ final class CallTable {
 
     /**
      * Frees the slots whose deadline is at or before {@code nowNanos}, then tells {@code to} of each
-     * (outside the lock). Costs nothing before the earliest deadline.
+     * (outside the lock). Costs nothing before the earliest deadline. A call whose response attachment
+     * is being written into its target ({@link #startLanding}) is left to end with its response (or the
+     * connection's close), and looked at again on each sweep until then.
      *
      * @return how many calls expired
      */
@@ -379,7 +398,7 @@ final class CallTable {
                     continue;
                 }
                 held--;
-                if (deadlines[slot] - nowNanos <= 0) {
+                if (deadlines[slot] - nowNanos <= 0 && !(sinks[slot] instanceof PendingCall p && p.landing())) {
                     expiredSinks[n] = sinks[slot];
                     expiredTags[n] = tags[slot];
                     expiredElapsedNanos[n] = nowNanos - starts[slot];

@@ -47,6 +47,13 @@ final class ClientConnection implements FrameHandler {
     private final CallTable.Expired onExpired = this::expired;
     /** The connection {@link #expired} is told for (the one ticking); I/O thread only. */
     private Connection ticking;
+    /**
+     * Calls the close found with their response target being written (by the NIC): they fail in
+     * {@link #onReleased}, once the transport can no longer write it. I/O thread only.
+     */
+    private final java.util.List<PendingCall> landingAtClose = new java.util.ArrayList<>(0);
+    /** What {@link #landingAtClose} fail with. */
+    private RpcException landingError;
 
     ClientConnection(CallTable table, SendRoom sendRoom, ClientStreams streams, Counters metrics, String transportName,
                      int maxMetadataBytes) {
@@ -116,7 +123,9 @@ final class ClientConnection implements FrameHandler {
      * A successful response to a call that gave a buffer for its response attachment
      * ({@link dev.rdmarpc.rpc.CallOptions#withResponseAttachment}) has the transport write the
      * attachment there, when it can (RDMA rendezvous into registered memory: host memory, or GPU
-     * memory registered through the transport's NicRegistrar).
+     * memory registered through the transport's NicRegistrar). From the answer on, the call's
+     * deadline and a cancel no longer end it (see {@link PendingCall#cancel}): the transport writes
+     * the target until the frame arrives or the connection closes, and the call ends then.
      */
     @Override
     public MemorySegment attachmentSink(Connection c, MemorySegment header, long offset) {
@@ -125,11 +134,16 @@ final class ClientConnection implements FrameHandler {
             return null;
         }
         int alen = FrameHeader.attachmentLength(header, offset);
-        if (!(table.sink(FrameHeader.requestId(header, offset)) instanceof PendingCall p)) {
+        long id = FrameHeader.requestId(header, offset);
+        if (!(table.sink(id) instanceof PendingCall p)) {
             return null;
         }
         Attachment target = p.responseTarget();
-        return target != null && alen <= target.length() ? FrameWriter.nicView(target) : null;
+        if (target == null || alen > target.length()) {
+            return null;
+        }
+        // from here the call ends with this response (or the connection's close), never earlier
+        return table.startLanding(id) != null ? FrameWriter.nicView(target) : null;
     }
 
     /** A frame arrived; {@code landed}: its attachment, already in the call's response target, or null. */
@@ -298,6 +312,17 @@ final class ClientConnection implements FrameHandler {
         }
     }
 
+    /** After the close: the calls held back by it fail now, their targets no longer written (I/O thread). */
+    @Override
+    public void onReleased(Connection c) {
+        for (PendingCall p : landingAtClose) {
+            metrics.errors.increment();
+            RpcException e = landingError;
+            p.completeExceptionally(new RpcException(e.status(), e.getMessage()));
+        }
+        landingAtClose.clear();
+    }
+
     @Override
     public void onClose(Connection c, Throwable cause) {
         String reason;
@@ -320,6 +345,12 @@ final class ClientConnection implements FrameHandler {
         metrics.connectionsClosed.increment();
         Object[] sinks = pending.sinks();
         for (int i = 0; i < sinks.length; i++) {
+            if (sinks[i] instanceof PendingCall p && p.landing()) {
+                // the NIC may still be writing its target: it fails once the transport released it
+                landingAtClose.add(p);
+                landingError = new RpcException(status, reason);
+                continue;
+            }
             metrics.errors.increment();
             fail(sinks[i], pending.tags()[i], new RpcException(status, reason));
         }

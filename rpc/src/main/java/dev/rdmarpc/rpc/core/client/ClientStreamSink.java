@@ -69,7 +69,7 @@ abstract class ClientStreamSink {
         }
         Object value;
         try {
-            value = StreamMessages.decode(method.responseCodec(), buf, offset);
+            value = StreamMessages.decode(method.responseCodec(), buf, offset, streams.connection());
         } catch (RuntimeException e) {
             streams.failed(this, new RpcException(Status.PROTOCOL_ERROR,
                     "message of " + method.name() + " could not be decoded: " + e.getMessage(), e));

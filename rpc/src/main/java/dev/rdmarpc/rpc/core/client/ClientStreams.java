@@ -54,6 +54,11 @@ final class ClientStreams {
         this.windowBytes = windowBytes;
     }
 
+    /** @return the connection the streams' frames come on (a holding codec may keep them there) */
+    Connection connection() {
+        return core.writer().connection();
+    }
+
     /** @see ClientCore#openStream(Method, long, Metadata, StreamEnd) */
     <Q, R> ClientStream<Q, R> open(Method<Q, R> method, long timeoutNanos, Metadata metadata,
                                    StreamEnd onEnd) {

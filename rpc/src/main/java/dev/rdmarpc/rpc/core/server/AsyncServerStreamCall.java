@@ -95,7 +95,7 @@ final class AsyncServerStreamCall extends HeldStream implements AsyncServerStrea
         }
         Object value;
         try {
-            value = StreamMessages.decode(entry.method().requestCodec(), buf, offset);
+            value = StreamMessages.decode(entry.method().requestCodec(), buf, offset, connection.connection);
         } catch (RuntimeException e) {
             abort(new RpcException(Status.PROTOCOL_ERROR,
                     "message of " + entry.method().name() + " could not be decoded: " + e.getMessage(), e));

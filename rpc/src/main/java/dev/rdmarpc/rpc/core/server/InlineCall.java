@@ -7,6 +7,7 @@ import dev.rdmarpc.rpc.Handler;
 import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.MetadataView;
 import dev.rdmarpc.rpc.RawCall;
+import dev.rdmarpc.rpc.RpcProvider.Registration.Kind;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.codec.Codec;
 import dev.rdmarpc.rpc.core.DeviceAttachments;
@@ -100,7 +101,7 @@ final class InlineCall extends ResponseSizes implements RawCall {
     }
 
     private Status run(MethodRegistry.Entry e) {
-        return e.mode() == MethodRegistry.Mode.RAW ? runRaw(e) : runInline(e);
+        return e.mode() == Kind.RAW ? runRaw(e) : runInline(e);
     }
 
     /** The inline or raw call with the interceptors around it. */

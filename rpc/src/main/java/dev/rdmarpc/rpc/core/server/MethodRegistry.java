@@ -4,6 +4,8 @@ import dev.rdmarpc.rpc.AsyncHandler;
 import dev.rdmarpc.rpc.Handler;
 import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.RawHandler;
+import dev.rdmarpc.rpc.RpcProvider;
+import dev.rdmarpc.rpc.RpcProvider.Registration.Kind;
 import dev.rdmarpc.rpc.StreamHandler;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -13,25 +15,11 @@ import java.util.Map;
  * table of ints, no boxing on lookup).
  */
 public final class MethodRegistry {
-    /** How a method is served. */
-    public enum Mode {
-        /** {@link RawHandler}, inline on the I/O thread. */
-        RAW,
-        /** Typed {@link Handler}, inline on the I/O thread. */
-        INLINE,
-        /** Typed {@link Handler}, on a virtual thread. */
-        BLOCKING,
-        /** {@link AsyncHandler}, started inline on the I/O thread, answered when its future completes. */
-        ASYNC,
-        /** {@link StreamHandler}: a streaming call, its handler on a virtual thread. */
-        STREAM
-    }
-
     /** One registered method. */
-    public record Entry(Method<?, ?> method, Mode mode, Handler<?, ?> handler, RawHandler raw, AsyncHandler<?, ?> async,
+    public record Entry(Method<?, ?> method, Kind mode, Handler<?, ?> handler, RawHandler raw, AsyncHandler<?, ?> async,
                         StreamHandler<?, ?> stream) {
         /** A unary method's entry. */
-        public Entry(Method<?, ?> method, Mode mode, Handler<?, ?> handler, RawHandler raw, AsyncHandler<?, ?> async) {
+        public Entry(Method<?, ?> method, Kind mode, Handler<?, ?> handler, RawHandler raw, AsyncHandler<?, ?> async) {
             this(method, mode, handler, raw, async, null);
         }
     }
@@ -47,16 +35,33 @@ public final class MethodRegistry {
 
     /**
      * @param entry the method to add
-     * @throws IllegalArgumentException when its id is taken
+     * @throws IllegalArgumentException when its id is taken (the server's builder refuses such a
+     *                                  registration first, saying which methods clash)
      */
     public void add(Entry entry) {
-        Entry old = entries.putIfAbsent(entry.method().id(), entry);
-        if (old != null) {
-            throw new IllegalArgumentException(old.method().name().equals(entry.method().name())
-                    ? "method " + entry.method().name() + " is already registered"
-                    : "methods " + old.method().name() + " and " + entry.method().name() + " have the same id 0x"
-                      + Integer.toHexString(entry.method().id()) + "; rename one");
+        if (entries.putIfAbsent(entry.method().id(), entry) != null) {
+            throw new IllegalArgumentException("method id 0x" + Integer.toHexString(entry.method().id())
+                    + " registered twice (" + entry.method().name() + ")");
         }
+    }
+
+    /**
+     * @param methods the registered methods, their ids distinct
+     * @return a registry of them (which {@link ServerCore} freezes)
+     * @throws IllegalArgumentException when two have the same id
+     */
+    public static MethodRegistry of(java.util.List<RpcProvider.Registration> methods) {
+        MethodRegistry registry = new MethodRegistry();
+        for (RpcProvider.Registration r : methods) {
+            Object h = r.handler();
+            registry.add(switch (r.kind()) {
+                case RAW -> new Entry(r.method(), r.kind(), null, (RawHandler) h, null);
+                case INLINE, BLOCKING -> new Entry(r.method(), r.kind(), (Handler<?, ?>) h, null, null);
+                case ASYNC -> new Entry(r.method(), r.kind(), null, null, (AsyncHandler<?, ?>) h);
+                case STREAM -> new Entry(r.method(), r.kind(), null, null, null, (StreamHandler<?, ?>) h);
+            });
+        }
+        return registry;
     }
 
     /** Builds the lookup table; no {@link #add} afterwards. */

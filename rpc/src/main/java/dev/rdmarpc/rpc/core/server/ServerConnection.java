@@ -2,6 +2,7 @@ package dev.rdmarpc.rpc.core.server;
 
 import dev.rdmarpc.rpc.Metadata;
 import dev.rdmarpc.rpc.RpcException;
+import dev.rdmarpc.rpc.RpcProvider.Registration.Kind;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.core.Counters;
@@ -118,7 +119,7 @@ final class ServerConnection implements FrameHandler {
         boolean deadline = timeoutField != 0;
         long due = deadline ? System.nanoTime() + FrameDescriptor.decodeTimeout(timeoutField) : 0;
         boolean stream = (FrameHeader.flags(frame, offset) & FrameDescriptor.FLAG_STREAM) != 0;
-        if (stream != (e.mode() == MethodRegistry.Mode.STREAM)) {
+        if (stream != (e.mode() == Kind.STREAM)) {
             ResponseWriter.writeError(writer, m, id, mid, Status.PROTOCOL_ERROR, stream
                     ? e.method().name() + " is not a streaming method on this server: call it, do not open a stream"
                     : e.method().name() + " is a streaming method on this server: open a stream, do not call it");
@@ -128,11 +129,11 @@ final class ServerConnection implements FrameHandler {
             dispatchStream(e, frame, offset, id, mid, deadline, due, mlen);
             return;
         }
-        if (e.mode() == MethodRegistry.Mode.BLOCKING) {
+        if (e.mode() == Kind.BLOCKING) {
             dispatchBlocking(e, frame, offset, length, id, mid, deadline, due, mlen);
             return;
         }
-        if (e.mode() == MethodRegistry.Mode.ASYNC) {
+        if (e.mode() == Kind.ASYNC) {
             dispatchAsync(e, frame, offset, id, mid, deadline, due, mlen);
             return;
         }

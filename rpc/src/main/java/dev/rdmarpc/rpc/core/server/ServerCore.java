@@ -1,12 +1,12 @@
 package dev.rdmarpc.rpc.core.server;
 
 import dev.rdmarpc.rpc.CallContext;
+import dev.rdmarpc.rpc.RpcProvider;
 import dev.rdmarpc.rpc.ServerInterceptor;
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.core.Counters;
 import dev.rdmarpc.rpc.core.Events;
-import dev.rdmarpc.rpc.transport.Acceptor;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import java.util.List;
@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The server side of the RPC core: the method registry, the blocking-handler executor (a virtual
  * thread per call), the in-flight bound, and the set of open connections for a graceful drain.
  */
-public final class ServerCore implements Acceptor {
+public final class ServerCore implements RpcProvider.Server {
     private static final System.Logger LOG = System.getLogger(ServerCore.class.getName());
 
     final MethodRegistry registry;
@@ -109,11 +109,13 @@ public final class ServerCore implements Acceptor {
     }
 
     /** @return the counters */
+    @Override
     public Counters metrics() {
         return metrics;
     }
 
     /** From now on new requests are answered with SHUTTING_DOWN. */
+    @Override
     public void beginShutdown() {
         shuttingDown = true;
     }
@@ -124,6 +126,7 @@ public final class ServerCore implements Acceptor {
      * @param timeoutNanos how long to wait
      * @return true when drained in time
      */
+    @Override
     public boolean awaitDrained(long timeoutNanos) {
         long deadline = System.nanoTime() + timeoutNanos;
         while (true) {
@@ -152,6 +155,7 @@ public final class ServerCore implements Acceptor {
     }
 
     /** Closes every connection (orderly) and stops the blocking executor. */
+    @Override
     public void closeConnections() {
         for (ServerConnection c : connections) {
             c.connection.close(null);

@@ -64,7 +64,7 @@ final class ClientHandshake implements FrameHandler {
 
     /**
      * The RDMA connection's calls waiting for responses: while there are any, this TCP connection,
-     * silent since the hello, pings the server ({@code TcpTransport.Config.pingInterval}); the
+     * silent since the hello, pings the server ({@code TcpConfig.pingInterval}); the
      * server's TCP I/O thread answers. A server whose process stopped answering (hung, stopped,
      * its host gone) is given up after the ping timeout, and the RDMA connection with it
      * ({@link RdmaConnection#peerLost}), where TCP keepalive (answered by the kernel) would not notice.

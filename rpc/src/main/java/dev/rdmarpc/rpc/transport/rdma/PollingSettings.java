@@ -1,16 +1,15 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.rpc.settings.SettingsTable;
-import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.LoopSettings;
-import java.time.Duration;
 import java.util.function.Consumer;
 
 /**
- * How the I/O threads wait for completions and how often they tick ({@code rdmarpc.rdma.polling.*}).
- * Held by an {@link RdmaConfig}, edited through {@link RdmaConfig#polling(Consumer)}. The settings
- * every event loop has, TCP's too (idle strategy, tick intervals, CPUs), are declared once, by
- * {@link LoopSettings}: its {@link #loop()} holds them and the setters here set them there.
+ * The completion queues the I/O threads poll ({@code rdmarpc.rdma.polling.*}). Held by an
+ * {@link RdmaConfig}, edited through {@link RdmaConfig#polling(Consumer)}. The settings every event
+ * loop has, TCP's too (idle strategy, tick intervals, CPUs), are {@link LoopSettings}, edited through
+ * {@link RdmaConfig#loop(Consumer)}; this group holds them so that their properties keep the names
+ * {@code rdmarpc.rdma.polling.<setting>}.
  */
 public final class PollingSettings {
     static final SettingsTable<PollingSettings> SETTINGS = new SettingsTable<PollingSettings>("Polling", "rdmarpc.rdma.polling.")
@@ -20,24 +19,15 @@ public final class PollingSettings {
             .addFrom(LoopSettings.settingsTable(), "idleTickInterval", PollingSettings::loop)
             .addFrom(LoopSettings.settingsTable(), "ioThreadCpus", PollingSettings::loop);
 
-    private final LoopSettings loop = new LoopSettings("polling.");
+    private final LoopSettings loop = new LoopSettings("polling.", 1, 256);
     private int completionQueueSize = RdmaConfig.DEFAULT_COMPLETION_QUEUE_SIZE;
 
     PollingSettings() {
     }
 
-    /** @return how the I/O threads wait and tick: this configuration's own */
-    public LoopSettings loop() {
+    /** @return the I/O threads' settings ({@link RdmaConfig#loop()} hands them out) */
+    LoopSettings loop() {
         return loop;
-    }
-
-    /**
-     * @param idle see {@link LoopSettings#idleStrategy(IdleStrategy)}
-     * @return this
-     */
-    public PollingSettings idleStrategy(IdleStrategy idle) {
-        loop.idleStrategy(idle);
-        return this;
     }
 
     /**
@@ -52,61 +42,9 @@ public final class PollingSettings {
         return this;
     }
 
-    /**
-     * @param interval see {@link LoopSettings#tickInterval(Duration)}
-     * @return this
-     */
-    public PollingSettings tickInterval(Duration interval) {
-        loop.tickInterval(interval);
-        return this;
-    }
-
-    /**
-     * @param interval see {@link LoopSettings#idleTickInterval(Duration)}
-     * @return this
-     */
-    public PollingSettings idleTickInterval(Duration interval) {
-        loop.idleTickInterval(interval);
-        return this;
-    }
-
-    /**
-     * @param cpus see {@link LoopSettings#ioThreadCpus(int...)}
-     * @return this
-     */
-    public PollingSettings ioThreadCpus(int... cpus) {
-        loop.ioThreadCpus(cpus);
-        return this;
-    }
-
-    /** @return the CPUs the I/O threads are pinned to (empty: not pinned) */
-    public int[] ioThreadCpus() {
-        return loop.ioThreadCpus();
-    }
-
-    /** @return the tick period of an idle I/O thread */
-    public Duration idleTickInterval() {
-        return loop.idleTickInterval();
-    }
-
-    /** @return how I/O threads wait for completions */
-    public IdleStrategy idleStrategy() {
-        return loop.idleStrategy();
-    }
-
-    /** @return the CPU of I/O thread {@code index}, -1 for none ({@link LoopSettings#ioThreadCpu}) */
-    int ioThreadCpu(int index) {
-        return loop.ioThreadCpu(index);
-    }
-
     /** @return the completion queue size */
     public int completionQueueSize() {
         return completionQueueSize;
-    }
-
-    /** @return the tick interval */
-    public Duration tickInterval() {
-        return loop.tickInterval();
     }
 
     void check() {

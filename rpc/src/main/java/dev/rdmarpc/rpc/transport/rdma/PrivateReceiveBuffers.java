@@ -116,6 +116,24 @@ final class PrivateReceiveBuffers implements ReceiveBuffers {
         return true;
     }
 
+    /**
+     * Takes the buffer out of receive {@code slot}, whose message a handler keeps past its handling
+     * ({@link RdmaReceiver#holdFrame}), and puts a fresh chunk of the pool there, which the repost that
+     * follows posts: the peer's credits do not wait for the kept message.
+     *
+     * @return the buffer taken out, now the caller's to release; null when the pool has no chunk (then
+     *         nothing changed)
+     */
+    PooledBuffer takeOut(int slot) {
+        PooledBuffer fresh = pool.acquire();
+        if (fresh == null) {
+            return null;
+        }
+        PooledBuffer taken = buffers[slot];
+        buffers[slot] = fresh;
+        return taken;
+    }
+
     @Override
     public void drop(int slot) {
         // the buffer stays in its slot and is released with the connection

@@ -19,12 +19,13 @@ import java.util.function.Consumer;
  * <p>Besides the device, its port and GID, the I/O threads and the pool's admission mark, the
  * settings come in groups, each edited in place through a lambda:
  * {@snippet :
- * RdmaConfig config = new RdmaConfig().device("mlx5_0").ioThreads(2)
+ * RdmaConfig config = new RdmaConfig().device("mlx5_0")
+ *         .loop(l -> l.ioThreads(2).idleStrategy(IdleStrategy.busyPoll()))            // LoopSettings
  *         .bufferPool(p -> p.chunkSize(64 * 1024).maxPooledBytes(1L << 30))       // BufferPool.Config
  *         .receiveQueue(q -> q.depth(16).maxDepth(64))
  *         .sharedReceiveQueue(s -> s.enabled(true).depth(128).credits(8))
  *         .send(s -> s.window(8).inlineThreshold(128))
- *         .polling(p -> p.idleStrategy(IdleStrategy.busyPoll()).completionQueueSize(8192))
+ *         .polling(p -> p.completionQueueSize(8192))
  *         .timeouts(t -> t.handshake(Duration.ofSeconds(30)).ackTimeout(18));
  * }
  * The pool is configured with {@link BufferPool.Config} itself ({@link #bufferPool(Consumer)}), with
@@ -62,7 +63,7 @@ public final class RdmaConfig {
             .add("port", SettingsTable::parseInt, RdmaConfig::port, RdmaConfig::port)
             .add("gidIndex", t -> t.equals("auto") ? RdmaConfig.AUTO_GID_INDEX : Integer.parseInt(t), RdmaConfig::gidIndex,
                     RdmaConfig::gidIndex)
-            .add("ioThreads", SettingsTable::parseInt, RdmaConfig::ioThreads, RdmaConfig::ioThreads)
+            .addFrom(LoopSettings.settingsTable(), "ioThreads", RdmaConfig::loop)
             .add("threadNamePrefix", t -> t, RdmaConfig::threadNamePrefix, RdmaConfig::threadNamePrefix)
             .group("bufferPool", BufferPool.Config.settingsTable(), RdmaConfig::bufferPool)
             .add("poolHighWaterMark", t -> t.equals("auto") ? RdmaConfig.AUTO_POOL_HIGH_WATER_MARK : SettingsTable.parseBytes(t),
@@ -129,9 +130,9 @@ public final class RdmaConfig {
     public static final Duration DEFAULT_IDLE_TICK_INTERVAL = LoopSettings.DEFAULT_IDLE_TICK_INTERVAL;
     /** Default handshake timeout: 5 s. */
     public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(5);
-    /** Default idle timeout of an accepted connection: 5 minutes, as {@code TcpTransport.Config#idleTimeout}. */
+    /** Default idle timeout of an accepted connection: 5 minutes, as {@code TcpConfig#idleTimeout}. */
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(5);
-    /** Default time a frame may take once it started arriving: 30 s, as {@code TcpTransport.Config#frameReadTimeout}. */
+    /** Default time a frame may take once it started arriving: 30 s, as {@code TcpConfig#frameReadTimeout}. */
     public static final Duration DEFAULT_FRAME_READ_TIMEOUT = Duration.ofSeconds(30);
     /** Default local ACK timeout code: 14, that is 4.096 us x 2^14 = 67 ms before a packet is sent again. */
     public static final int DEFAULT_ACK_TIMEOUT = 14;
@@ -141,7 +142,6 @@ public final class RdmaConfig {
     private String device;
     private int port = 1;
     private int gidIndex = AUTO_GID_INDEX;
-    private int ioThreads = 1;
     private String threadNamePrefix = "rdmarpc-rdma";
     private final BufferPool.Config bufferPool = BufferPool.Config.builtInDefaults().chunkSize(DEFAULT_CHUNK_SIZE)
             .slabSize(DEFAULT_SLAB_SIZE).maxPooledBytes(DEFAULT_MAX_POOLED_BYTES).maxLargeBytes(DEFAULT_MAX_LARGE_BYTES);
@@ -201,16 +201,6 @@ public final class RdmaConfig {
      */
     public RdmaConfig gidIndex(int index) {
         this.gidIndex = index;
-        return this;
-    }
-
-    /**
-     * @param n RDMA I/O threads (each with its completion queues and its connections), in [1, 256];
-     *          default 1
-     * @return this
-     */
-    public RdmaConfig ioThreads(int n) {
-        this.ioThreads = n;
         return this;
     }
 
@@ -324,13 +314,26 @@ public final class RdmaConfig {
     }
 
     /**
-     * Edits how the I/O threads poll, in place.
+     * Edits the completion queues the I/O threads poll, in place.
      *
-     * @param settings what to change, e.g. {@code p -> p.idleStrategy(IdleStrategy.busyPoll())}
+     * @param settings what to change, e.g. {@code p -> p.completionQueueSize(8192)}
      * @return this
      */
     public RdmaConfig polling(Consumer<PollingSettings> settings) {
         settings.accept(polling);
+        return this;
+    }
+
+    /**
+     * Edits the I/O threads' settings in place: how many, on which CPUs, how they wait and tick (the
+     * settings TCP's event loops have too, declared once by {@link LoopSettings}). Their properties
+     * are {@code rdmarpc.rdma.ioThreads} and {@code rdmarpc.rdma.polling.<setting>} for the others.
+     *
+     * @param settings what to change, e.g. {@code l -> l.ioThreads(2).idleStrategy(IdleStrategy.busyPoll())}
+     * @return this
+     */
+    public RdmaConfig loop(Consumer<LoopSettings> settings) {
+        settings.accept(polling.loop());
         return this;
     }
 
@@ -402,11 +405,6 @@ public final class RdmaConfig {
         return gidIndex;
     }
 
-    /** @return the number of I/O threads */
-    public int ioThreads() {
-        return ioThreads;
-    }
-
     /** @return the thread name prefix */
     public String threadNamePrefix() {
         return threadNamePrefix;
@@ -437,10 +435,7 @@ public final class RdmaConfig {
         return send;
     }
 
-    /**
-     * @return how the I/O threads wait and tick: this configuration's own, edited in place (the
-     *         settings every event loop has, TCP's too), set through {@link #polling(Consumer)}
-     */
+    /** @return the I/O threads' settings: this configuration's own */
     public LoopSettings loop() {
         return polling.loop();
     }
@@ -472,9 +467,6 @@ public final class RdmaConfig {
         }
         if (gidIndex != AUTO_GID_INDEX && (gidIndex < 0 || gidIndex > 255)) {
             throw new IllegalArgumentException("gidIndex must be in [0, 255] or AUTO_GID_INDEX (-1): " + gidIndex);
-        }
-        if (ioThreads < 1 || ioThreads > 256) {
-            throw new IllegalArgumentException("ioThreads must be in [1, 256]: " + ioThreads);
         }
         RdmaConfigChecks.poolAndQueues(this);
         long pooled = bufferPool.maxPooledBytes();

@@ -411,6 +411,13 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
             LOG.log(System.Logger.Level.WARNING, "could not destroy " + qp, e);
         }
         releaseBuffers();
+        if (handler != null) {
+            try {
+                handler.onReleased(this); // a response target the NIC was writing at the close is the caller's now
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "connection release handler failed", e);
+            }
+        }
         loop.release(loopDevice, recvCqEntries, sendCqEntries);
         return true;
     }
@@ -483,6 +490,11 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
     @Override
     public void execute(Runnable task) {
         loop.execute(task);
+    }
+
+    @Override
+    public dev.rdmarpc.rpc.transport.FrameHold holdFrame() {
+        return loop.inLoop() ? receiver.holdFrame() : null;
     }
 
     @Override

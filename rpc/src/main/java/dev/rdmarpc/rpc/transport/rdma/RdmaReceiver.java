@@ -3,6 +3,7 @@ package dev.rdmarpc.rpc.transport.rdma;
 import dev.rdmarpc.ibverbs.verbs.WorkCompletions;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.transport.FrameHold;
 import dev.rdmarpc.rpc.transport.frame.FrameReassembler;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -21,6 +22,8 @@ import java.lang.foreign.MemorySegment;
  * frame is read into it with RDMA READ, and the descriptor's receive is posted again at once. Until the
  * reads complete, later messages wait; then the frame goes to the handler, and the sender is told it is
  * done ({@link RdmaSender#rendezvousRead}): {@link RendezvousReads}.
+ *
+ * <p>A handler may keep the frame it is handed ({@link #holdFrame}): {@link ReceiveHolds}.
  */
 final class RdmaReceiver {
     private final RdmaConnection conn;
@@ -56,6 +59,8 @@ final class RdmaReceiver {
     private long grownClaim;
     /** The rendezvous frame being read, if any: later messages wait. */
     private final RendezvousReads reads;
+    /** Frames kept past their handler. */
+    private final ReceiveHolds holds;
 
     /** Tests only: sees a rendezvous descriptor before its frame is read, and may rewrite its parts. */
     interface DescriptorHook {
@@ -81,6 +86,12 @@ final class RdmaReceiver {
         this.waitingSlot = new int[capacity];
         this.waitingLength = new int[capacity];
         this.waitingImm = new int[capacity];
+        this.holds = new ReceiveHolds(conn, buffers);
+    }
+
+    /** Keeps the frame being handed to the handler: {@link ReceiveHolds#hold}. */
+    FrameHold holdFrame() {
+        return holds.hold();
     }
 
     /** A receive completed. */
@@ -276,8 +287,15 @@ final class RdmaReceiver {
             } else if (!reads.start(buffers.segment(slot), length)) {
                 return false;
             }
-        } else if (!deliver(buffers.segment(slot), length)) {
-            return false;
+        } else {
+            holds.handingSlot(slot);
+            try {
+                if (!deliver(buffers.segment(slot), length)) {
+                    return false;
+                }
+            } finally {
+                holds.slotHanded();
+            }
         }
         metrics.messagesReceived.increment();
         if (!conn.isOpen()) {
@@ -364,9 +382,11 @@ final class RdmaReceiver {
                 releaseShare();
                 int frameLength = reassembler.frameLength();
                 PooledBuffer b = reassembler.take();
+                holds.handingLarge(b);
                 try {
                     conn.handler().onFrame(conn, b.segment(), 0, frameLength);
                 } finally {
+                    holds.handingLarge(null);
                     b.release();
                 }
             }

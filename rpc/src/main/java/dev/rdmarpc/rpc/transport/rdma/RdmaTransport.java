@@ -12,6 +12,7 @@ import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.frame.EndpointChecks;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import dev.rdmarpc.rpc.transport.ConnectionLimits;
+import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
 import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
 import java.io.EOFException;
 import java.io.IOException;
@@ -64,10 +65,10 @@ public final class RdmaTransport implements Transport {
         BufferPool.Config poolConfig = config.bufferPool().copy();
         this.pool = BufferPool.create(poolConfig.slabListener(devices.andThen(poolConfig.slabListener())));
         TcpTransport t = null;
-        RdmaLoop[] l = new RdmaLoop[config.ioThreads()];
+        RdmaLoop[] l = new RdmaLoop[config.loop().ioThreads()];
         try {
-            t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).tickInterval(config.loop().tickInterval())
-                    .idleTickInterval(config.loop().idleTickInterval())
+            t = TcpTransport.create(new TcpConfig().loop(tcp -> tcp.ioThreads(1).tickInterval(config.loop().tickInterval())
+                            .idleTickInterval(config.loop().idleTickInterval()))
                     .threadNamePrefix(config.threadNamePrefix() + "-tcp")
                     // a connection that sends no hello is closed after the idle timeout, a hello that
                     // stops part way after the frame timeout (the RDMA connection has its own timers)

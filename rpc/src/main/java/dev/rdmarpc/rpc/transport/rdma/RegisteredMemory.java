@@ -32,8 +32,11 @@ import java.time.Duration;
  *     invalidated); only what {@link #close()} does waits for that.</li>
  * <li>A call that ended on this side (its deadline, a cancel, a closed connection) may leave its
  *     frame queued or being read: the NIC can still read the memory. Change it only once
- *     {@link #transfersInFlight()} is 0, or after {@link #close()} returned. Likewise the NIC may
- *     still be writing a response attachment into a target here after its call ended so.</li>
+ *     {@link #transfersInFlight()} is 0, or after {@link #close()} returned.</li>
+ * <li>Response targets here: the NIC writes a target only while its call has not completed. Once
+ *     the write started, a cancel or the deadline does not end the call before it, and a connection
+ *     that fails meanwhile fails the call once its queue pair is destroyed; so a target is the
+ *     caller's again as soon as its call completed.</li>
  * <li>Response attachments a server's handler set: the NIC reads them after the handler returned,
  *     until the client has them. Change the memory only once {@link #transfersInFlight()} is 0, or
  *     after {@link #close()} returned.</li>

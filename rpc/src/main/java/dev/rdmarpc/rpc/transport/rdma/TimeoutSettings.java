@@ -56,9 +56,9 @@ public final class TimeoutSettings {
      *                then sends nothing is closed after it too. It also applies to the TCP connection
      *                a client opens before its hello: one that sends no first frame is closed after
      *                it. Default 5 minutes, the value and meaning of
-     *                {@code TcpTransport.Config.idleTimeout}; {@link Duration#ZERO} turns it off.
+     *                {@code TcpConfig.idleTimeout}; {@link Duration#ZERO} turns it off.
      *                Checked on the I/O thread's tick (an idle thread ticks every
-     *                {@link PollingSettings#idleTickInterval}, 250 ms, so it fires up to that late). Client
+     *                {@link dev.rdmarpc.rpc.transport.LoopSettings#idleTickInterval}, 250 ms, so it fires up to that late). Client
      *                connections are never closed for idleness: an idle {@code RpcClient} is closed by
      *                its server, its next call failing with {@code CONNECTION_CLOSED} and the server's
      *                reason, while an {@code RpcClientPool}'s channel reconnects.
@@ -77,7 +77,7 @@ public final class TimeoutSettings {
      *                reassembly buffers and credits given back. Also the time a client's hello may
      *                take once its first byte arrived on the TCP connection. Client and server
      *                connections alike. Default 30 s, the value and meaning of
-     *                {@code TcpTransport.Config.frameReadTimeout}; {@link Duration#ZERO} turns it
+     *                {@code TcpConfig.frameReadTimeout}; {@link Duration#ZERO} turns it
      *                off. Measured on the tick; time this side does not read (a server whose
      *                responses back up, a frame waiting for its address's share) does not count.
      *                Raise it for very large frames over slow links.

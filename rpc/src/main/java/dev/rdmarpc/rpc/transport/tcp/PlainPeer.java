@@ -28,7 +28,7 @@ final class PlainPeer {
     static IOException failure(boolean client, ByteBuffer netIn) {
         if (!client) {
             return new ProtocolException("a client without TLS connected to this server, which requires TLS:"
-                    + " turn TLS on for the client (TcpTransport.Config.tls), or off for the server");
+                    + " turn TLS on for the client (TcpConfig.tls), or off for the server");
         }
         String prefix = "the server answered without TLS, in plain rdmarpc: ";
         IOException said = ConnectionErrors.exception(MemorySegment.ofBuffer(netIn.duplicate().flip()), 0, netIn.position(),

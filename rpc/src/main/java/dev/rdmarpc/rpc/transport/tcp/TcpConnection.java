@@ -58,10 +58,7 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     /** Non-null while closing with a last word: reading has stopped for good. */
     private LastWord lastWord;
     private final Liveness liveness;
-    /** The loop's idle tick interval: how far ahead a ping deadline asks for the full tick rate. */
-    private final long idleTickNanos;
-    /** {@link TcpSendRing#unsentBytes} at the last tick, to see whether writes progress. */
-    private long unsentAtTick;
+    private final TcpTicks ticks;
     /** An accepted connection's place in its transport's connection counts, given back on close; else null. */
     private ConnectionCounts.Admission admission;
 
@@ -85,14 +82,15 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
         this.local = (InetSocketAddress) channel.getLocalAddress();
         this.ring = new TcpSendRing(this, loop, pool);
         this.liveness = new Liveness(ring);
-        TcpTransport.Config settings = loop.transport().settings();
-        this.idleTickNanos = settings.loop().idleTickInterval().toNanos();
+        TcpConfig settings = loop.transport().settings();
         this.timers = new ReceiveTimers(settings.frameReadTimeout().toNanos(),
                 serverSide ? settings.idleTimeout().toNanos() : 0,
                 serverSide ? 0 : settings.pingInterval().toNanos(), settings.pingTimeout().toNanos(), System.nanoTime());
         this.tls = settings.tls() == null ? null : new TlsWire(channel, settings.tls(), !serverSide, remote, this::flush);
         this.wire = tls != null ? tls : new PlainWire(channel);
         this.receiver = new TcpReceiver(this, wire, pool, maxFrameLength, timers, serverSide);
+        this.ticks = new TcpTicks(this, receiver, ring, timers, liveness, serverSide,
+                settings.loop().idleTickInterval().toNanos());
     }
 
     /** @return completes when the connection may carry frames: at once, or when its TLS handshake is done */
@@ -122,6 +120,16 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     void admitted(ConnectionCounts.Admission a) {
         this.admission = a;
         receiver.admitted(a);
+    }
+
+    @Override
+    public dev.rdmarpc.rpc.transport.FrameHold holdFrame() {
+        return loop.inLoop() ? receiver.holdFrame() : null;
+    }
+
+    /** @return frames of this connection held past their handler now (tests) */
+    int heldFrames() {
+        return receiver.heldFrames();
     }
 
     @Override
@@ -194,6 +202,21 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
 
     FrameHandler handler() {
         return handler;
+    }
+
+    /** @return whether it is closing (on the loop thread, until closed) */
+    boolean closing() {
+        return closing;
+    }
+
+    /** @return its TLS, or null for plain TCP */
+    TlsWire tls() {
+        return tls;
+    }
+
+    /** @return whether reading is stopped: by the handler, or while responses back up */
+    boolean readStopped() {
+        return readPausedForWrites || !readEnabled;
     }
 
     /** A ping or a pong arrived ({@link Liveness}). */
@@ -350,25 +373,9 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
         return h == null ? 0 : h.callsInFlight();
     }
 
-    /**
-     * Whether this connection needs ticks at the full rate: not open or closing, a handler that times
-     * something, a client's calls waiting with a ping (or the ping's timeout) due within an idle tick
-     * interval, a frame half received or waiting for its share, bytes not yet written. A server's calls
-     * in flight need none: their responses come as traffic, and a busy connection is not idle at any
-     * tick rate. A client's calls waiting further from a ping need none either: the idle ticks still
-     * check the ping in time (the TCP connection beside an RDMA one, silent since the hello while its
-     * calls travel over RDMA, would otherwise wake its thread 100 times a second for a ping due every
-     * 2 s).
-     */
+    /** @return whether this connection needs ticks at the full rate ({@link TcpTicks#hasTimedWork}) */
     boolean hasTimedWork() {
-        if (!open || closing || lastWord != null || handler == null || receiver.waitingForShare()
-                || tls != null && (!tls.ready() || tls.awaitingVerdict())) {
-            return true;
-        }
-        if (handler.hasTimedWork() || ring.unsentBytes() > 0 || receiver.hasPartialFrame()) {
-            return true;
-        }
-        return !serverSide && handler.callsInFlight() > 0 && timers.pingDeadlineWithin(System.nanoTime(), idleTickNanos);
+        return ticks.hasTimedWork();
     }
 
     void tick(long now) {
@@ -395,33 +402,7 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
         if (!open || lastWord != null) {
             return;
         }
-        long partial = receiver.partialBytes();
-        long unsent = ring.unsentBytes();
-        if (unsent < unsentAtTick) {
-            timers.sent(); // what was queued at the last tick went (at least partly) out
-        }
-        unsentAtTick = unsent; // sampled before a ping is queued: a ping's own 32 bytes never count
-        int calls = handler.callsInFlight();
-        if (receiver.waitingForShare()) {
-            receiver.retryShare();
-            if (!open || lastWord != null) {
-                return;
-            }
-        }
-        IOException refused = timers.check(now, partial, readPausedForWrites || !readEnabled || receiver.waitingForShare(),
-                unsent > 0 || calls > 0, !serverSide && calls > 0);
-        if (refused != null) {
-            refuse(refused);
-        } else if (timers.pingDue()) {
-            liveness.ping();
-        } else if (timers.quietSinceTick() && receiver.releaseEmptyChunk()) {
-            // nothing arrived for a whole tick and nothing is half received: the receive chunk is
-            // back in the pool (a connection that sent one byte and stopped keeps it until
-            // frameReadTimeout), and so goes the send side's kept one, so an idle connection holds
-            // no buffer. Also when the receive chunk went back at an earlier tick: a client whose
-            // calls get no answer for a while (cancelled, or slow) still writes, and keeps a send chunk
-            ring.releaseKeptChunk();
-        }
+        ticks.afterHandler(now);
     }
 
     @Override

@@ -11,7 +11,7 @@ import jdk.net.ExtendedSocketOptions;
 
 /**
  * TCP keepalive of every connection of a {@link TcpTransport}, accepted and connected alike: a group
- * of {@link TcpTransport.Config}, edited through {@link TcpTransport.Config#keepalive(java.util.function.Consumer)},
+ * of {@link TcpConfig}, edited through {@link TcpConfig#keepalive(java.util.function.Consumer)},
  * with defaults from {@code rdmarpc.tcp.keepalive.<setting>} ({@code -Drdmarpc.tcp.keepalive.idle=30s}).
  *
  * <p>SO_KEEPALIVE is always on. With the system's own timers (Linux: first probe after 2 hours) a
@@ -21,7 +21,7 @@ import jdk.net.ExtendedSocketOptions;
  * and cost one empty segment each way per {@code idle} on a connection that carries nothing (none on
  * one that does: probes start only after {@code idle} without traffic). Keepalive needs nothing from
  * the peer's software, only its kernel, so it tells a vanished host from a quiet client without
- * closing the latter (that is the idle timeout's choice, {@link TcpTransport.Config#idleTimeout}).
+ * closing the latter (that is the idle timeout's choice, {@link TcpConfig#idleTimeout}).
  * It does not cover a peer that vanishes while this side has unacknowledged data in flight: then the
  * kernel's retransmission limit applies ({@code tcp_retries2}, about 15 minutes on Linux).
  *

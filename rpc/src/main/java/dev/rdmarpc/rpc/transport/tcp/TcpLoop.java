@@ -33,7 +33,7 @@ final class TcpLoop implements IoLoop.Poller {
     private final ByteBuffer discard = ByteBuffer.allocateDirect(4096);
 
     /** @param cpu the CPU the thread pins itself to, -1 for none */
-    TcpLoop(TcpTransport transport, String name, TcpTransport.Config config, int cpu) throws IOException {
+    TcpLoop(TcpTransport transport, String name, TcpConfig config, int cpu) throws IOException {
         this.transport = transport;
         this.selector = Selector.open();
         this.io = new IoLoop(name, config.loop(), transport.bufferPool());

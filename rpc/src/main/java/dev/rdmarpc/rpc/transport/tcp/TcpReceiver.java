@@ -3,9 +3,11 @@ package dev.rdmarpc.rpc.transport.tcp;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
+import dev.rdmarpc.rpc.transport.FrameHold;
 import dev.rdmarpc.rpc.transport.PeerRefusedException;
 import dev.rdmarpc.rpc.transport.ProtocolException;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
+import dev.rdmarpc.rpc.transport.frame.FrameHolds;
 import dev.rdmarpc.rpc.transport.frame.FrameReassembler;
 import java.io.EOFException;
 import java.io.IOException;
@@ -23,6 +25,12 @@ import java.nio.ByteBuffer;
  * on an accepted connection, then grows with the bytes that arrive. On an accepted connection the frame's whole declared length
  * is first claimed from its address's share ({@link ConnectionCounts}): over it, reading stops,
  * holding the chunk, and the tick tries again.
+ *
+ * <p>A handler may keep the frame it is handed ({@link #holdFrame}, at most {@link FrameHolds#MAX_HELD}
+ * per connection): its buffer is retained until the hold's release. A chunk with a held frame is never
+ * written over: where the chunk would be reused (compacted, or read again from its start) reading goes on
+ * in a fresh chunk, with the few bytes of the frame begun copied over as compaction would have moved them,
+ * and the held chunk goes back to the pool with its last hold.
  */
 final class TcpReceiver {
     private static final System.Logger LOG = System.getLogger(TcpReceiver.class.getName());
@@ -34,7 +42,12 @@ final class TcpReceiver {
     private final int maxFrameLength;
     private final ReceiveTimers timers;
     private final FrameReassembler reassembler;
+    private final FrameHolds holds;
     private PooledBuffer readBuf;
+    /** A frame of {@link #readBuf} is held: the chunk must not be written over. */
+    private boolean readBufHeld;
+    /** The buffer of the frame being handed to the handler (it may hold it), or null. */
+    private PooledBuffer handing;
     private long readPos;
     private long parsePos;
     /** The large receive buffer whose frame is being handed to the handler: claimFromReceived may hold it. */
@@ -55,6 +68,33 @@ final class TcpReceiver {
         this.maxFrameLength = maxFrameLength;
         this.timers = timers;
         this.reassembler = new FrameReassembler(pool, serverSide);
+        this.holds = new FrameHolds(connection::execute, (b, slot) -> b.release());
+    }
+
+    /**
+     * Keeps the frame being handed to the handler (loop thread, inside its {@code onFrame}).
+     *
+     * @return the hold, or null outside a handler or with {@link FrameHolds#MAX_HELD} frames held
+     */
+    FrameHold holdFrame() {
+        PooledBuffer b = handing;
+        if (b == null) {
+            return null;
+        }
+        FrameHold h = holds.hold(b, 0);
+        if (h == null) {
+            return null;
+        }
+        b.retain();
+        if (b == readBuf) {
+            readBufHeld = true;
+        }
+        return h;
+    }
+
+    /** @return frames held now (any thread; tests) */
+    int heldFrames() {
+        return holds.held();
     }
 
     void admitted(ConnectionCounts.Admission a) {
@@ -142,14 +182,21 @@ final class TcpReceiver {
             if (FrameDescriptor.isLiveness(seg.get(ValueLayout.JAVA_BYTE, parsePos + FrameDescriptor.TYPE_OFFSET))) {
                 connection.liveness(seg, parsePos); // the transport's own: no handler sees it
             } else {
-                connection.handler().onFrame(connection, seg, parsePos, (int) len);
+                handing = readBuf;
+                try {
+                    connection.handler().onFrame(connection, seg, parsePos, (int) len);
+                } finally {
+                    handing = null;
+                }
             }
             parsePos += len;
             if (!connection.receiving()) {
                 return;
             }
         }
-        if (parsePos == readPos) {
+        if (readBufHeld && (parsePos == readPos || cap - parsePos < need)) {
+            leaveHeldChunk();
+        } else if (parsePos == readPos) {
             parsePos = 0;
             readPos = 0;
         } else if (cap - parsePos < need) {
@@ -186,6 +233,34 @@ final class TcpReceiver {
         frameShare = admission != null ? share : 0;
         parsePos = 0;
         readPos = 0;
+        if (readBufHeld) {
+            leaveHeldChunk(); // the chunk's frames are held: the next chunk read into is another
+        }
+    }
+
+    /**
+     * A frame of the read chunk is held and the chunk would be reused now: it is left to its holds (the last
+     * release gives it back), and what was read past the frames handled goes on in a fresh chunk.
+     */
+    private void leaveHeldChunk() {
+        PooledBuffer old = readBuf;
+        long rem = readPos - parsePos;
+        readBufHeld = false;
+        readBuf = null;
+        if (rem > 0) {
+            PooledBuffer fresh = pool.acquire();
+            if (fresh == null) {
+                old.release();
+                connection.refuse(new ResourceExhaustedException(
+                        "buffer pool exhausted: no receive buffer to go on with while frames are held"));
+                return;
+            }
+            MemorySegment.copy(old.segment(), parsePos, fresh.segment(), 0, rem);
+            readBuf = fresh;
+        }
+        parsePos = 0;
+        readPos = rem;
+        old.release();
     }
 
     /** The large frame arrived whole or was dropped: its address's share is free again. */
@@ -219,10 +294,12 @@ final class TcpReceiver {
         int frameLength = reassembler.frameLength();
         PooledBuffer b = reassembler.take();
         dispatching = b;
+        handing = b;
         try {
             connection.handler().onFrame(connection, b.segment(), 0, frameLength);
         } finally {
             dispatching = null;
+            handing = null;
             b.release(); // responses sending from it hold it until they are written
         }
         return connection.receiving();
@@ -234,7 +311,7 @@ final class TcpReceiver {
             if (tlsHello(readBuf.segment(), parsePos, readPos - parsePos)) {
                 // a TLS client at a server without TLS: told in plain (its TLS client reads that as such)
                 connection.refuse(new ProtocolException("a TLS client connected to this server, which has no TLS:"
-                        + " turn TLS off for the client, or on for the server (TcpTransport.Config.tls)"));
+                        + " turn TLS off for the client, or on for the server (TcpConfig.tls)"));
                 return;
             }
             // not this protocol at all (HTTP, a port scanner): nothing it could read is sent
@@ -286,14 +363,16 @@ final class TcpReceiver {
         }
         readBuf.release();
         readBuf = null;
+        readBufHeld = false;
         return true;
     }
 
     /** Gives back every buffer and share held; reading stops for good. */
     void release() {
         if (readBuf != null) {
-            readBuf.release();
+            readBuf.release(); // a held frame's chunk stays out until its last hold goes
             readBuf = null;
+            readBufHeld = false;
         }
         reassembler.release();
         releaseShare();

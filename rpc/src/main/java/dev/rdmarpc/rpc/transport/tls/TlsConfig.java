@@ -31,7 +31,7 @@ import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
- * TLS for a transport ({@code TcpTransport.Config.tls}, {@code RdmaConfig.tls}, whose hello connection
+ * TLS for a transport ({@code TcpConfig.tls}, {@code RdmaConfig.tls}, whose hello connection
  * it secures), with the JDK's own TLS: the keys a side shows, the issuers it trusts, the protocol versions and the rules for the peer.
  *
  * <pre>{@code

@@ -2,7 +2,10 @@ package dev.rdmarpc.rpc.transport.rdma;
 
 import static dev.rdmarpc.rpc.transport.rdma.RdmaRpcTest.hash;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.rdmarpc.ibverbs.NativeCallException;
 import dev.rdmarpc.ibverbs.verbs.VerbsResources;
 import dev.rdmarpc.rpc.Attachment;
 import dev.rdmarpc.rpc.CallOptions;
@@ -37,7 +40,7 @@ import org.junit.jupiter.api.Timeout;
 @RdmaTest
 @Timeout(600)
 class DeviceMemoryPathRdmaTest {
-    private static final int THRESHOLD = RdmaConfig.SUGGESTED_RENDEZVOUS_THRESHOLD;
+    private static final int THRESHOLD = RdmaConfig.DEFAULT_RENDEZVOUS_THRESHOLD;
     private static final int N = 3 << 20;
     /** The request is the response attachment's length; the server answers the request attachment's hash. */
     private static final Method<Integer, Long> EXCHANGE = Method.of("deviceExchange", Codecs.INT, Codecs.LONG);
@@ -64,8 +67,9 @@ class DeviceMemoryPathRdmaTest {
         }
     }
 
+    /** The default configuration's send group: rendezvous from 1 MiB (the pool sized for the VM). */
     private static RdmaConfig config() {
-        return RdmaTestEnv.smallConfig().send(s -> s.rendezvousThreshold(THRESHOLD));
+        return RdmaTestEnv.smallConfig();
     }
 
     private static void fill(MemorySegment s, int seed) {
@@ -125,11 +129,56 @@ class DeviceMemoryPathRdmaTest {
                     assertEquals(n, serverT.metrics().zeroCopyBytes() - served0, "response read by the NIC where it lies");
                     assertEquals(n, clientT.metrics().rendezvousBytesLanded() - landed0, "response written by the NIC");
                 }
+                assertEquals(2, clientT.metrics().rendezvousSent(), "both requests by rendezvous, default threshold");
+                assertEquals(2, serverT.metrics().rendezvousSent(), "both responses by rendezvous, default threshold");
+                assertEquals(0, clientT.metrics().reassemblyCopiedBytes() + serverT.metrics().reassemblyCopiedBytes(),
+                        "nothing copied to reassemble on either side");
                 assertEquals(0, clientStaging.copies.get(), "the client's staging never ran");
                 assertEquals(0, serverStaging.copies.get(), "the server's staging never ran");
             }
         }
         assertEquals(before, VerbsResources.snapshot(), "live verbs resources after close");
+    }
+
+    /**
+     * The dma-buf door itself, in the VM: a dma-buf of host pages from the kernel's udmabuf device
+     * (the nearest thing to a GPU's exported dma-buf here) handed to {@link NicRegistrar#registerDmaBuf},
+     * the call a {@code GpuBufferPool} makes with a GPU's dma-buf. The VM's kernel makes the dma-buf
+     * (udmabuf is there), and Soft-RoCE refuses to register it: {@code ibv_reg_dmabuf_mr} fails with
+     * EOPNOTSUPP (errno 95), nothing is recorded, and the same pages registered by address work. That
+     * refusal is what this checks; the registration by address ({@link NicRegistrar#registerMemory}),
+     * which ends in the same table through the same registrar, is what the rest of the path runs with
+     * here.
+     */
+    @Test
+    void softRoceRefusesADmaBufRegistrationWithEopnotsupp() throws Exception {
+        var before = VerbsResources.snapshot();
+        try (Arena arena = Arena.ofShared();
+             RdmaTransport t = RdmaTransport.create(config());
+             UdmaBuf buf = UdmaBuf.create(4 << 20)) {
+            buf.memory().fill((byte) 1);
+            NicRegistrar nic = t.nicRegistrar(RdmaTestEnv.device0());
+            RuntimeException e = assertThrows(RuntimeException.class,
+                    () -> nic.registerDmaBuf(buf.dmaBufFd(), 0, buf.memory().byteSize(), buf.memory().address(), 0));
+            NativeCallException n = nativeCause(e);
+            System.out.println("ibv_reg_dmabuf_mr on " + RdmaTestEnv.device0() + " with a udmabuf: " + n);
+            assertEquals("ibv_reg_dmabuf_mr", n.operation(), e.toString());
+            assertEquals(95, n.errno(), "EOPNOTSUPP: " + e);
+            // the transport goes on: the same pages registered by address are used
+            try (NicRegistrar.Registration r = nic.registerMemory(buf.memory().address(), buf.memory().byteSize(), 0)) {
+                assertTrue(r.rkey() != 0 || r.lkey() != 0);
+            }
+        }
+        assertEquals(before, VerbsResources.snapshot(), "live verbs resources after close");
+    }
+
+    private static NativeCallException nativeCause(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof NativeCallException n) {
+                return n;
+            }
+        }
+        throw new AssertionError("no native call's errno in " + e, e);
     }
 
     @Test

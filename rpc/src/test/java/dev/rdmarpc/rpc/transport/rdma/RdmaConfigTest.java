@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.buffer.Slab;
 import dev.rdmarpc.rpc.buffer.SlabListener;
+import dev.rdmarpc.rpc.transport.LoopSettings;
 import dev.rdmarpc.rpc.transport.loop.CpuAffinity;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,9 +35,9 @@ class RdmaConfigTest {
         assertEquals(256, c.send().inlineThreshold());
         assertEquals(1 << 20, c.send().rendezvousThreshold(), "frames of 1 MiB and more go by rendezvous by default");
         assertEquals(8L << 20, c.send().writeHighWaterMark());
-        assertEquals(dev.rdmarpc.rpc.transport.IdleStrategy.adaptive(), c.polling().idleStrategy());
+        assertEquals(dev.rdmarpc.rpc.transport.IdleStrategy.adaptive(), c.loop().idleStrategy());
         assertEquals(4096, c.polling().completionQueueSize());
-        assertEquals(Duration.ofMillis(10), c.polling().tickInterval());
+        assertEquals(Duration.ofMillis(10), c.loop().tickInterval());
         assertEquals(512L << 20, c.bufferPool().maxPooledBytes());
         assertEquals(512L << 20, c.bufferPool().maxLargeBytes());
         assertEquals(SlabListener.NONE, c.bufferPool().slabListener());
@@ -47,8 +48,8 @@ class RdmaConfigTest {
         assertEquals(8, c.sharedReceiveQueue().credits());
         assertEquals(Duration.ofSeconds(5), c.timeouts().handshake());
         assertEquals(14, c.timeouts().ackTimeout());
-        assertEquals(Duration.ofMinutes(5), c.timeouts().idle(), "TcpTransport.Config's idleTimeout");
-        assertEquals(Duration.ofSeconds(30), c.timeouts().frameRead(), "TcpTransport.Config's frameReadTimeout");
+        assertEquals(Duration.ofMinutes(5), c.timeouts().idle(), "TcpConfig's idleTimeout");
+        assertEquals(Duration.ofSeconds(30), c.timeouts().frameRead(), "TcpConfig's frameReadTimeout");
     }
 
     @Test
@@ -82,7 +83,7 @@ class RdmaConfigTest {
         RdmaConfig b = a.copy();
         b.bufferPool(p -> p.chunkSize(64 << 10).maxPooledBytes(1L << 30)).receiveQueue(q -> q.depth(2).maxDepth(3))
                 .sharedReceiveQueue(s -> s.enabled(true).credits(5)).send(s -> s.window(9).inlineThreshold(0))
-                .polling(p -> p.completionQueueSize(128).tickInterval(Duration.ofMillis(1)))
+                .polling(p -> p.completionQueueSize(128)).loop(l -> l.tickInterval(Duration.ofMillis(1)))
                 .timeouts(t -> t.handshake(Duration.ofSeconds(1)).ackTimeout(20));
         assertEquals(new RdmaConfig().toString(), a.toString(), "the original is untouched");
         assertTrue(a.bufferPool() != b.bufferPool() && a.receiveQueue() != b.receiveQueue()
@@ -196,16 +197,16 @@ class RdmaConfigTest {
 
     @Test
     void ioThreadCpusComeFromTheirPropertyAndGoRoundTheThreads() {
-        assertArrayEquals(new int[0], new RdmaConfig().polling().ioThreadCpus(), "not pinned by default");
-        assertEquals(-1, new RdmaConfig().polling().ioThreadCpu(0));
-        PollingSettings p = new RdmaConfig().polling(q -> q.ioThreadCpus(3, 1)).polling();
+        assertArrayEquals(new int[0], new RdmaConfig().loop().ioThreadCpus(), "not pinned by default");
+        assertEquals(-1, new RdmaConfig().loop().ioThreadCpu(0));
+        LoopSettings p = new RdmaConfig().loop(l -> l.ioThreadCpus(3, 1)).loop();
         assertEquals(3, p.ioThreadCpu(0));
         assertEquals(1, p.ioThreadCpu(1));
         assertEquals(3, p.ioThreadCpu(2));
         String key = "rdmarpc.rdma.polling.ioThreadCpus";
         System.setProperty(key, "2,3");
         try {
-            assertArrayEquals(new int[]{2, 3}, new RdmaConfig().polling().ioThreadCpus());
+            assertArrayEquals(new int[]{2, 3}, new RdmaConfig().loop().ioThreadCpus());
             assertTrue(new RdmaConfig().toString().contains("ioThreadCpus=2,3"));
             System.setProperty(key, "2;3");
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, RdmaConfig::new);
@@ -222,7 +223,7 @@ class RdmaConfigTest {
         int outside = CpuAffinity.MAX_CPUS - 1;
         assumeTrue(!CpuAffinity.currentThreadCpus().contains(outside));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> RdmaTransport.create(new RdmaConfig().polling(p -> p.ioThreadCpus(outside))));
+                () -> RdmaTransport.create(new RdmaConfig().loop(l -> l.ioThreadCpus(outside))));
         assertTrue(e.getMessage().startsWith("RdmaConfig polling.ioThreadCpus names CPU " + outside), e.getMessage());
     }
 
@@ -245,7 +246,7 @@ class RdmaConfigTest {
         bad(c -> c.send(s -> s.rendezvousThreshold(-1)), "send.rendezvousThreshold");
         bad(c -> c.polling(p -> p.completionQueueSize(10)), "polling.completionQueueSize");
         bad(c -> c.polling(p -> p.completionQueueSize(64)).receiveQueue(q -> q.maxDepth(100)), "polling.completionQueueSize");
-        bad(c -> c.polling(p -> p.idleStrategy(dev.rdmarpc.rpc.transport.IdleStrategy.backOff(Duration.ofSeconds(1)))),
+        bad(c -> c.loop(l -> l.idleStrategy(dev.rdmarpc.rpc.transport.IdleStrategy.backOff(Duration.ofSeconds(1)))),
                 "back-off spin");
         bad(c -> c.bufferPool(p -> p.slabSize(1000)), "bufferPool.slabSize");
         bad(c -> c.bufferPool(p -> p.slabSize(2L << 30).maxPooledBytes(4L << 30)), "bufferPool.slabSize");
@@ -255,12 +256,12 @@ class RdmaConfigTest {
         bad(c -> c.bufferPool(p -> p.alignment(3)), "bufferPool.alignment");
         bad(c -> c.poolHighWaterMark(1L << 40), "poolHighWaterMark");
         bad(c -> c.poolHighWaterMark(-5), "poolHighWaterMark");
-        bad(c -> c.ioThreads(0), "ioThreads");
+        bad(c -> c.loop(l -> l.ioThreads(0)), "ioThreads");
         bad(c -> c.send(s -> s.writeHighWaterMark(0)), "send.writeHighWaterMark");
-        bad(c -> c.polling(p -> p.tickInterval(Duration.ZERO)), "polling.tickInterval");
-        bad(c -> c.polling(p -> p.idleTickInterval(Duration.ofMinutes(2))), "polling.idleTickInterval");
-        bad(c -> c.polling(p -> p.ioThreadCpus(0, -1)), "polling.ioThreadCpus");
-        bad(c -> c.polling(p -> p.ioThreadCpus(1024)), "polling.ioThreadCpus");
+        bad(c -> c.loop(l -> l.tickInterval(Duration.ZERO)), "polling.tickInterval");
+        bad(c -> c.loop(l -> l.idleTickInterval(Duration.ofMinutes(2))), "polling.idleTickInterval");
+        bad(c -> c.loop(l -> l.ioThreadCpus(0, -1)), "polling.ioThreadCpus");
+        bad(c -> c.loop(l -> l.ioThreadCpus(1024)), "polling.ioThreadCpus");
         bad(c -> c.timeouts(t -> t.handshake(Duration.ZERO)), "timeouts.handshake");
         bad(c -> c.timeouts(t -> t.ackTimeout(0)), "timeouts.ackTimeout");
         bad(c -> c.timeouts(t -> t.ackTimeout(32)), "timeouts.ackTimeout");

@@ -108,9 +108,9 @@ class RdmaIdleCostTest {
             String serverPrefix = "idle-server-" + mode.getKey();
             String clientPrefix = "idle-client-" + mode.getKey();
             try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig().threadNamePrefix(serverPrefix)
-                         .polling(p -> p.idleStrategy(mode.getValue())));
+                         .loop(l -> l.idleStrategy(mode.getValue())));
                  RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig().threadNamePrefix(clientPrefix)
-                         .polling(p -> p.idleStrategy(mode.getValue())));
+                         .loop(l -> l.idleStrategy(mode.getValue())));
                  RpcServer s = RpcServer.builder().bind(RdmaTestEnv.serverBind()).transport(serverT)
                          .register(RdmaModePairingsTest.ECHO, (ctx, b) -> b).start();
                  RpcClient c = RpcClient.builder().address(s.address()).transport(clientT).connect()) {

@@ -16,7 +16,7 @@ class RdmaIdleStrategiesContractTest {
     class BusyPoll extends TransportContractTest {
         @Override
         protected Transport createTransport() {
-            return RdmaTransport.create(RdmaTestEnv.smallConfig().polling(p -> p.idleStrategy(IdleStrategy.busyPoll())));
+            return RdmaTransport.create(RdmaTestEnv.smallConfig().loop(l -> l.idleStrategy(IdleStrategy.busyPoll())));
         }
 
         @Override
@@ -31,7 +31,7 @@ class RdmaIdleStrategiesContractTest {
         @Override
         protected Transport createTransport() {
             return RdmaTransport.create(RdmaTestEnv.smallConfig()
-                    .polling(p -> p.idleStrategy(IdleStrategy.backOff(Duration.ofNanos(50_000)))));
+                    .loop(l -> l.idleStrategy(IdleStrategy.backOff(Duration.ofNanos(50_000)))));
         }
 
         @Override

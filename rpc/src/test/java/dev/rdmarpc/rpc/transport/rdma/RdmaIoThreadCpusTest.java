@@ -26,9 +26,9 @@ class RdmaIoThreadCpusTest {
         int serverCpu = allowed.get(allowed.size() - 1);
         int clientCpu = allowed.get(0);
         try (RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig().threadNamePrefix("cpus-srv")
-                     .polling(p -> p.idleStrategy(IdleStrategy.busyPoll()).ioThreadCpus(serverCpu)));
+                     .loop(l -> l.idleStrategy(IdleStrategy.busyPoll()).ioThreadCpus(serverCpu)));
              RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig().threadNamePrefix("cpus-cli")
-                     .polling(p -> p.idleStrategy(IdleStrategy.busyPoll()).ioThreadCpus(clientCpu)));
+                     .loop(l -> l.idleStrategy(IdleStrategy.busyPoll()).ioThreadCpus(clientCpu)));
              RpcServer s = RpcServer.builder().bind(RdmaTestEnv.serverBind()).transport(serverT)
                      .register(RdmaModePairingsTest.ECHO, (ctx, b) -> b).start();
              RpcClient c = RpcClient.builder().address(s.address()).transport(clientT).connect()) {

@@ -43,7 +43,7 @@ class RdmaModePairingsTest {
     }
 
     private static RdmaConfig config(IdleStrategy mode) {
-        return RdmaTestEnv.smallConfig().polling(p -> p.idleStrategy(mode).tickInterval(TICK));
+        return RdmaTestEnv.smallConfig().loop(l -> l.idleStrategy(mode).tickInterval(TICK));
     }
 
     @Test

@@ -2,6 +2,9 @@ package dev.rdmarpc.rpc.transport.rdma;
 
 import static dev.rdmarpc.rpc.transport.rdma.RdmaRpcTest.hash;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.rdmarpc.ibverbs.verbs.VerbsResources;
 import dev.rdmarpc.rpc.Attachment;
@@ -9,7 +12,9 @@ import dev.rdmarpc.rpc.CallOptions;
 import dev.rdmarpc.rpc.Method;
 import dev.rdmarpc.rpc.Reply;
 import dev.rdmarpc.rpc.RpcClient;
+import dev.rdmarpc.rpc.RpcException;
 import dev.rdmarpc.rpc.RpcServer;
+import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.codec.Codecs;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.testsupport.RdmaTest;
@@ -31,7 +36,9 @@ import org.junit.jupiter.api.Timeout;
  * smaller ones are copied into it). What can fail here: the bytes (each response carries the hash
  * its server computed over the attachment it sent), where the reply's attachment lies, the exact
  * counts of bytes sent from the handler's memory, landed in the target, and copied to reassemble, and
- * the registrations' transfers and the verbs resources after close.
+ * the registrations' transfers and the verbs resources after close. With the default configuration
+ * (rendezvous from 1 MiB) 1 MiB and 8 MiB attachments go both ways and nothing is copied on either
+ * side; a target too small fails its call with {@code PAYLOAD_TOO_LARGE} and the connection goes on.
  */
 @RdmaTest
 @Timeout(600)
@@ -44,6 +51,9 @@ class ResponseLandingRdmaTest {
     private static final Method<Integer, Long> FROM_REGISTERED = Method.of("fromRegistered", Codecs.INT, Codecs.LONG);
     /** The same from memory the server did not register (copied into the frame). */
     private static final Method<Integer, Long> FROM_PLAIN = Method.of("fromPlain", Codecs.INT, Codecs.LONG);
+
+    /** Answers {@code n} bytes of the server's registered memory; the value is the request attachment's hash. */
+    private static final Method<Integer, Long> BOTH_WAYS = Method.of("bothWays", Codecs.INT, Codecs.LONG);
 
     private static RdmaConfig config() {
         return RdmaTestEnv.smallConfig().send(s -> s.rendezvousThreshold(THRESHOLD));
@@ -132,6 +142,133 @@ class ResponseLandingRdmaTest {
                     Thread.sleep(1);
                 }
                 assertEquals(0, serverReg.transfersInFlight(), "the server's registration after the responses");
+            }
+        }
+    }
+
+    @Test
+    void withTheDefaultConfigurationOneAndEightMebibytesGoBothWaysWithoutACopy() throws Exception {
+        RdmaConfig config = RdmaTestEnv.smallConfig(); // buffer pool sized for the VM; the send group as it is
+        assertEquals(RdmaConfig.DEFAULT_RENDEZVOUS_THRESHOLD, config.send().rendezvousThreshold(), "the default threshold");
+        int max = 8 << 20;
+        try (Arena arena = Arena.ofShared();
+             RdmaTransport serverT = RdmaTransport.create(config);
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig())) {
+            MemorySegment served = pattern(arena, max, 11);
+            MemorySegment requests = pattern(arena, max, 12);
+            try (RegisteredMemory serverReg = serverT.register(served);
+                 RegisteredMemory clientReq = clientT.register(requests);
+                 RegisteredMemory clientReg = clientT.register(arena.allocate(max + 4096L, 4096));
+                 RpcServer server = RpcServer.builder().bind(RdmaTestEnv.serverBind()).transport(serverT)
+                         .registerBlocking(BOTH_WAYS, (ctx, n) -> {
+                             ctx.responseAttachment(Attachment.of(served.asSlice(0, n)));
+                             return hash(ctx.requestAttachment().segment());
+                         })
+                         .start();
+                 RpcClient client = client(server, clientT)) {
+                RdmaMetrics c = clientT.metrics();
+                RdmaMetrics s = serverT.metrics();
+                for (int n : new int[]{1 << 20, max}) {
+                    String what = n + " bytes each way, default threshold";
+                    long cZero = c.zeroCopyBytes();
+                    long sZero = s.zeroCopyBytes();
+                    long cSent = c.rendezvousSent();
+                    long sSent = s.rendezvousSent();
+                    long cRead = c.rendezvousRead();
+                    long sRead = s.rendezvousRead();
+                    long landed = c.rendezvousBytesLanded();
+                    MemorySegment request = requests.asSlice(0, n);
+                    MemorySegment target = clientReg.segment().asSlice(0, n + 1L);
+                    target.fill((byte) 0x5A);
+                    Reply<Long> r = client.exchange(BOTH_WAYS, n, CallOptions.DEFAULT
+                            .withAttachment(Attachment.of(request))
+                            .withResponseAttachment(Attachment.of(target)));
+                    assertEquals(hash(request), r.value(), "the server got the request attachment, " + what);
+                    assertEquals(hash(served.asSlice(0, n)), hash(target.asSlice(0, n)), "the response attachment, " + what);
+                    assertEquals(target.address(), r.attachment().segment().address(), "it lies in the target, " + what);
+                    assertEquals((byte) 0x5A, target.get(ValueLayout.JAVA_BYTE, n), "nothing written past it, " + what);
+                    // request: sent by rendezvous from the caller's registered memory, read by the server's NIC
+                    assertEquals(n, c.zeroCopyBytes() - cZero, "request read where it lies, " + what);
+                    assertEquals(1, c.rendezvousSent() - cSent, "request sent by rendezvous, " + what);
+                    assertEquals(1, s.rendezvousRead() - sRead, "request read by rendezvous, " + what);
+                    // response: sent by rendezvous from the handler's registered memory, written into the target
+                    assertEquals(n, s.zeroCopyBytes() - sZero, "response read where it lies, " + what);
+                    assertEquals(1, s.rendezvousSent() - sSent, "response sent by rendezvous, " + what);
+                    assertEquals(1, c.rendezvousRead() - cRead, "response read by rendezvous, " + what);
+                    assertEquals(n, c.rendezvousBytesLanded() - landed, "response written by the NIC into the target, " + what);
+                }
+                // copied bytes: none on either side, in the transport or in the client's core
+                assertEquals(0, c.reassemblyCopiedBytes(), c.toString());
+                assertEquals(0, s.reassemblyCopiedBytes(), s.toString());
+                assertEquals(0, client.metrics().responseAttachmentBytesCopied(), client.metrics().toString());
+                assertEquals(0, c.attachmentSinksRefused() + c.completionErrors() + s.completionErrors());
+                assertEquals(0, clientReg.transfersInFlight());
+            }
+        }
+    }
+
+    @Test
+    void aTargetTooSmallFailsTheCallWithAClearStatusLeavesTheTargetAndTheConnectionGoesOn() throws Exception {
+        try (Arena arena = Arena.ofShared();
+             RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig())) {
+            int n = 1 << 20;
+            MemorySegment served = pattern(arena, n + 4096, 13);
+            try (RegisteredMemory serverReg = serverT.register(served);
+                 RegisteredMemory clientReg = clientT.register(arena.allocate(2L * n, 4096));
+                 RpcServer server = server(serverT, served, served);
+                 RpcClient client = client(server, clientT)) {
+                MemorySegment small = clientReg.segment().asSlice(0, n - 1);
+                small.fill((byte) 0x5A);
+                long landed0 = clientT.metrics().rendezvousBytesLanded();
+                RpcException e = assertThrows(RpcException.class, () -> client.exchange(FROM_REGISTERED, n,
+                        CallOptions.DEFAULT.withResponseAttachment(Attachment.of(small))));
+                assertEquals(Status.PAYLOAD_TOO_LARGE, e.status(), e.toString());
+                assertTrue(e.getMessage().contains(n + " bytes does not fit"), e.getMessage());
+                assertEquals(-1, small.mismatch(arena.allocate(n - 1).fill((byte) 0x5A)), "the target is untouched");
+                assertEquals(0, clientT.metrics().rendezvousBytesLanded() - landed0);
+                assertEquals(0, clientReg.transfersInFlight());
+                // the same connection goes on: the next call lands
+                fetch(client, FROM_REGISTERED, n, clientReg.segment().asSlice(n, n));
+                assertEquals(1, client.metrics().connectionsOpened(), "one connection all along");
+                assertEquals(0, client.metrics().connectionsClosed(), "not closed");
+            }
+        }
+    }
+
+    @Test
+    void aCancelWhileTheNicWritesTheTargetDoesNotEndTheCallBeforeTheResponse() throws Exception {
+        int n = 8 << 20;
+        try (Arena arena = Arena.ofShared();
+             RdmaTransport serverT = RdmaTransport.create(RdmaTestEnv.smallConfig());
+             RdmaTransport clientT = RdmaTransport.create(RdmaTestEnv.smallConfig())) {
+            MemorySegment served = pattern(arena, n + 4096, 17);
+            try (RegisteredMemory serverReg = serverT.register(served);
+                 RegisteredMemory clientReg = clientT.register(arena.allocate(n, 4096));
+                 RpcServer server = server(serverT, served, served);
+                 RpcClient client = client(server, clientT)) {
+                MemorySegment target = clientReg.segment();
+                boolean caught = false;
+                for (int attempt = 0; attempt < 5 && !caught; attempt++) {
+                    target.fill((byte) 0x5A);
+                    CompletableFuture<Reply<Long>> f = client.exchangeAsync(FROM_REGISTERED, n,
+                            CallOptions.DEFAULT.withResponseAttachment(Attachment.of(target)));
+                    // the read into the target holds a use of its registration while the NIC writes it
+                    while (!f.isDone() && clientReg.transfersInFlight() == 0) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+                    }
+                    if (f.isDone()) {
+                        f.get();
+                        continue; // the read was over before this thread saw it: again
+                    }
+                    caught = true;
+                    assertFalse(f.cancel(true), "a cancel while the NIC writes the target does nothing");
+                    Reply<Long> r = f.get(60, TimeUnit.SECONDS);
+                    assertEquals(0, clientReg.transfersInFlight(), "the NIC is done with the target when the call completes");
+                    assertEquals(r.value(), hash(target), "the call completed with its response, all of it in the target");
+                }
+                assertTrue(caught, "no read into the target was seen in flight in 5 calls of 8 MiB");
+                assertEquals(0, client.metrics().cancelled());
             }
         }
     }

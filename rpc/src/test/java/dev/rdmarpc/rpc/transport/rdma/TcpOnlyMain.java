@@ -12,7 +12,7 @@ public final class TcpOnlyMain {
 
     public static void main(String[] args) {
         Method<String, String> echo = Method.of("echo", Codecs.STRING, Codecs.STRING);
-        try (RpcServer server = RpcServer.builder().tcp(cfg -> cfg.ioThreads(1)).register(echo, (ctx, s) -> s).start();
+        try (RpcServer server = RpcServer.builder().tcp(cfg -> cfg.loop(l -> l.ioThreads(1))).register(echo, (ctx, s) -> s).start();
              RpcClient client = RpcClient.connect(server.address())) {
             if (!"tcp only".equals(client.call(echo, "tcp only"))) {
                 throw new AssertionError("bad echo");

@@ -53,7 +53,7 @@ class FlushOrderTcpTest {
             // what each dispatch saw: the number of earlier requests whose response was already on its socket
             BlockingQueue<int[]> seen = new LinkedBlockingQueue<>();
             List<Connection> accepted = new CopyOnWriteArrayList<>();
-            try (TcpTransport server = TcpTransport.create(new TcpTransport.Config().ioThreads(1).idleStrategy(idle))) {
+            try (TcpTransport server = TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(1).idleStrategy(idle)))) {
                 ServerEndpoint endpoint = server.listen(new InetSocketAddress("127.0.0.1", 0), 1 << 20, c -> {
                     accepted.add(c);
                     return echo(seen);

@@ -14,7 +14,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** {@code TcpTransport.Config.ioThreadCpus}: the event loops run where they are told, and a CPU the process may not use is refused. */
+/** {@code TcpConfig.ioThreadCpus}: the event loops run where they are told, and a CPU the process may not use is refused. */
 @Timeout(30)
 public class IoThreadCpusTest {
 
@@ -65,8 +65,8 @@ public class IoThreadCpusTest {
         int last = allowed.get(allowed.size() - 1);
         // three loops over a list of two: loop 2 takes the first CPU again
         int[] cpus = {last, allowed.get(0)};
-        try (TcpTransport t = TcpTransport.create(new TcpTransport.Config().ioThreads(3).threadNamePrefix("cpus-tcp")
-                .ioThreadCpus(cpus))) {
+        try (TcpTransport t = TcpTransport.create(new TcpConfig().threadNamePrefix("cpus-tcp")
+                .loop(l -> l.ioThreads(3).ioThreadCpus(cpus)))) {
             assertEquals(Integer.toString(last), awaitCpusOfThreadNamed("cpus-tcp-0", Integer.toString(last)));
             assertEquals(Integer.toString(allowed.get(0)),
                     awaitCpusOfThreadNamed("cpus-tcp-1", Integer.toString(allowed.get(0))));
@@ -77,8 +77,8 @@ public class IoThreadCpusTest {
     @Test
     void unpinnedByDefault() throws Exception {
         assumeTrue(CpuAffinity.isSupported(), "Linux only");
-        assertArrayEquals(new int[0], new TcpTransport.Config().ioThreadCpus());
-        try (TcpTransport t = TcpTransport.create(new TcpTransport.Config().ioThreads(1).threadNamePrefix("free-tcp"))) {
+        assertArrayEquals(new int[0], new TcpConfig().loop().ioThreadCpus());
+        try (TcpTransport t = TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(1)).threadNamePrefix("free-tcp"))) {
             Thread.sleep(50);
             String seen = cpusOfThreadNamed("free-tcp-0");
             assertEquals(cpusAllowed(Path.of("/proc/self/status")), seen, "left to the scheduler");
@@ -91,7 +91,7 @@ public class IoThreadCpusTest {
         int outside = CpuAffinity.MAX_CPUS - 1;
         assumeTrue(!CpuAffinity.currentThreadCpus().contains(outside));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> TcpTransport.create(new TcpTransport.Config().ioThreads(1).ioThreadCpus(outside)));
+                () -> TcpTransport.create(new TcpConfig().loop(l -> l.ioThreads(1).ioThreadCpus(outside))));
         assertTrue(e.getMessage().contains("ioThreadCpus names CPU " + outside), e.getMessage());
     }
 
@@ -101,18 +101,18 @@ public class IoThreadCpusTest {
         String before = System.getProperty(key);
         try {
             System.setProperty(key, " 1, 0 ");
-            assertArrayEquals(new int[]{1, 0}, new TcpTransport.Config().ioThreadCpus());
-            assertTrue(new TcpTransport.Config().toString().contains("ioThreadCpus=1,0"), new TcpTransport.Config().toString());
+            assertArrayEquals(new int[]{1, 0}, new TcpConfig().loop().ioThreadCpus());
+            assertTrue(new TcpConfig().toString().contains("ioThreadCpus=1,0"), new TcpConfig().toString());
             System.setProperty(key, "none");
-            assertArrayEquals(new int[0], new TcpTransport.Config().ioThreadCpus());
-            assertTrue(new TcpTransport.Config().toString().contains("ioThreadCpus=none"), new TcpTransport.Config().toString());
+            assertArrayEquals(new int[0], new TcpConfig().loop().ioThreadCpus());
+            assertTrue(new TcpConfig().toString().contains("ioThreadCpus=none"), new TcpConfig().toString());
             System.setProperty(key, "");
-            assertArrayEquals(new int[0], new TcpTransport.Config().ioThreadCpus());
+            assertArrayEquals(new int[0], new TcpConfig().loop().ioThreadCpus());
             System.setProperty(key, "0,x");
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, TcpTransport.Config::new);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, TcpConfig::new);
             assertTrue(e.getMessage().contains("not a CPU number: 'x'"), e.getMessage());
             System.setProperty(key, "1024");
-            assertThrows(IllegalArgumentException.class, TcpTransport.Config::new);
+            assertThrows(IllegalArgumentException.class, TcpConfig::new);
         } finally {
             if (before == null) {
                 System.clearProperty(key);
@@ -120,6 +120,6 @@ public class IoThreadCpusTest {
                 System.setProperty(key, before);
             }
         }
-        assertThrows(IllegalArgumentException.class, () -> new TcpTransport.Config().ioThreadCpus(-1));
+        assertThrows(IllegalArgumentException.class, () -> new TcpConfig().loop(l -> l.ioThreadCpus(-1)));
     }
 }

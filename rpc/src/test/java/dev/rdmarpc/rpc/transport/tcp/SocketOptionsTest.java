@@ -34,8 +34,8 @@ class SocketOptionsTest {
     };
 
     /** @return {@code option} of the client's and the accepted connection */
-    private static <T> List<T> options(TcpTransport.Config config, SocketOption<T> option) throws Exception {
-        try (TcpTransport t = TcpTransport.create(config.ioThreads(1))) {
+    private static <T> List<T> options(TcpConfig config, SocketOption<T> option) throws Exception {
+        try (TcpTransport t = TcpTransport.create(config.loop(l -> l.ioThreads(1)))) {
             CompletableFuture<Connection> accepted = new CompletableFuture<>();
             var endpoint = t.listen(new InetSocketAddress("127.0.0.1", 0), 1 << 20, c -> {
                 accepted.complete(c);
@@ -48,32 +48,32 @@ class SocketOptionsTest {
         }
     }
 
-    private static int[] sendBuffers(TcpTransport.Config config) throws Exception {
+    private static int[] sendBuffers(TcpConfig config) throws Exception {
         return options(config, StandardSocketOptions.SO_SNDBUF).stream().mapToInt(Integer::intValue).toArray();
     }
 
     /** Keepalive timers are set on both ends: a vanished peer is noticed in seconds, not Linux's 2 hours. */
     @Test
     void keepaliveTimersAreSetOnBothEnds() throws Exception {
-        assertEquals(List.of(true, true), options(new TcpTransport.Config(), StandardSocketOptions.SO_KEEPALIVE));
-        assertEquals(List.of(10, 10), options(new TcpTransport.Config(), ExtendedSocketOptions.TCP_KEEPIDLE));
-        assertEquals(List.of(5, 5), options(new TcpTransport.Config(), ExtendedSocketOptions.TCP_KEEPINTERVAL));
-        assertEquals(List.of(3, 3), options(new TcpTransport.Config(), ExtendedSocketOptions.TCP_KEEPCOUNT));
-        TcpTransport.Config custom = new TcpTransport.Config()
+        assertEquals(List.of(true, true), options(new TcpConfig(), StandardSocketOptions.SO_KEEPALIVE));
+        assertEquals(List.of(10, 10), options(new TcpConfig(), ExtendedSocketOptions.TCP_KEEPIDLE));
+        assertEquals(List.of(5, 5), options(new TcpConfig(), ExtendedSocketOptions.TCP_KEEPINTERVAL));
+        assertEquals(List.of(3, 3), options(new TcpConfig(), ExtendedSocketOptions.TCP_KEEPCOUNT));
+        TcpConfig custom = new TcpConfig()
                 .keepalive(k -> k.idle(Duration.ofSeconds(7)).interval(Duration.ofSeconds(2)).count(4));
         assertEquals(List.of(7, 7), options(custom, ExtendedSocketOptions.TCP_KEEPIDLE));
         assertEquals(List.of(2, 2), options(custom, ExtendedSocketOptions.TCP_KEEPINTERVAL));
         assertEquals(List.of(4, 4), options(custom, ExtendedSocketOptions.TCP_KEEPCOUNT));
         assertThrows(IllegalArgumentException.class,
-                () -> new TcpTransport.Config().keepalive(k -> k.idle(Duration.ofMillis(1500))).conclude());
-        assertThrows(IllegalArgumentException.class, () -> new TcpTransport.Config().keepalive(k -> k.count(200)).conclude());
+                () -> new TcpConfig().keepalive(k -> k.idle(Duration.ofMillis(1500))).conclude());
+        assertThrows(IllegalArgumentException.class, () -> new TcpConfig().keepalive(k -> k.count(200)).conclude());
     }
 
     @Test
     void loopbackConnectionsGetTheLoopbackSendBuffer() throws Exception {
-        int[] set = sendBuffers(new TcpTransport.Config());
-        int[] kernel = sendBuffers(new TcpTransport.Config().loopbackSocketSendBuffer(0));
-        int asked = TcpTransport.Config.DEFAULT_LOOPBACK_SOCKET_SEND_BUFFER;
+        int[] set = sendBuffers(new TcpConfig());
+        int[] kernel = sendBuffers(new TcpConfig().loopbackSocketSendBuffer(0));
+        int asked = TcpConfig.DEFAULT_LOOPBACK_SOCKET_SEND_BUFFER;
         int plain;
         try (var listener = java.nio.channels.ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
              var socket = java.nio.channels.SocketChannel.open(listener.getLocalAddress())) {
@@ -86,7 +86,7 @@ class SocketOptionsTest {
             assertTrue(set[i] >= asked && set[i] <= 2 * asked, "end " + i + ": SO_SNDBUF " + set[i]);
             assertTrue(kernel[i] == plain, "end " + i + " left to the kernel: SO_SNDBUF " + kernel[i] + ", plain " + plain);
         }
-        int[] explicit = sendBuffers(new TcpTransport.Config().socketSendBuffer(64 * 1024));
+        int[] explicit = sendBuffers(new TcpConfig().socketSendBuffer(64 * 1024));
         for (int b : explicit) {
             assertTrue(b >= 64 * 1024 && b <= 128 * 1024, "an explicit socketSendBuffer wins: " + b);
         }

@@ -13,6 +13,6 @@ import org.junit.jupiter.api.Test;
 class TcpDefaultIdleStrategyTest {
     @Test
     void theDefaultIsAdaptiveWithItsDefaultMostSpin() {
-        assertEquals(IdleStrategy.adaptive(), new TcpTransport.Config().idleStrategy());
+        assertEquals(IdleStrategy.adaptive(), new TcpConfig().loop().idleStrategy());
     }
 }

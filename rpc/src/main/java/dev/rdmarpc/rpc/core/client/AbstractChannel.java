@@ -1,8 +1,17 @@
-package dev.rdmarpc.rpc;
+package dev.rdmarpc.rpc.core.client;
 
-import dev.rdmarpc.rpc.core.client.CallKind;
-import dev.rdmarpc.rpc.core.client.ClientCore;
-import dev.rdmarpc.rpc.core.client.PendingCall;
+import dev.rdmarpc.rpc.AsyncClientStream;
+import dev.rdmarpc.rpc.CallOptions;
+import dev.rdmarpc.rpc.ClientInterceptor;
+import dev.rdmarpc.rpc.ClientStream;
+import dev.rdmarpc.rpc.Metadata;
+import dev.rdmarpc.rpc.Method;
+import dev.rdmarpc.rpc.Reply;
+import dev.rdmarpc.rpc.ResponseListener;
+import dev.rdmarpc.rpc.RpcChannel;
+import dev.rdmarpc.rpc.RpcException;
+import dev.rdmarpc.rpc.Status;
+import dev.rdmarpc.rpc.StreamListener;
 import dev.rdmarpc.rpc.core.StreamEnd;
 import dev.rdmarpc.rpc.internal.Segments;
 import java.lang.foreign.MemorySegment;
@@ -17,10 +26,14 @@ import java.util.concurrent.CompletableFuture;
  * ({@link #pickNow}) or, when it has to wait for one, returns at once and starts when the connection
  * is open ({@link ConnectWait}), failing with {@link Status#DEADLINE_EXCEEDED} when that comes after
  * its deadline. When the connection fails the call at once, {@link #retry} says whether to try
- * another. A client has one connection and never retries; a pool's channel picks the least loaded
- * connection to its endpoint and tries once more after one closed under it.
+ * another. A client has one connection and never retries ({@link ClientChannel}); a pool's channel
+ * picks the least loaded connection to its endpoint and tries once more after one closed under it
+ * ({@link ClientPool}).
  */
-abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, RpcClientPool.EndpointChannel {
+abstract sealed class AbstractChannel implements RpcChannel permits ClientChannel, ClientPool.EndpointChannel {
+    /** {@link CallOptions#timeoutNanos()} of a stream without a deadline ({@link CallOptions#withoutDeadline()}). */
+    private static final long NO_DEADLINE = Long.MAX_VALUE;
+
     /**
      * @param deadline the call's deadline ({@link System#nanoTime()})
      * @return the connection the next call goes to, waiting for one being opened until
@@ -82,14 +95,14 @@ abstract sealed class AbstractChannel implements RpcChannel permits RpcClient, R
      * The deadline of a call made now: its own timeout, or the channel's default, or the deadline of
      * the call the current thread's handler serves when that is earlier.
      *
-     * @param timeoutNanos the call's timeout, 0 for the default, {@link CallOptions#NO_DEADLINE} for none (streams)
+     * @param timeoutNanos the call's timeout, 0 for the default, {@link #NO_DEADLINE} for none (streams)
      * @param stream       whether the call is a stream (its default is {@link #defaultStreamTimeoutNanos})
      * @return the deadline ({@link System#nanoTime()})
      * @throws RpcException DEADLINE_EXCEEDED when the served call's deadline has passed
      */
     final long deadlineOf(long timeoutNanos, boolean stream) {
         long now = System.nanoTime();
-        if (timeoutNanos == CallOptions.NO_DEADLINE) {
+        if (timeoutNanos == NO_DEADLINE) {
             if (!stream) {
                 throw new IllegalArgumentException("only a stream can go without a deadline (CallOptions.withoutDeadline)");
             }

@@ -1,10 +1,15 @@
-package dev.rdmarpc.rpc;
+package dev.rdmarpc.rpc.core.client;
+
+import dev.rdmarpc.rpc.Health;
+import dev.rdmarpc.rpc.RpcChannel;
+import dev.rdmarpc.rpc.RpcException;
+import dev.rdmarpc.rpc.Status;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A pool endpoint's health, as its server last reported it ({@link RpcClientPool.Builder#healthCheck}):
+ * A pool endpoint's health, as its server last reported it ({@link dev.rdmarpc.rpc.RpcClientPool.Builder#healthCheck}):
  * checked every {@code interval} on a virtual thread of its own; while the server reports anything but
  * {@link Health.ServingStatus#SERVING} for the service, calls to the endpoint fail at once with
  * {@link Status#UNAVAILABLE} and are not sent. A check that fails (no answer within the interval, the

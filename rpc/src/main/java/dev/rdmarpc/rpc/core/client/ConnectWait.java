@@ -1,8 +1,10 @@
-package dev.rdmarpc.rpc;
+package dev.rdmarpc.rpc.core.client;
 
-import dev.rdmarpc.rpc.core.client.CallKind;
-import dev.rdmarpc.rpc.core.client.ClientCore;
-import dev.rdmarpc.rpc.core.client.PendingCall;
+import dev.rdmarpc.rpc.CallOptions;
+import dev.rdmarpc.rpc.Metadata;
+import dev.rdmarpc.rpc.Method;
+import dev.rdmarpc.rpc.RpcException;
+import dev.rdmarpc.rpc.Status;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
