@@ -118,34 +118,9 @@ abstract class GrpcTransportContract extends GrpcInteropContract {
     void slowReaderHoldsTheServerStreamBack() throws Exception {
         int size = 64 * 1024;
         int count = 200;
-        StreamingOutputCallRequest.Builder req = StreamingOutputCallRequest.newBuilder();
-        for (int i = 0; i < count; i++) {
-            req.addResponseParameters(ResponseParameters.newBuilder().setSize(size));
-        }
         AtomicReference<ClientCallStreamObserver<StreamingOutputCallRequest>> call = new AtomicReference<>();
         BlockingQueue<Object> responses = new LinkedBlockingQueue<>();
-        async.streamingOutputCall(req.build(), new ClientResponseObserver<StreamingOutputCallRequest, StreamingOutputCallResponse>() {
-            @Override
-            public void beforeStart(ClientCallStreamObserver<StreamingOutputCallRequest> r) {
-                call.set(r);
-                r.disableAutoRequestWithInitial(1);
-            }
-
-            @Override
-            public void onNext(StreamingOutputCallResponse value) {
-                responses.add(value);
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                responses.add(Status.fromThrowable(t));
-            }
-
-            @Override
-            public void onCompleted() {
-                responses.add("completed");
-            }
-        });
+        streamToASlowReader(size, count, call, responses);
         int read = 0;
         for (; read < 5; read++) {
             assertTrue(responses.poll(30, TimeUnit.SECONDS) instanceof StreamingOutputCallResponse);
@@ -245,34 +220,9 @@ abstract class GrpcTransportContract extends GrpcInteropContract {
         }
         assertEquals(0, MessageCopies.heldNow());
         for (boolean cancel : new boolean[] {true, false}) {
-            StreamingOutputCallRequest.Builder req = StreamingOutputCallRequest.newBuilder();
-            for (int i = 0; i < 40; i++) {
-                req.addResponseParameters(ResponseParameters.newBuilder().setSize(2000));
-            }
             AtomicReference<ClientCallStreamObserver<StreamingOutputCallRequest>> call = new AtomicReference<>();
             BlockingQueue<Object> responses = new LinkedBlockingQueue<>();
-            async.streamingOutputCall(req.build(), new ClientResponseObserver<StreamingOutputCallRequest, StreamingOutputCallResponse>() {
-                @Override
-                public void beforeStart(ClientCallStreamObserver<StreamingOutputCallRequest> r) {
-                    call.set(r);
-                    r.disableAutoRequestWithInitial(1);
-                }
-
-                @Override
-                public void onNext(StreamingOutputCallResponse value) {
-                    responses.add(value);
-                }
-
-                @Override
-                public void onError(Throwable t) {
-                    responses.add(Status.fromThrowable(t));
-                }
-
-                @Override
-                public void onCompleted() {
-                    responses.add("completed");
-                }
-            });
+            streamToASlowReader(2000, 40, call, responses);
             assertTrue(responses.poll(30, TimeUnit.SECONDS) instanceof StreamingOutputCallResponse);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (service.streamed.get() < 40 && System.nanoTime() < deadline) {
@@ -295,5 +245,41 @@ abstract class GrpcTransportContract extends GrpcInteropContract {
             assertEquals(0, MessageCopies.heldNow(), "every receive buffer went back (" + (cancel ? "cancel" : "shutdownNow") + ")");
             service.streamed.set(0);
         }
+    }
+
+    /**
+     * Asks for {@code count} server-stream responses of {@code size} bytes and reads them one at a time:
+     * the call goes to {@code call} (only the first message is requested), each response, the error's
+     * status or "completed" to {@code responses}.
+     */
+    private void streamToASlowReader(int size, int count,
+                                     AtomicReference<ClientCallStreamObserver<StreamingOutputCallRequest>> call,
+                                     BlockingQueue<Object> responses) {
+        StreamingOutputCallRequest.Builder req = StreamingOutputCallRequest.newBuilder();
+        for (int i = 0; i < count; i++) {
+            req.addResponseParameters(ResponseParameters.newBuilder().setSize(size));
+        }
+        async.streamingOutputCall(req.build(), new ClientResponseObserver<StreamingOutputCallRequest, StreamingOutputCallResponse>() {
+            @Override
+            public void beforeStart(ClientCallStreamObserver<StreamingOutputCallRequest> r) {
+                call.set(r);
+                r.disableAutoRequestWithInitial(1);
+            }
+
+            @Override
+            public void onNext(StreamingOutputCallResponse value) {
+                responses.add(value);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                responses.add(Status.fromThrowable(t));
+            }
+
+            @Override
+            public void onCompleted() {
+                responses.add("completed");
+            }
+        });
     }
 }
