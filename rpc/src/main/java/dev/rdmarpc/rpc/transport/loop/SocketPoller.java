@@ -68,6 +68,8 @@ public final class SocketPoller {
     }
 
     private final List<Key> keys = new ArrayList<>();
+    /** The registrations a dispatch walks, copied from {@link #keys} when it starts (handlers may change that list). */
+    private Key[] walking = new Key[8];
 
     /**
      * Registers {@code fd} (which its owner keeps open until it cancels this).
@@ -116,13 +118,23 @@ public final class SocketPoller {
 
     /**
      * Calls the handler of each registration the last {@link #fill} wrote and {@code poll} found
-     * ready, unless it was cancelled meanwhile.
+     * ready, unless it was cancelled meanwhile. Allocates nothing but, when the registrations
+     * outgrew it, a bigger array to walk them.
      *
      * @return the number of handlers called
      */
     public int dispatch(MemorySegment fds) {
+        int n = keys.size();
+        if (walking.length < n) {
+            walking = new Key[Math.max(n, 2 * walking.length)];
+        }
+        for (int i = 0; i < n; i++) {
+            walking[i] = keys.get(i);
+        }
         int called = 0;
-        for (Key k : List.copyOf(keys)) {
+        for (int i = 0; i < n; i++) {
+            Key k = walking[i];
+            walking[i] = null;
             if (k.cancelled || k.slot < 0) {
                 continue;
             }
