@@ -2,24 +2,36 @@ package dev.rdmarpc.rpc.transport.tcp;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
+import java.nio.channels.ByteChannel;
+import java.nio.channels.GatheringByteChannel;
+import java.nio.channels.ReadableByteChannel;
 
-/** The socket itself. */
+/**
+ * The socket itself: a non-blocking {@code SocketChannel}, or any channel that reads and writes as
+ * one does (a {@code PolledSocket} of a loop that polls raw descriptors).
+ */
 final class PlainWire implements Wire {
-    private final SocketChannel channel;
+    private final ReadableByteChannel in;
+    private final GatheringByteChannel out;
 
-    PlainWire(SocketChannel channel) {
-        this.channel = channel;
+    <C extends ByteChannel & GatheringByteChannel> PlainWire(C channel) {
+        this(channel, channel);
+    }
+
+    /** {@code in} and {@code out} are the same socket, seen as a reader and a gathering writer. */
+    PlainWire(ReadableByteChannel in, GatheringByteChannel out) {
+        this.in = in;
+        this.out = out;
     }
 
     @Override
     public int read(ByteBuffer dst) throws IOException {
-        return channel.read(dst);
+        return in.read(dst);
     }
 
     @Override
     public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-        return length == 1 ? channel.write(srcs[offset]) : channel.write(srcs, offset, length);
+        return length == 1 ? out.write(srcs[offset]) : out.write(srcs, offset, length);
     }
 
     @Override

@@ -7,7 +7,9 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
+import java.nio.channels.ByteChannel;
+import java.nio.channels.GatheringByteChannel;
+import java.nio.channels.ReadableByteChannel;
 import java.util.concurrent.CompletableFuture;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult;
@@ -15,7 +17,8 @@ import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLSession;
 
 /**
- * TLS over the socket, with the JDK's own {@link SSLEngine}. Records are unwrapped straight into the
+ * TLS over the socket (a non-blocking {@code SocketChannel}, or a channel that reads and writes as
+ * one does), with the JDK's own {@link SSLEngine}. Records are unwrapped straight into the
  * caller's buffer (a pooled, off-heap receive chunk) when it has room for a whole record, else into
  * a record-sized buffer of this wire's and copied from there; they are wrapped from the send ring's
  * buffers into one off-heap buffer of several records, written to the socket from there. The
@@ -27,7 +30,9 @@ final class TlsWire implements Wire {
     /** Records the outgoing buffer holds: one gathering write of the ring (up to 64 KiB) fits. */
     private static final int OUT_RECORDS = 5;
 
-    private final SocketChannel channel;
+    /** The socket, seen as a reader and as a (gathering) writer. */
+    private final ReadableByteChannel in;
+    private final GatheringByteChannel out;
     private final SSLEngine engine;
     private final boolean client;
     /** A server's check of its clients, or null. */
@@ -68,8 +73,10 @@ final class TlsWire implements Wire {
      * @param onReady run (on the loop thread) when the handshake completes: what was queued may be
      *                written now
      */
-    TlsWire(SocketChannel channel, TlsConfig config, boolean client, InetSocketAddress peer, Runnable onReady) {
-        this.channel = channel;
+    <C extends ByteChannel & GatheringByteChannel> TlsWire(C channel, TlsConfig config, boolean client, InetSocketAddress peer,
+            Runnable onReady) {
+        this.in = channel;
+        this.out = channel;
         this.engine = config.newEngine(client, peer);
         this.client = client;
         this.clientCheck = client ? null : config.clientCheck();
@@ -115,7 +122,7 @@ final class TlsWire implements Wire {
     public boolean flushPending() throws IOException {
         spoke |= netOut.hasRemaining();
         while (netOut.hasRemaining()) {
-            if (channel.write(netOut) == 0) {
+            if (out.write(netOut) == 0) {
                 return false;
             }
         }
@@ -159,7 +166,7 @@ final class TlsWire implements Wire {
             return null;
         }
         if (plain == null) {
-            plain = new PlainWire(channel);
+            plain = new PlainWire(in, out);
         }
         return plain;
     }
@@ -178,7 +185,7 @@ final class TlsWire implements Wire {
             if (!netIn.hasRemaining()) {
                 growNetIn();
             }
-            int n = channel.read(netIn);
+            int n = in.read(netIn);
             if (n < 0) {
                 if (!handshakeDone) {
                     throw new EOFException("the peer closed the connection during the TLS handshake"
