@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.transport.tcp;
+package dev.rdmarpc.rpc.transport.stream;
 
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
 import java.nio.ByteBuffer;

@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.transport.tcp;
+package dev.rdmarpc.rpc.transport.stream;
 
 import dev.rdmarpc.rpc.transport.CertificateRefusedException;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
@@ -13,12 +13,12 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * How a {@link TcpTransport}'s TLS handshakes end badly: a connecting side waits for its handshake
+ * How a transport's TLS handshakes end badly: a connecting side waits for its handshake
  * and fails with the reason ({@link #awaitHandshake}); a server counts and logs the accepted
  * connections that closed before theirs was done.
  */
-final class TlsFailures {
-    private static final System.Logger LOG = System.getLogger(TcpTransport.class.getName());
+public final class TlsFailures {
+    private static final System.Logger LOG = System.getLogger("dev.rdmarpc.rpc.transport.tcp.TcpTransport");
 
     private final AtomicLong failures = new AtomicLong();
     private final SparseLog log = new SparseLog();
@@ -38,12 +38,12 @@ final class TlsFailures {
     }
 
     /** @return accepted connections that closed before their TLS handshake was done */
-    long count() {
+    public long count() {
         return failures.get();
     }
 
     /** Waits for a connected TLS connection's handshake: its failure, or the timeout, fails the connect with the reason. */
-    static void awaitHandshake(TcpConnection c, InetSocketAddress address, Duration timeout) throws IOException {
+    public static void awaitHandshake(TcpConnection c, InetSocketAddress address, Duration timeout) throws IOException {
         try {
             c.secured().get(Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {

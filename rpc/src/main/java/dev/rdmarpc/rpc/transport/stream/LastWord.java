@@ -1,8 +1,7 @@
-package dev.rdmarpc.rpc.transport.tcp;
+package dev.rdmarpc.rpc.transport.stream;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -50,7 +49,7 @@ final class LastWord {
      *
      * @return true when done, false when the socket is full (wait for OP_WRITE)
      */
-    boolean write(Wire wire, SocketChannel ch) throws IOException {
+    boolean write(Wire wire, StreamSocket ch) throws IOException {
         if (!outputShut) {
             if (frame.hasRemaining()) {
                 wire.write(frames, 0, 1);
@@ -69,7 +68,7 @@ final class LastWord {
      *
      * @return true at the peer's end of stream, or when reading failed: close now
      */
-    boolean drained(SocketChannel ch, ByteBuffer scratch) {
+    boolean drained(StreamSocket ch, ByteBuffer scratch) {
         try {
             for (int i = 0; i < 16; i++) {
                 scratch.clear();

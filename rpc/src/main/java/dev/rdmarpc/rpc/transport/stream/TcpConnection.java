@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.transport.tcp;
+package dev.rdmarpc.rpc.transport.stream;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
@@ -11,13 +11,13 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.nio.channels.ClosedChannelException;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.SocketChannel;
 import java.util.concurrent.CompletableFuture;
 import javax.net.ssl.SSLSession;
 
 /**
- * A TCP connection owned by one {@link TcpLoop}.
+ * A TCP connection owned by one I/O thread ({@link SocketGroup}), over a {@link StreamSocket}: a NIO
+ * channel on the TCP transport, a polled descriptor for the RDMA transport's hello connections (which
+ * serve plain TCP clients too).
  *
  * <p>Receive side (loop thread only): a {@link TcpReceiver}, reading into one pooled chunk and
  * handing every complete frame to the handler in place. Send side: a
@@ -32,11 +32,11 @@ import javax.net.ssl.SSLSession;
  * the tick); a peer whose frame is refused (bad header, no buffer for it, a timeout) is told through
  * {@link FrameHandler#onRefused}, and a server answers with {@link #closeAfter} ({@link LastWord}).
  */
-final class TcpConnection extends RingConnection implements IoLoop.Flushable {
+public final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     private static final System.Logger LOG = System.getLogger(TcpConnection.class.getName());
 
-    private final TcpLoop loop;
-    private final SocketChannel channel;
+    private final SocketGroup loop;
+    private final StreamSocket channel;
     /** The socket itself, or TLS over it ({@link #tls}, else null). */
     private final Wire wire;
     private final TlsWire tls;
@@ -46,7 +46,6 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     private final InetSocketAddress local;
     private final TcpSendRing ring;
     private FrameHandler handler;
-    private SelectionKey key;
     private volatile boolean open = true;
     private boolean closing;
 
@@ -71,30 +70,27 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
      *                   connection never stops reading responses (its own sends are bounded by the
      *                   caller, see {@link #claim(int, long)}), so two sides never wait for each other.
      */
-    TcpConnection(TcpLoop loop, SocketChannel channel, int maxFrameLength, long writeHighWaterMark, boolean serverSide)
-            throws IOException {
+    public TcpConnection(SocketGroup loop, StreamSocket channel, int maxFrameLength, boolean serverSide) {
         this.loop = loop;
         this.serverSide = serverSide;
         this.channel = channel;
-        BufferPool pool = loop.transport().bufferPool();
-        this.writeHighWaterMark = writeHighWaterMark;
-        this.remote = (InetSocketAddress) channel.getRemoteAddress();
-        this.local = (InetSocketAddress) channel.getLocalAddress();
+        BufferPool pool = loop.pool();
+        SocketSettings settings = loop.settings();
+        this.writeHighWaterMark = settings.writeHighWaterMark();
+        this.remote = channel.remoteAddress();
+        this.local = channel.localAddress();
         this.ring = new TcpSendRing(this, loop, pool);
         this.liveness = new Liveness(ring);
-        TcpConfig settings = loop.transport().settings();
-        this.timers = new ReceiveTimers(settings.frameReadTimeout().toNanos(),
-                serverSide ? settings.idleTimeout().toNanos() : 0,
-                serverSide ? 0 : settings.pingInterval().toNanos(), settings.pingTimeout().toNanos(), System.nanoTime());
+        this.timers = new ReceiveTimers(settings.frameReadTimeoutNanos(), serverSide ? settings.idleTimeoutNanos() : 0,
+                serverSide ? 0 : settings.pingIntervalNanos(), settings.pingTimeoutNanos(), System.nanoTime());
         this.tls = settings.tls() == null ? null : new TlsWire(channel, settings.tls(), !serverSide, remote, this::flush);
         this.wire = tls != null ? tls : new PlainWire(channel);
         this.receiver = new TcpReceiver(this, wire, pool, maxFrameLength, timers, serverSide);
-        this.ticks = new TcpTicks(this, receiver, ring, timers, liveness, serverSide,
-                settings.loop().idleTickInterval().toNanos());
+        this.ticks = new TcpTicks(this, receiver, ring, timers, liveness, serverSide, settings.idleTickNanos());
     }
 
     /** @return completes when the connection may carry frames: at once, or when its TLS handshake is done */
-    CompletableFuture<Void> secured() {
+    public CompletableFuture<Void> secured() {
         return tls == null ? CompletableFuture.completedFuture(null) : tls.secured();
     }
 
@@ -103,10 +99,10 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
         return tls != null && tls.ready() ? tls.session() : null;
     }
 
-    /** Registers with the loop's selector; on the loop thread. */
-    void register(FrameHandler frameHandler) throws IOException {
+    /** Starts reading, frames going to {@code frameHandler}; on the loop thread. */
+    public void register(FrameHandler frameHandler) throws IOException {
         this.handler = frameHandler;
-        this.key = channel.register(loop.selector(), SelectionKey.OP_READ, this);
+        channel.register(this);
         loop.added(this);
         if (tls != null) {
             tls.begin(); // a client says hello now; a server waits for it
@@ -117,7 +113,7 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     }
 
     /** Counts this (accepted) connection until it closes; before {@link #register}. */
-    void admitted(ConnectionCounts.Admission a) {
+    public void admitted(ConnectionCounts.Admission a) {
         this.admission = a;
         receiver.admitted(a);
     }
@@ -128,7 +124,7 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     }
 
     /** @return frames of this connection held past their handler now (tests) */
-    int heldFrames() {
+    public int heldFrames() {
         return receiver.heldFrames();
     }
 
@@ -145,7 +141,7 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     }
 
     /** @return the socket (tests read its options) */
-    SocketChannel channel() {
+    public StreamSocket channel() {
         return channel;
     }
 
@@ -155,15 +151,12 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
 
     // =========================================================== receive
 
-    void onReady(SelectionKey k) {
-        if (!k.isValid()) {
-            return;
-        }
-        int ops = k.readyOps();
-        if ((ops & SelectionKey.OP_WRITE) != 0) {
+    /** The socket is ready: for writing, reading or both (an error or the peer's close reads as readable). */
+    public void onReady(boolean writable, boolean readable) {
+        if (writable) {
             flush();
         }
-        if ((ops & SelectionKey.OP_READ) != 0 && open) {
+        if (readable && open) {
             read();
         }
     }
@@ -240,7 +233,7 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     }
 
     /** {@link #refuse} without the log line (the caller logged, e.g. rate-limited); on the loop thread. */
-    void refuseQuietly(IOException cause) {
+    public void refuseQuietly(IOException cause) {
         Refusals.tell(LOG, handler, this, cause, this::closeNow);
     }
 
@@ -326,7 +319,7 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     private void updateWriteInterest(boolean socketFull) {
         // The socket took less than offered: wait for OP_WRITE. Frames committed meanwhile were
         // scheduled for another flush by their committer.
-        if (socketFull != writeInterest && key != null && key.isValid()) {
+        if (socketFull != writeInterest && channel.registered()) {
             writeInterest = socketFull;
             updateOps();
         }
@@ -346,23 +339,17 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
     }
 
     private void resumeRead() {
-        if (open && key != null && key.isValid()) {
+        if (open && channel.registered()) {
             read();
         }
     }
 
     void updateOps() {
-        if (key == null || !key.isValid()) {
+        if (!channel.registered()) {
             return;
         }
-        int ops = 0;
-        if (lastWord != null ? lastWord.said() : readEnabled && !readPausedForWrites && !receiver.waitingForShare()) {
-            ops |= SelectionKey.OP_READ;
-        }
-        if (writeInterest) {
-            ops |= SelectionKey.OP_WRITE;
-        }
-        key.interestOps(ops);
+        channel.interest(lastWord != null ? lastWord.said() : readEnabled && !readPausedForWrites && !receiver.waitingForShare(),
+                writeInterest);
     }
 
     // =========================================================== lifecycle and the rest
@@ -459,7 +446,7 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
 
     /** Closes on the loop thread: releases every buffer, tells the handler once. */
     @Override
-    void closeNow(Throwable cause) {
+    public void closeNow(Throwable cause) {
         if (!open || closing) {
             return;
         }
@@ -469,11 +456,8 @@ final class TcpConnection extends RingConnection implements IoLoop.Flushable {
         }
         open = false;
         ring.close();
-        if (key != null) {
-            key.cancel();
-        }
         if (tls != null) {
-            tls.connectionClosed(cause, serverSide ? loop.transport() : null);
+            tls.connectionClosed(cause, serverSide ? loop.tlsFailures() : null);
         }
         try {
             channel.close();

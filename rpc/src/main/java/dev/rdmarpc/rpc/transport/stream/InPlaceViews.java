@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.transport.tcp;
+package dev.rdmarpc.rpc.transport.stream;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.ref.WeakReference;

@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.transport.tcp;
+package dev.rdmarpc.rpc.transport.stream;
 
 import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import dev.rdmarpc.rpc.transport.CertificateRefusedException;
@@ -393,11 +393,11 @@ final class TlsWire implements Wire {
      * The connection closed: an orderly close says close_notify; one before the handshake was done
      * fails {@link #secured} and, on a server ({@code server} not null), is counted and logged there.
      */
-    void connectionClosed(Throwable cause, TcpTransport server) {
+    void connectionClosed(Throwable cause, TlsFailures server) {
         if (cause == null && handshakeDone) {
             closeOutbound();
         } else if (!handshakeDone && server != null) {
-            server.tlsHandshakeFailed(peer, cause);
+            server.failed(peer, cause);
         }
         if (cause == null && awaitingVerdict()) {
             cause = new CertificateRefusedException("the server closed the connection right after the TLS handshake,"

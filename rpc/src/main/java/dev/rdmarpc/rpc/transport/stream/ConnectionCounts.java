@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.transport.tcp;
+package dev.rdmarpc.rpc.transport.stream;
 
 import dev.rdmarpc.rpc.transport.ConnectionLimits;
 import java.net.InetAddress;
@@ -6,11 +6,11 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The accepted connections of one {@link TcpTransport}, counted in all and per remote address
+ * The accepted connections of one transport, counted in all and per remote address
  * against its {@link ConnectionLimits}. Accepts happen on one loop, closes on any: the counts are
  * guarded by this object's monitor (a few operations per connection, none per frame).
  */
-final class ConnectionCounts {
+public final class ConnectionCounts {
     private final int max;
     private final int maxPerAddress;
     private final long maxFrameBytesPerAddress;
@@ -27,7 +27,7 @@ final class ConnectionCounts {
      * @param largeBudget the buffer pool's budget for large buffers ({@code BufferPool.Config.maxLargeBytes}):
      *                    an eighth of it is kept for addresses that hold no large frame
      */
-    ConnectionCounts(ConnectionLimits limits, long largeBudget) {
+    public ConnectionCounts(ConnectionLimits limits, long largeBudget) {
         this.max = limits.maxConnections();
         this.maxPerAddress = limits.maxConnectionsPerAddress();
         this.maxFrameBytesPerAddress = limits.maxFrameBytesPerAddress();
@@ -35,7 +35,7 @@ final class ConnectionCounts {
     }
 
     /** One accepted connection's place in the counts: its refusal, if any, and {@link #release()} (once). */
-    final class Admission {
+    public final class Admission {
         private final InetAddress address;
         private final String refusal;
         private boolean released;
@@ -46,12 +46,12 @@ final class ConnectionCounts {
         }
 
         /** @return why the connection is refused, or null when it is admitted */
-        String refusal() {
+        public String refusal() {
             return refusal;
         }
 
         /** The connection closed: its place is free again. Idempotent. */
-        void release() {
+        public void release() {
             synchronized (ConnectionCounts.this) {
                 if (released) {
                     return;
@@ -145,18 +145,18 @@ final class ConnectionCounts {
     }
 
     /** @return the admitted connections open now */
-    synchronized int total() {
+    public synchronized int total() {
         return total;
     }
 
     /** @return the admitted connections open now from {@code address} */
-    synchronized int from(InetAddress address) {
+    public synchronized int from(InetAddress address) {
         long[] n = perAddress.get(address);
         return n == null ? 0 : (int) n[0];
     }
 
     /** @return bytes of large frames being received now, reserved with {@link Admission#takeFrameBytes} */
-    synchronized long frameBytes() {
+    public synchronized long frameBytes() {
         return frameBytes;
     }
 }

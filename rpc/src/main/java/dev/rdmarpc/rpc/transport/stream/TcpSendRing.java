@@ -1,4 +1,4 @@
-package dev.rdmarpc.rpc.transport.tcp;
+package dev.rdmarpc.rpc.transport.stream;
 
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.buffer.PooledBuffer;
@@ -35,7 +35,7 @@ final class TcpSendRing {
     static final int IN_PLACE_MIN = 16 * 1024;
 
     private final TcpConnection conn;
-    private final TcpLoop loop;
+    private final SocketGroup loop;
     private final BufferPool pool;
 
     // ---- send side, guarded by sendLock
@@ -71,7 +71,7 @@ final class TcpSendRing {
     /** Set by {@link #gather}: a view that stood for two payloads cut the gather short. */
     private boolean gatherCutShort;
 
-    TcpSendRing(TcpConnection conn, TcpLoop loop, BufferPool pool) {
+    TcpSendRing(TcpConnection conn, SocketGroup loop, BufferPool pool) {
         this.conn = conn;
         this.loop = loop;
         this.pool = pool;
