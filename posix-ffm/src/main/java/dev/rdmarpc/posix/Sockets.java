@@ -51,6 +51,8 @@ public final class Sockets {
     public static final int EPIPE = posix_h.EPIPE();
     /** {@code ENOTCONN}: the socket is not connected (yet). */
     public static final int ENOTCONN = posix_h.ENOTCONN();
+    /** {@code EADDRINUSE}: the address to listen on is taken. */
+    public static final int EADDRINUSE = posix_h.EADDRINUSE();
 
     private static final int AF_INET = posix_h.AF_INET();
     private static final int AF_INET6 = posix_h.AF_INET6();

@@ -185,6 +185,15 @@ public class posix_h {
     public static int EPIPE() {
         return EPIPE;
     }
+    private static final int EADDRINUSE = (int)98L;
+    /**
+     * {@snippet lang=c :
+     * #define EADDRINUSE 98
+     * }
+     */
+    public static int EADDRINUSE() {
+        return EADDRINUSE;
+    }
     private static final int ECONNRESET = (int)104L;
     /**
      * {@snippet lang=c :

@@ -216,7 +216,7 @@ public final class PolledSocket implements ByteChannel, GatheringByteChannel {
     }
 
     /** The failure as the JDK's sockets report it: refused and reset connections by their own types. */
-    static IOException failure(String what, PosixException e) {
+    public static IOException failure(String what, PosixException e) {
         int errno = e.errno();
         String msg = what + " failed: " + Posix.strerror(errno);
         if (errno == Sockets.ECONNREFUSED) {

@@ -68,8 +68,20 @@ public final class SocketPoller {
     }
 
     private final List<Key> keys = new ArrayList<>();
+    /** Run after each handler (the loop's flush of what it committed), or null. */
+    private final Runnable afterEach;
     /** The registrations a dispatch walks, copied from {@link #keys} when it starts (handlers may change that list). */
     private Key[] walking = new Key[8];
+
+    /** A poller that runs nothing between handlers. */
+    public SocketPoller() {
+        this(null);
+    }
+
+    /** @param afterEach run after each handler called, e.g. to flush what it committed before the next socket is read */
+    public SocketPoller(Runnable afterEach) {
+        this.afterEach = afterEach;
+    }
 
     /**
      * Registers {@code fd} (which its owner keeps open until it cancels this).
@@ -111,7 +123,9 @@ public final class SocketPoller {
         for (int i = 0; i < n; i++) {
             Key k = keys.get(i);
             k.slot = from + i;
-            Posix.pollfd(fds, from + i, k.fd, k.interest);
+            // a descriptor that waits for nothing is left out (-1): a hung-up socket would report
+            // POLLHUP on every poll, its interests notwithstanding, and the thread would spin
+            Posix.pollfd(fds, from + i, k.interest == 0 ? -1 : k.fd, k.interest);
         }
         return n;
     }
@@ -143,6 +157,9 @@ public final class SocketPoller {
             if (revents != 0) {
                 called++;
                 k.handler.ready(k, revents);
+                if (afterEach != null) {
+                    afterEach.run();
+                }
             }
         }
         return called;

@@ -6,6 +6,9 @@ import dev.rdmarpc.ibverbs.verbs.WorkCompletions;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
+import dev.rdmarpc.rpc.transport.loop.SocketPoller;
+import dev.rdmarpc.rpc.transport.stream.PolledListener;
+import dev.rdmarpc.rpc.transport.stream.SocketGroup;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,6 +38,8 @@ final class RdmaLoop implements IoLoop.Poller {
     final BufferPool pool;
     private final IoLoop io;
     private final Wakeup wakeup;
+    /** Its TCP connections: hellos (then liveness channels) and plain TCP clients, polled beside the channels. */
+    private final PolledListener.Thread sockets;
 
     // devices: created by setup threads under this lock; the loop learns of them through attach tasks
     private final LoopDevice[] devices = new LoopDevice[DeviceTable.MAX_DEVICES];
@@ -58,9 +63,12 @@ final class RdmaLoop implements IoLoop.Poller {
         this.config = transport.rdmaConfig();
         this.metrics = transport.metrics();
         this.pool = transport.bufferPool();
-        this.wakeup = new Wakeup();
         this.wc = new WorkCompletions(POLL_BATCH);
         this.io = new IoLoop(name, config.loop(), pool);
+        SocketPoller poller = new SocketPoller(io::flushCommitted);
+        this.sockets = new PolledListener.Thread(new SocketGroup(io, transport.socketPool(), transport.socketSettings(),
+                transport.tlsFailures()), poller);
+        this.wakeup = new Wakeup(poller);
         io.pinTo(cpu);
     }
 
@@ -70,6 +78,11 @@ final class RdmaLoop implements IoLoop.Poller {
 
     boolean inLoop() {
         return io.inLoop();
+    }
+
+    /** @return its TCP connections and their poller */
+    PolledListener.Thread sockets() {
+        return sockets;
     }
 
     // ================================================================== setup (any thread)
@@ -285,11 +298,12 @@ final class RdmaLoop implements IoLoop.Poller {
 
     @Override
     public int pollNow() {
-        return pollAll();
+        return pollAll() + wakeup.pollSocketsNow();
     }
 
     @Override
     public void tick(long now) {
+        sockets.group().tick(now);
         for (int i = connections.size() - 1; i >= 0; i--) {
             if (i < connections.size()) {
                 connections.get(i).tick(now);
@@ -305,7 +319,7 @@ final class RdmaLoop implements IoLoop.Poller {
 
     @Override
     public boolean hasTimedWork() {
-        if (!drainingList.isEmpty()) {
+        if (!drainingList.isEmpty() || sockets.group().hasTimedWork()) {
             return true;
         }
         return IoLoop.Poller.any(connections, RdmaConnection::hasTimedWork);
@@ -313,7 +327,7 @@ final class RdmaLoop implements IoLoop.Poller {
 
     @Override
     public boolean hasCallsInFlight() {
-        return IoLoop.Poller.any(connections, c -> c.callsInFlight() > 0);
+        return sockets.group().hasCallsInFlight() || IoLoop.Poller.any(connections, c -> c.callsInFlight() > 0);
     }
 
     @Override
@@ -449,6 +463,7 @@ final class RdmaLoop implements IoLoop.Poller {
 
     @Override
     public void close() {
+        sockets.group().closeAll(); // the liveness channels first: each RDMA connection learns its peer is gone
         io.runTasks();
         for (RdmaConnection c : new ArrayList<>(connections)) {
             c.closeNow(null);

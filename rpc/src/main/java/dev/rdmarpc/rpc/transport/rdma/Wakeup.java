@@ -2,6 +2,7 @@ package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.posix.Posix;
 import dev.rdmarpc.posix.PosixException;
+import dev.rdmarpc.rpc.transport.loop.SocketPoller;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -9,7 +10,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * What an RDMA I/O thread sleeps on: {@code poll(2)} over an {@code eventfd(2)} (so other threads
- * can wake it) and the file descriptors of its completion channels, through
+ * can wake it), the file descriptors of its completion channels and its TCP sockets (the hello
+ * connections and plain TCP clients, in a {@link SocketPoller}), through
  * {@link dev.rdmarpc.posix.Posix}. The verbs layer waits on one channel at a time, so the transport
  * polls its channels itself.
  *
@@ -18,9 +20,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class Wakeup implements AutoCloseable {
     private static final int MAX_FDS = 16;
+    /** Busy polls between two looks at the sockets ({@link #pollSocketsNow}): a few microseconds. */
+    private static final int SOCKET_POLL_EVERY = 32;
 
     private final Arena arena = Arena.ofShared();
-    private final MemorySegment fds = arena.allocate(Posix.POLLFD_BYTES * MAX_FDS, 8);
+    private final SocketPoller sockets;
+    /** The pollfds: the eventfd, the channels, then the sockets; grown (in {@link #arena}) as sockets come. */
+    private MemorySegment fds = arena.allocate(Posix.POLLFD_BYTES * MAX_FDS, 8);
+    private int untilSocketPoll;
     private final MemorySegment writeScratch = arena.allocate(8, 8);
     private final MemorySegment readScratch = arena.allocate(8, 8);
     private final int eventFd;
@@ -28,7 +35,9 @@ final class Wakeup implements AutoCloseable {
     /** Threads inside {@link #wake()}: close waits for them, so no write can hit a reused fd number. */
     private final AtomicInteger waking = new AtomicInteger();
 
-    Wakeup() {
+    /** @param sockets the TCP sockets the thread polls beside its channels */
+    Wakeup(SocketPoller sockets) {
+        this.sockets = sockets;
         try {
             this.eventFd = Posix.eventfd();
         } catch (PosixException e) {
@@ -51,11 +60,12 @@ final class Wakeup implements AutoCloseable {
     }
 
     /**
-     * Sleeps until {@link #wake()} or one of {@code channelFds} is readable, or {@code timeoutMillis}
-     * passed. Allocates nothing.
+     * Sleeps until {@link #wake()}, one of {@code channelFds} is readable or a socket ready, or
+     * {@code timeoutMillis} passed; the ready sockets' handlers are called. Allocates nothing (but
+     * room for more sockets when they outgrew it).
      *
      * @param channelFds    completion channel fds, the first {@code count} of them
-     * @param count         how many, at most 15
+     * @param count         how many, at most 15 (the sockets are not counted)
      * @param timeoutMillis the most to sleep, 0 to check
      * @param ready         set to true at index i when channelFds[i] is readable
      */
@@ -63,16 +73,45 @@ final class Wakeup implements AutoCloseable {
         if (count >= MAX_FDS) {
             throw new IllegalArgumentException("at most " + (MAX_FDS - 1) + " completion channels per thread: " + count);
         }
+        ensureRoom(count + 1 + sockets.size());
         Posix.pollfd(fds, 0, eventFd, Posix.POLLIN);
         for (int i = 0; i < count; i++) {
             Posix.pollfd(fds, i + 1, channelFds[i], Posix.POLLIN);
         }
-        int rc = Posix.poll(fds, count + 1, timeoutMillis);
+        int n = count + 1 + sockets.fill(fds, count + 1);
+        int rc = Posix.poll(fds, n, timeoutMillis);
         for (int i = 0; i < count; i++) {
             ready[i] = rc > 0 && (Posix.revents(fds, i + 1) & Posix.POLLIN) != 0;
         }
         if (rc > 0 && (Posix.revents(fds, 0) & Posix.POLLIN) != 0) {
             Posix.drain(eventFd, readScratch);
+        }
+        untilSocketPoll = SOCKET_POLL_EVERY;
+        if (rc > 0 && n > count + 1) {
+            sockets.dispatch(fds);
+        }
+    }
+
+    /**
+     * Between busy polls, which do not block and so never reach {@link #await}: every
+     * {@value #SOCKET_POLL_EVERY}th call looks at the sockets without waiting and calls the ready
+     * ones' handlers.
+     *
+     * @return the handlers called
+     */
+    int pollSocketsNow() {
+        if (--untilSocketPoll > 0 || sockets.size() == 0) {
+            return 0;
+        }
+        untilSocketPoll = SOCKET_POLL_EVERY;
+        ensureRoom(sockets.size());
+        int n = sockets.fill(fds, 0);
+        return Posix.poll(fds, n, 0) > 0 ? sockets.dispatch(fds) : 0;
+    }
+
+    private void ensureRoom(int pollfds) {
+        if (pollfds * Posix.POLLFD_BYTES > fds.byteSize()) {
+            fds = arena.allocate(Posix.POLLFD_BYTES * Math.max(pollfds, 2 * (fds.byteSize() / Posix.POLLFD_BYTES)), 8);
         }
     }
 

@@ -24,7 +24,8 @@ final class LastWord {
     private final ByteBuffer[] frames;
 
     LastWord(byte[] frame, Throwable cause, long now) {
-        this.frame = ByteBuffer.wrap(frame);
+        // direct: a polled socket writes from native memory only
+        this.frame = ByteBuffer.allocateDirect(frame.length).put(frame).flip();
         this.frames = new ByteBuffer[] {this.frame};
         this.cause = cause;
         this.deadline = now + LINGER_NANOS;
