@@ -24,8 +24,6 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -64,6 +62,7 @@ public final class RdmaTransport implements Transport {
     private final Set<PolledListener> listeners = ConcurrentHashMap.newKeySet();
     private final AtomicInteger nextSocketLoop = new AtomicInteger();
     private final RdmaLoop[] loops;
+    private final AddressShares addressShares;
     private final AtomicBoolean closed = new AtomicBoolean();
     /**
      * Tests only, never set in use: sees each well-formed rendezvous descriptor a connection made
@@ -76,6 +75,7 @@ public final class RdmaTransport implements Transport {
         IoLoop.checkCpus(config.loop().ioThreadCpus(), "RdmaConfig polling.ioThreadCpus"); // before anything is opened
         Ibverbs.ensureAvailability();
         this.devices = new DeviceTable(config);
+        this.addressShares = new AddressShares(config.poolBytesPerAddress());
         // The devices register each slab first; a listener the user set is told after them (kept, not replaced).
         BufferPool.Config poolConfig = config.bufferPool().copy();
         this.pool = BufferPool.create(poolConfig.slabListener(devices.andThen(poolConfig.slabListener())));
@@ -234,6 +234,11 @@ public final class RdmaTransport implements Transport {
         return loops[Math.floorMod(nextSocketLoop.getAndIncrement(), loops.length)].sockets();
     }
 
+    /** @return the pool bytes each remote address's connections claimed (server side) */
+    AddressShares addressShares() {
+        return addressShares;
+    }
+
     DeviceTable devices() {
         return devices;
     }
@@ -283,39 +288,6 @@ public final class RdmaTransport implements Transport {
         return "RDMA buffer pool high-water mark reached on the " + side + ": " + inUse + " bytes in use, a connection needs "
                 + need + ", the mark is " + config.poolHighWaterMark() + " of " + config.bufferPool().maxPooledBytes()
                 + " (existing connections keep working; raise RdmaConfig poolHighWaterMark or bufferPool.maxPooledBytes)";
-    }
-
-    /** Pool bytes claimed by the hellos of each remote address's open RDMA connections (server side). */
-    private final Map<InetAddress, Long> claimedByAddress = new HashMap<>();
-
-    /**
-     * Claims {@code bytes} of {@code from}'s share ({@link RdmaConfig#poolBytesPerAddress}).
-     *
-     * @return null when claimed, else why not
-     */
-    synchronized String claimForAddress(InetAddress from, long bytes) {
-        long held = claimedByAddress.getOrDefault(from, 0L);
-        if (held + bytes > config.poolBytesPerAddress()) {
-            return "RDMA buffer pool share of " + from.getHostAddress() + " reached: its connections hold " + held
-                    + " bytes, a connection needs " + bytes + ", the share is " + config.poolBytesPerAddress()
-                    + " (RdmaConfig poolBytesPerAddress)";
-        }
-        claimedByAddress.put(from, held + bytes);
-        return null;
-    }
-
-    /** @return the pool bytes the hellos of {@code from}'s open connections claimed (server side; for tests) */
-    synchronized long claimedByAddress(InetAddress from) {
-        return claimedByAddress.getOrDefault(from, 0L);
-    }
-
-    synchronized void releaseForAddress(InetAddress from, long bytes) {
-        long left = claimedByAddress.getOrDefault(from, 0L) - bytes;
-        if (left <= 0) {
-            claimedByAddress.remove(from);
-        } else {
-            claimedByAddress.put(from, left);
-        }
     }
 
     private RdmaLoop pickLoop() {

@@ -20,14 +20,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class Wakeup implements AutoCloseable {
     private static final int MAX_FDS = 16;
-    /** Busy polls between two looks at the sockets ({@link #pollSocketsNow}): a few microseconds. */
-    private static final int SOCKET_POLL_EVERY = 32;
+    /** The least time between two looks at the sockets from {@link #pollSocketsNow}: 50 us. */
+    static final long SOCKET_POLL_INTERVAL_NANOS = 50_000;
 
     private final Arena arena = Arena.ofShared();
     private final SocketPoller sockets;
     /** The pollfds: the eventfd, the channels, then the sockets; grown (in {@link #arena}) as sockets come. */
     private MemorySegment fds = arena.allocate(Posix.POLLFD_BYTES * MAX_FDS, 8);
-    private int untilSocketPoll;
+    private final long socketPollIntervalNanos;
+    /** When the sockets were last polled (System.nanoTime). */
+    private long socketsPolledAt;
     private final MemorySegment writeScratch = arena.allocate(8, 8);
     private final MemorySegment readScratch = arena.allocate(8, 8);
     private final int eventFd;
@@ -37,7 +39,14 @@ final class Wakeup implements AutoCloseable {
 
     /** @param sockets the TCP sockets the thread polls beside its channels */
     Wakeup(SocketPoller sockets) {
+        this(sockets, SOCKET_POLL_INTERVAL_NANOS);
+    }
+
+    /** @param socketPollIntervalNanos the least time between two looks at the sockets from {@link #pollSocketsNow} */
+    Wakeup(SocketPoller sockets, long socketPollIntervalNanos) {
         this.sockets = sockets;
+        this.socketPollIntervalNanos = socketPollIntervalNanos;
+        this.socketsPolledAt = System.nanoTime();
         try {
             this.eventFd = Posix.eventfd();
         } catch (PosixException e) {
@@ -86,24 +95,29 @@ final class Wakeup implements AutoCloseable {
         if (rc > 0 && (Posix.revents(fds, 0) & Posix.POLLIN) != 0) {
             Posix.drain(eventFd, readScratch);
         }
-        untilSocketPoll = SOCKET_POLL_EVERY;
+        socketsPolledAt = System.nanoTime();
         if (rc > 0 && n > count + 1) {
             sockets.dispatch(fds);
         }
     }
 
     /**
-     * Between busy polls, which do not block and so never reach {@link #await}: every
-     * {@value #SOCKET_POLL_EVERY}th call looks at the sockets without waiting and calls the ready
-     * ones' handlers.
+     * Between polls of the completion queues that do not block (busy polling, or a loop with work),
+     * and so do not reach {@link #await}: once the sockets were last polled at least the interval
+     * ago, looks at them without waiting and calls the ready ones' handlers; else only reads the
+     * clock. So a busy loop makes at most one {@code poll(2)} per interval for its sockets.
      *
      * @return the handlers called
      */
     int pollSocketsNow() {
-        if (--untilSocketPoll > 0 || sockets.size() == 0) {
+        if (sockets.size() == 0) {
             return 0;
         }
-        untilSocketPoll = SOCKET_POLL_EVERY;
+        long now = System.nanoTime();
+        if (now - socketsPolledAt < socketPollIntervalNanos) {
+            return 0;
+        }
+        socketsPolledAt = now;
         ensureRoom(sockets.size());
         int n = sockets.fill(fds, 0);
         return Posix.poll(fds, n, 0) > 0 ? sockets.dispatch(fds) : 0;

@@ -17,13 +17,12 @@ import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLSession;
 
 /**
- * TLS over the socket (a non-blocking {@code SocketChannel}, or a channel that reads and writes as
- * one does), with the JDK's own {@link SSLEngine}. Records are unwrapped straight into the
- * caller's buffer (a pooled, off-heap receive chunk) when it has room for a whole record, else into
- * a record-sized buffer of this wire's and copied from there; they are wrapped from the send ring's
- * buffers into one off-heap buffer of several records, written to the socket from there. The
- * handshake runs on the loop thread, its delegated tasks too (a few milliseconds of key agreement and
- * certificate checks per connection). Loop thread only.
+ * TLS over the socket ({@link StreamSocket}), with the JDK's own {@link SSLEngine}. Records are
+ * unwrapped straight into the caller's buffer (a pooled, off-heap receive chunk) when it has room
+ * for a whole record, else into a record-sized buffer of this wire's and copied from there; they are
+ * wrapped from the send ring's buffers into one off-heap buffer of several records, written to the
+ * socket from there. The handshake runs on the loop thread, its delegated tasks too (a few
+ * milliseconds of key agreement and certificate checks per connection). Loop thread only.
  */
 final class TlsWire implements Wire {
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
@@ -88,8 +87,8 @@ final class TlsWire implements Wire {
         SSLSession s = engine.getSession();
         this.netIn = ByteBuffer.allocateDirect(s.getPacketBufferSize());
         this.netOut = ByteBuffer.allocateDirect(s.getPacketBufferSize() * OUT_RECORDS).flip();
-        this.appIn = ByteBuffer.allocateDirect(s.getApplicationBufferSize()).flip();
         this.appBufferSize = s.getApplicationBufferSize();
+        this.appIn = ByteBuffer.allocateDirect(appBufferSize).flip();
     }
 
     /** Starts the handshake: a client sends its hello now, a server waits for the client's. */
