@@ -1,5 +1,5 @@
 /* jextract input for dev.rdmarpc.posix.raw: the few C library (glibc) calls rdmarpc makes around
- * file descriptors, non-blocking TCP sockets and CPU affinity. _GNU_SOURCE declares
+ * file descriptors, non-blocking TCP sockets (and epoll, to wait for many), and CPU affinity. _GNU_SOURCE declares
  * sched_setaffinity and cpu_set_t. */
 #define _GNU_SOURCE
 #include <features.h>
@@ -22,5 +22,6 @@ extern int accept4(int __fd, struct sockaddr *__restrict __addr, socklen_t *__re
 #include <poll.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>

@@ -311,6 +311,33 @@ public class posix_h {
     public static int POLLNVAL() {
         return POLLNVAL;
     }
+    private static final int EPOLL_CTL_ADD = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define EPOLL_CTL_ADD 1
+     * }
+     */
+    public static int EPOLL_CTL_ADD() {
+        return EPOLL_CTL_ADD;
+    }
+    private static final int EPOLL_CTL_DEL = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define EPOLL_CTL_DEL 2
+     * }
+     */
+    public static int EPOLL_CTL_DEL() {
+        return EPOLL_CTL_DEL;
+    }
+    private static final int EPOLL_CTL_MOD = (int)3L;
+    /**
+     * {@snippet lang=c :
+     * #define EPOLL_CTL_MOD 3
+     * }
+     */
+    public static int EPOLL_CTL_MOD() {
+        return EPOLL_CTL_MOD;
+    }
     private static final int SOCK_STREAM = (int)1L;
     /**
      * {@snippet lang=c :
@@ -1465,6 +1492,231 @@ public class posix_h {
                 traceDowncall("strerror", __errnum);
             }
             return (MemorySegment)mh$.invokeExact(__errnum);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+    private static final int EPOLL_CLOEXEC = (int)524288L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.EPOLL_CLOEXEC = 524288
+     * }
+     */
+    public static int EPOLL_CLOEXEC() {
+        return EPOLL_CLOEXEC;
+    }
+    private static final int EPOLLIN = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * enum EPOLL_EVENTS.EPOLLIN = 1
+     * }
+     */
+    public static int EPOLLIN() {
+        return EPOLLIN;
+    }
+    private static final int EPOLLOUT = (int)4L;
+    /**
+     * {@snippet lang=c :
+     * enum EPOLL_EVENTS.EPOLLOUT = 4
+     * }
+     */
+    public static int EPOLLOUT() {
+        return EPOLLOUT;
+    }
+    private static final int EPOLLERR = (int)8L;
+    /**
+     * {@snippet lang=c :
+     * enum EPOLL_EVENTS.EPOLLERR = 8
+     * }
+     */
+    public static int EPOLLERR() {
+        return EPOLLERR;
+    }
+    private static final int EPOLLHUP = (int)16L;
+    /**
+     * {@snippet lang=c :
+     * enum EPOLL_EVENTS.EPOLLHUP = 16
+     * }
+     */
+    public static int EPOLLHUP() {
+        return EPOLLHUP;
+    }
+
+    private static class epoll_create1 {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("epoll_create1");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int epoll_create1(int __flags)
+     * }
+     */
+    public static FunctionDescriptor epoll_create1$descriptor() {
+        return epoll_create1.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int epoll_create1(int __flags)
+     * }
+     */
+    public static MethodHandle epoll_create1$handle() {
+        return epoll_create1.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int epoll_create1(int __flags)
+     * }
+     */
+    public static MemorySegment epoll_create1$address() {
+        return epoll_create1.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int epoll_create1(int __flags)
+     * }
+     */
+    public static int epoll_create1(int __flags) {
+        var mh$ = epoll_create1.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("epoll_create1", __flags);
+            }
+            return (int)mh$.invokeExact(__flags);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class epoll_ctl {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("epoll_ctl");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int epoll_ctl(int __epfd, int __op, int __fd, struct epoll_event *__event)
+     * }
+     */
+    public static FunctionDescriptor epoll_ctl$descriptor() {
+        return epoll_ctl.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int epoll_ctl(int __epfd, int __op, int __fd, struct epoll_event *__event)
+     * }
+     */
+    public static MethodHandle epoll_ctl$handle() {
+        return epoll_ctl.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int epoll_ctl(int __epfd, int __op, int __fd, struct epoll_event *__event)
+     * }
+     */
+    public static MemorySegment epoll_ctl$address() {
+        return epoll_ctl.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int epoll_ctl(int __epfd, int __op, int __fd, struct epoll_event *__event)
+     * }
+     */
+    public static int epoll_ctl(int __epfd, int __op, int __fd, MemorySegment __event) {
+        var mh$ = epoll_ctl.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("epoll_ctl", __epfd, __op, __fd, __event);
+            }
+            return (int)mh$.invokeExact(__epfd, __op, __fd, __event);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class epoll_wait {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_POINTER,
+            posix_h.C_INT,
+            posix_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("epoll_wait");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int epoll_wait(int __epfd, struct epoll_event *__events, int __maxevents, int __timeout)
+     * }
+     */
+    public static FunctionDescriptor epoll_wait$descriptor() {
+        return epoll_wait.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int epoll_wait(int __epfd, struct epoll_event *__events, int __maxevents, int __timeout)
+     * }
+     */
+    public static MethodHandle epoll_wait$handle() {
+        return epoll_wait.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int epoll_wait(int __epfd, struct epoll_event *__events, int __maxevents, int __timeout)
+     * }
+     */
+    public static MemorySegment epoll_wait$address() {
+        return epoll_wait.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int epoll_wait(int __epfd, struct epoll_event *__events, int __maxevents, int __timeout)
+     * }
+     */
+    public static int epoll_wait(int __epfd, MemorySegment __events, int __maxevents, int __timeout) {
+        var mh$ = epoll_wait.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("epoll_wait", __epfd, __events, __maxevents, __timeout);
+            }
+            return (int)mh$.invokeExact(__epfd, __events, __maxevents, __timeout);
         } catch (Throwable ex$) {
            throw new AssertionError("should not reach here", ex$);
         }

@@ -1,49 +1,56 @@
 package dev.rdmarpc.rpc.transport.loop;
 
+import dev.rdmarpc.posix.Epoll;
 import dev.rdmarpc.posix.Posix;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The TCP sockets (listening and connected, {@link PolledSocket}) a loop thread waits on with
- * {@code poll(2)} beside descriptors of its own: the thread writes their {@code struct pollfd}s into
- * its own array after its descriptors ({@link #fill}), polls the whole array, and hands the results
- * back ({@link #dispatch}), which calls each ready socket's {@link Handler}. A handler may change
- * interests, register sockets and cancel any registration (its own too) while it runs; a
- * registration made during a dispatch is polled from the next fill.
+ * The TCP sockets (listening and connected, {@link PolledSocket}) a loop thread waits on beside
+ * descriptors of its own, which a {@code Selector} can neither join nor hand its sockets to: they sit
+ * in one {@code epoll} descriptor ({@link #fd}), which the thread puts in its own {@code poll(2)} set
+ * as one more; when it is readable, {@link #dispatch} takes the ready sockets without waiting and
+ * calls each one's {@link Handler}. A wait costs the same with one socket or thousands. Interests
+ * and events are {@code poll}'s bits, which are epoll's on Linux. A handler may
+ * change interests, register sockets and cancel any registration (its own too) while it runs.
  *
- * <p>Loop thread only.
+ * <p>Loop thread only, but the constructor. Ownership: its thread {@link #close}s it once, after its
+ * sockets' registrations were cancelled (each socket's owner cancels, then closes its descriptor).
  */
-public final class SocketPoller {
+public final class SocketPoller implements AutoCloseable {
+    /** Most events one {@link #dispatch} takes; more stay ready for the next (level triggered). */
+    private static final int BATCH = 64;
+
     /** What a registration's owner does when its descriptor is ready. */
     @FunctionalInterface
     public interface Handler {
         /**
          * @param key     the registration
-         * @param revents what {@code poll} reported: {@link Posix#POLLIN}, {@code Sockets.POLLOUT},
-         *                {@link Posix#POLLERR}, {@link Posix#POLLHUP} (a reader then reads the end of the
-         *                stream or the error), {@link Posix#POLLNVAL} (the descriptor was closed while
-         *                registered: the owner's bug)
+         * @param revents what is ready, as {@code poll} says it: {@link Posix#POLLIN},
+         *                {@code Sockets.POLLOUT}, {@link Posix#POLLERR}, {@link Posix#POLLHUP} (a reader
+         *                then reads the end of the stream or the error)
          */
         void ready(Key key, int revents);
     }
 
     /** One descriptor's registration: what it waits for and who is told. */
-    public static final class Key {
+    public final class Key {
         private final int fd;
         private final Handler handler;
+        /** Its slot in {@link #bySlot} and that slot's use count: what its epoll events carry. */
+        private final long id;
         private int interest;
+        private boolean watched;
         private boolean cancelled;
-        /** Its pollfd's index in the last fill, or -1 when it was not polled then. */
-        private int slot = -1;
         /** Whatever its owner keeps with it. */
         public Object attachment;
 
-        private Key(int fd, int interest, Handler handler) {
+        private Key(int fd, Handler handler, long id) {
             this.fd = fd;
-            this.interest = interest;
             this.handler = handler;
+            this.id = id;
         }
 
         /** @return the descriptor */
@@ -56,9 +63,24 @@ public final class SocketPoller {
             return interest;
         }
 
-        /** Waits for {@code events} from the next fill on (0: for nothing but errors and hang-ups). */
+        /**
+         * Waits for {@code events} from now on. With none, the descriptor leaves the epoll set: a
+         * hung-up socket reports a hang-up whatever it waits for, and the thread would spin on it.
+         */
         public void interest(int events) {
-            this.interest = events;
+            if (cancelled || events == interest) {
+                return;
+            }
+            interest = events;
+            if (events == 0) {
+                Epoll.remove(epfd, fd, scratch);
+                watched = false;
+            } else if (watched) {
+                Epoll.modify(epfd, fd, events, id, scratch);
+            } else {
+                Epoll.add(epfd, fd, events, id, scratch);
+                watched = true;
+            }
         }
 
         /** @return whether {@link SocketPoller#cancel} removed it */
@@ -67,11 +89,19 @@ public final class SocketPoller {
         }
     }
 
+    private final Arena arena = Arena.ofShared();
+    private final int epfd;
+    private final MemorySegment events = Epoll.events(arena, BATCH);
+    private final MemorySegment scratch = Epoll.events(arena, 1);
     private final List<Key> keys = new ArrayList<>();
+    /** Registrations by slot (the low 32 bits of an id); null where free. */
+    private Key[] bySlot = new Key[16];
+    private int[] slotUses = new int[16];
+    private final List<Integer> freeSlots = new ArrayList<>();
+    private int nextSlot;
     /** Run after each handler (the loop's flush of what it committed), or null. */
     private final Runnable afterEach;
-    /** The registrations a dispatch walks, copied from {@link #keys} when it starts (handlers may change that list). */
-    private Key[] walking = new Key[8];
+    private boolean closed;
 
     /** A poller that runs nothing between handlers. */
     public SocketPoller() {
@@ -81,6 +111,12 @@ public final class SocketPoller {
     /** @param afterEach run after each handler called, e.g. to flush what it committed before the next socket is read */
     public SocketPoller(Runnable afterEach) {
         this.afterEach = afterEach;
+        this.epfd = Epoll.create();
+    }
+
+    /** @return the epoll descriptor: readable while a registered socket is ready, for the thread's {@code poll} */
+    public int fd() {
+        return epfd;
     }
 
     /**
@@ -89,79 +125,79 @@ public final class SocketPoller {
      * @param events what to wait for: {@link Posix#POLLIN}, {@code Sockets.POLLOUT} or both
      */
     public Key register(int fd, int events, Handler handler) {
-        Key k = new Key(fd, events, handler);
+        int slot = freeSlots.isEmpty() ? nextSlot++ : freeSlots.remove(freeSlots.size() - 1);
+        if (slot >= bySlot.length) {
+            bySlot = java.util.Arrays.copyOf(bySlot, 2 * bySlot.length);
+            slotUses = java.util.Arrays.copyOf(slotUses, 2 * slotUses.length);
+        }
+        Key k = new Key(fd, handler, (long) ++slotUses[slot] << 32 | slot);
+        bySlot[slot] = k;
         keys.add(k);
+        k.interest(events);
         return k;
     }
 
     /** Stops polling {@code key}'s descriptor; its handler is not called again. Idempotent. */
     public void cancel(Key key) {
-        if (!key.cancelled) {
-            key.cancelled = true;
-            keys.remove(key);
+        if (key.cancelled) {
+            return;
         }
+        if (key.watched) {
+            key.watched = false;
+            try {
+                Epoll.remove(epfd, key.fd, scratch);
+            } catch (dev.rdmarpc.posix.PosixException e) {
+                // closed before it was cancelled: the kernel dropped it from the set with its last reference
+            }
+        }
+        key.cancelled = true;
+        keys.remove(key);
+        int slot = (int) key.id;
+        bySlot[slot] = null;
+        freeSlots.add(slot);
     }
 
-    /** @return the registrations (a fill writes this many pollfds) */
+    /** @return the registrations */
     public int size() {
         return keys.size();
     }
 
-    /** @return the registrations now, for closing them all */
+    /** @return the registrations now, in the order they were made */
     public List<Key> keys() {
         return List.copyOf(keys);
     }
 
     /**
-     * Writes one {@code struct pollfd} per registration into {@code fds} from index {@code from}.
-     *
-     * @param fds room for at least {@code from + size()} pollfds
-     * @return the number written ({@link #size()})
-     */
-    public int fill(MemorySegment fds, int from) {
-        int n = keys.size();
-        for (int i = 0; i < n; i++) {
-            Key k = keys.get(i);
-            k.slot = from + i;
-            // a descriptor that waits for nothing is left out (-1): a hung-up socket would report
-            // POLLHUP on every poll, its interests notwithstanding, and the thread would spin
-            Posix.pollfd(fds, from + i, k.interest == 0 ? -1 : k.fd, k.interest);
-        }
-        return n;
-    }
-
-    /**
-     * Calls the handler of each registration the last {@link #fill} wrote and {@code poll} found
-     * ready, unless it was cancelled meanwhile. Allocates nothing but, when the registrations
-     * outgrew it, a bigger array to walk them.
+     * Takes the sockets ready now (up to {@value #BATCH}) and calls their handlers, but of those
+     * cancelled meanwhile. Allocates nothing.
      *
      * @return the number of handlers called
      */
-    public int dispatch(MemorySegment fds) {
-        int n = keys.size();
-        if (walking.length < n) {
-            walking = new Key[Math.max(n, 2 * walking.length)];
-        }
-        for (int i = 0; i < n; i++) {
-            walking[i] = keys.get(i);
-        }
+    public int dispatch() {
+        int n = Epoll.await(epfd, events, BATCH, 0);
         int called = 0;
         for (int i = 0; i < n; i++) {
-            Key k = walking[i];
-            walking[i] = null;
-            if (k.cancelled || k.slot < 0) {
-                continue;
+            long id = Epoll.data(events, i);
+            Key k = bySlot[(int) id];
+            if (k == null || k.id != id || k.cancelled) {
+                continue; // cancelled by an earlier handler of this batch (its slot maybe taken again)
             }
-            int revents = Posix.revents(fds, k.slot) & 0xffff;
-            k.slot = -1;
-            if (revents != 0) {
-                called++;
-                k.handler.ready(k, revents);
-                if (afterEach != null) {
-                    afterEach.run();
-                }
+            called++;
+            k.handler.ready(k, Epoll.mask(events, i) & 0xffff);
+            if (afterEach != null) {
+                afterEach.run();
             }
         }
         return called;
+    }
+
+    /** Closes the epoll descriptor and frees its memory, once; the sockets are their owners' to close. */
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            Posix.close(epfd);
+            arena.close();
+        }
     }
 }

@@ -439,5 +439,6 @@ final class RdmaLoop implements IoLoop.Poller {
         devices.close(); // after every queue pair that used their queues was destroyed above
         wc.close();
         wakeup.close();
+        sockets.poller().close(); // its sockets were closed above, their registrations cancelled
     }
 }

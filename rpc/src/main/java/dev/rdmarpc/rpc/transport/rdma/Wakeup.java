@@ -10,8 +10,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * What an RDMA I/O thread sleeps on: {@code poll(2)} over an {@code eventfd(2)} (so other threads
- * can wake it), the file descriptors of its completion channels and its TCP sockets (the hello
- * connections and plain TCP clients, in a {@link SocketPoller}), through
+ * can wake it), the file descriptors of its completion channels and the epoll descriptor of its
+ * TCP sockets (the hello connections and plain TCP clients, in a {@link SocketPoller}), through
  * {@link dev.rdmarpc.posix.Posix}. The verbs layer waits on one channel at a time, so the transport
  * polls its channels itself.
  *
@@ -19,14 +19,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * thread-safe; {@link #await} is for the owning thread.
  */
 final class Wakeup implements AutoCloseable {
-    private static final int MAX_FDS = 16;
+    private static final int MAX_FDS = 17;
     /** The least time between two looks at the sockets from {@link #pollSocketsNow}: 50 us. */
     static final long SOCKET_POLL_INTERVAL_NANOS = 50_000;
 
     private final Arena arena = Arena.ofShared();
     private final SocketPoller sockets;
-    /** The pollfds: the eventfd, the channels, then the sockets; grown (in {@link #arena}) as sockets come. */
-    private MemorySegment fds = arena.allocate(Posix.POLLFD_BYTES * MAX_FDS, 8);
+    /** The pollfds: the eventfd, the channels, then the sockets' epoll descriptor. */
+    private final MemorySegment fds = arena.allocate(Posix.POLLFD_BYTES * MAX_FDS, 8);
     private final long socketPollIntervalNanos;
     /** When the sockets were last polled (System.nanoTime). */
     private long socketsPolledAt;
@@ -70,8 +70,7 @@ final class Wakeup implements AutoCloseable {
 
     /**
      * Sleeps until {@link #wake()}, one of {@code channelFds} is readable or a socket ready, or
-     * {@code timeoutMillis} passed; the ready sockets' handlers are called. Allocates nothing (but
-     * room for more sockets when they outgrew it).
+     * {@code timeoutMillis} passed; the ready sockets' handlers are called. Allocates nothing.
      *
      * @param channelFds    completion channel fds, the first {@code count} of them
      * @param count         how many, at most 15 (the sockets are not counted)
@@ -79,16 +78,18 @@ final class Wakeup implements AutoCloseable {
      * @param ready         set to true at index i when channelFds[i] is readable
      */
     void await(int[] channelFds, int count, int timeoutMillis, boolean[] ready) {
-        if (count >= MAX_FDS) {
-            throw new IllegalArgumentException("at most " + (MAX_FDS - 1) + " completion channels per thread: " + count);
+        if (count >= MAX_FDS - 1) {
+            throw new IllegalArgumentException("at most " + (MAX_FDS - 2) + " completion channels per thread: " + count);
         }
-        ensureRoom(count + 1 + sockets.size());
         Posix.pollfd(fds, 0, eventFd, Posix.POLLIN);
         for (int i = 0; i < count; i++) {
             Posix.pollfd(fds, i + 1, channelFds[i], Posix.POLLIN);
         }
-        int n = count + 1 + sockets.fill(fds, count + 1);
-        int rc = Posix.poll(fds, n, timeoutMillis);
+        boolean withSockets = sockets.size() > 0;
+        if (withSockets) {
+            Posix.pollfd(fds, count + 1, sockets.fd(), Posix.POLLIN);
+        }
+        int rc = Posix.poll(fds, withSockets ? count + 2 : count + 1, timeoutMillis);
         for (int i = 0; i < count; i++) {
             ready[i] = rc > 0 && (Posix.revents(fds, i + 1) & Posix.POLLIN) != 0;
         }
@@ -96,8 +97,8 @@ final class Wakeup implements AutoCloseable {
             Posix.drain(eventFd, readScratch);
         }
         socketsPolledAt = System.nanoTime();
-        if (rc > 0 && n > count + 1) {
-            sockets.dispatch(fds);
+        if (rc > 0 && withSockets && (Posix.revents(fds, count + 1) & Posix.POLLIN) != 0) {
+            sockets.dispatch();
         }
     }
 
@@ -105,7 +106,7 @@ final class Wakeup implements AutoCloseable {
      * Between polls of the completion queues that do not block (busy polling, or a loop with work),
      * and so do not reach {@link #await}: once the sockets were last polled at least the interval
      * ago, looks at them without waiting and calls the ready ones' handlers; else only reads the
-     * clock. So a busy loop makes at most one {@code poll(2)} per interval for its sockets.
+     * clock. So a busy loop makes at most one {@code epoll_wait} per interval for its sockets.
      *
      * @return the handlers called
      */
@@ -118,15 +119,7 @@ final class Wakeup implements AutoCloseable {
             return 0;
         }
         socketsPolledAt = now;
-        ensureRoom(sockets.size());
-        int n = sockets.fill(fds, 0);
-        return Posix.poll(fds, n, 0) > 0 ? sockets.dispatch(fds) : 0;
-    }
-
-    private void ensureRoom(int pollfds) {
-        if (pollfds * Posix.POLLFD_BYTES > fds.byteSize()) {
-            fds = arena.allocate(Posix.POLLFD_BYTES * Math.max(pollfds, 2 * (fds.byteSize() / Posix.POLLFD_BYTES)), 8);
-        }
+        return sockets.dispatch();
     }
 
     /** Closes the eventfd and frees the scratch memory, once; only after the owning thread ended. */

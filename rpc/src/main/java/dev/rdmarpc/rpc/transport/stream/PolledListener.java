@@ -10,8 +10,7 @@ import dev.rdmarpc.rpc.transport.loop.SocketPoller;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
@@ -34,6 +33,7 @@ public final class PolledListener implements ServerEndpoint {
     private final Acceptance acceptance;
     private SocketPoller.Key key;
     private volatile boolean closed;
+    private final AtomicBoolean fdClosed = new AtomicBoolean();
 
     private PolledListener(Thread home, Supplier<Thread> next, int fd, InetSocketAddress address, Acceptance acceptance) {
         this.home = home;
@@ -122,25 +122,17 @@ public final class PolledListener implements ServerEndpoint {
             return;
         }
         closed = true;
-        Runnable r = () -> {
+        home.group().runOr(() -> {
             if (key != null) {
                 home.poller().cancel(key);
             }
+            closeDescriptor();
+        }, this::closeDescriptor); // the loop is gone: nothing polls the descriptor any more
+    }
+
+    private void closeDescriptor() {
+        if (fdClosed.compareAndSet(false, true)) {
             Posix.close(fd);
-        };
-        if (home.group().inLoop()) {
-            r.run();
-            return;
-        }
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        home.group().execute(() -> {
-            r.run();
-            done.complete(null);
-        });
-        try {
-            done.get(5, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            Posix.close(fd); // the loop is gone: close from here (nothing polls it any more)
         }
     }
 

@@ -121,6 +121,30 @@ public final class SocketGroup {
         }
     }
 
+    /**
+     * Runs {@code task} on the thread (at once when called on it) and waits up to 5 s for it; when it
+     * did not run by then (the thread is gone), runs {@code otherwise} here. For closing a listener.
+     */
+    public void runOr(Runnable task, Runnable otherwise) {
+        if (inLoop()) {
+            task.run();
+            return;
+        }
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        execute(() -> {
+            task.run();
+            done.complete(null);
+        });
+        try {
+            done.get(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            otherwise.run();
+        } catch (ExecutionException | TimeoutException e) {
+            otherwise.run();
+        }
+    }
+
     /** Work for {@link #runAndWait}. */
     public interface IoTask {
         void run() throws IOException;

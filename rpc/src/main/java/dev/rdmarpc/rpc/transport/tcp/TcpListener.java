@@ -105,20 +105,7 @@ final class TcpListener implements ServerEndpoint {
                 LOG.log(System.Logger.Level.DEBUG, "closing listener failed", e);
             }
         };
-        if (loop.inLoop()) {
-            r.run();
-        } else {
-            java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
-            loop.execute(() -> {
-                r.run();
-                done.complete(null);
-            });
-            try {
-                done.get(5, java.util.concurrent.TimeUnit.SECONDS);
-            } catch (Exception e) {
-                r.run(); // the loop is gone: close from here
-            }
-        }
+        loop.connections().runOr(r, r); // the loop is gone: close from here
         transport.removed(this);
     }
 }

@@ -49,17 +49,18 @@ class SocketPollerTest {
             Posix.close(listener);
         }
         Posix.close(eventfd);
+        poller.close();
         arena.close();
     }
 
-    /** One round: the eventfd at index 0, the sockets after it; handlers called. @return handlers called */
+    /** One round: the eventfd at index 0, the sockets' epoll descriptor after it; handlers called. @return handlers called */
     private int round(int timeoutMillis) {
         Posix.pollfd(fds, 0, eventfd, Posix.POLLIN);
-        int n = 1 + poller.fill(fds, 1);
-        if (Posix.poll(fds, n, timeoutMillis) == 0) {
+        Posix.pollfd(fds, 1, poller.fd(), Posix.POLLIN);
+        if (Posix.poll(fds, 2, timeoutMillis) == 0) {
             return 0;
         }
-        return poller.dispatch(fds);
+        return poller.dispatch();
     }
 
     private void roundsUntil(java.util.function.BooleanSupplier done) {
@@ -206,10 +207,11 @@ class SocketPollerTest {
         MemorySegment eight = arena.allocate(8, 8);
         Posix.signal(eventfd, eight);
         Posix.pollfd(fds, 0, eventfd, Posix.POLLIN);
-        int n = 1 + poller.fill(fds, 1);
-        assertEquals(1, Posix.poll(fds, n, 1000), "the loop's own descriptor ends the wait");
+        Posix.pollfd(fds, 1, poller.fd(), Posix.POLLIN);
+        assertEquals(1, Posix.poll(fds, 2, 1000), "the loop's own descriptor ends the wait");
         assertEquals(Posix.POLLIN, Posix.revents(fds, 0));
-        assertEquals(0, poller.dispatch(fds));
+        assertEquals(0, Posix.revents(fds, 1), "no socket is ready");
+        assertEquals(0, poller.dispatch());
         assertEquals(1, Posix.drain(eventfd, eight));
     }
 
@@ -278,5 +280,56 @@ class SocketPollerTest {
         assertThrows(IllegalArgumentException.class, () -> client.read(ByteBuffer.allocate(8)));
         client.configure(true, 10, 5, 3);
         assertEquals(LOOPBACK.getAddress(), client.localAddress().getAddress());
+    }
+
+    @Test
+    void aHungUpSocketThatWaitsForNothingDoesNotEndTheWait() throws Exception {
+        InetSocketAddress address = startEchoServer();
+        PolledSocket client = own(PolledSocket.connect(address));
+        roundsUntil(() -> echoes.size() == 1);
+        int[] calls = {0};
+        SocketPoller.Key key = poller.register(client.fd(), Posix.POLLIN, (k, r) -> calls[0]++);
+        poller.cancel(poller.keys().get(1)); // the server's side of the connection: closed without its poller
+        echoes.get(0).socket.close();
+        roundsUntil(() -> calls[0] > 0);
+        key.interest(0); // a reader that stopped reading: its hang-up must not spin the thread
+        long start = System.nanoTime();
+        assertEquals(0, round(200));
+        assertTrue(System.nanoTime() - start >= 150_000_000L, "the wait ran its time: the socket is out of the set");
+        key.interest(Posix.POLLIN);
+        assertEquals(1, round(1000), "back in the set, its end of stream is reported again");
+        assertEquals(-1, client.read(ByteBuffer.allocateDirect(8)));
+    }
+
+    @Test
+    void aWaitCostsOneDescriptorWhateverTheSocketsAndACancelAfterACloseIsHarmless() throws Exception {
+        int[] fds = new int[300];
+        int[] calls = new int[fds.length];
+        SocketPoller.Key[] keys = new SocketPoller.Key[fds.length];
+        MemorySegment eight = arena.allocate(8, 8);
+        try {
+            for (int i = 0; i < fds.length; i++) {
+                int at = i;
+                fds[i] = Posix.eventfd();
+                keys[i] = poller.register(fds[i], Posix.POLLIN, (k, r) -> {
+                    calls[at]++;
+                    Posix.drain(fds[at], eight);
+                });
+            }
+            Posix.signal(fds[257], eight);
+            assertEquals(1, round(1000));
+            assertEquals(1, calls[257]);
+            assertEquals(1, java.util.Arrays.stream(calls).sum());
+            Posix.close(fds[3]);
+            poller.cancel(keys[3]); // closed first: the kernel dropped it already
+            assertTrue(keys[3].isCancelled());
+            assertEquals(299, poller.size());
+        } finally {
+            for (int i = 0; i < fds.length; i++) {
+                if (i != 3) {
+                    Posix.close(fds[i]);
+                }
+            }
+        }
     }
 }
