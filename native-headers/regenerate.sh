@@ -118,11 +118,11 @@ for t in "${targets[@]}"; do
       ;;
     posix)
       generate posix posix-ffm posix.h
-      write_package_doc posix posix-ffm "Raw C library bindings (poll, eventfd, read, write, close, fcntl, sched_setaffinity, ...) of glibc, only the functions rdmarpc calls; errno-checked calls are in {@link dev.rdmarpc.posix.Posix}." \
+      write_package_doc posix posix-ffm "Raw C library bindings (poll, eventfd, read, write, close, fcntl, socket, connect, accept4, send, recv, sched_setaffinity, ...) of glibc, only the functions rdmarpc calls; errno-checked calls are in {@link dev.rdmarpc.posix.Posix} and {@link dev.rdmarpc.posix.Sockets}." \
         "The symbols are found in the C library the JVM has loaded (the default lookup of the linker)."
       write_versions posix "glibc=$(rdma_core_version libc6-dev)" \
         "debian-package=libc6-dev $(deb_version libc6-dev)" \
-        "header=<poll.h> <sys/eventfd.h> <unistd.h> <fcntl.h> <sched.h> <net/if.h> <string.h> <errno.h>"
+        "header=<poll.h> <sys/eventfd.h> <sys/socket.h> <netinet/in.h> <netinet/tcp.h> <unistd.h> <fcntl.h> <sched.h> <net/if.h> <string.h> <errno.h>"
       ;;
     *)
       echo "regenerate.sh: unknown target '$t' (ibverbs, rdmacm, cuda or posix)" >&2

@@ -60,6 +60,27 @@ class PackageDependenciesTest {
     }
 
     /**
+     * The two transports are siblings: RDMA's TCP side (its hellos, liveness connections and plain
+     * TCP clients) runs on the shared {@code transport.stream} connection code, on its own threads,
+     * not on the TCP transport; and the shared code knows neither transport.
+     */
+    @Test
+    void theRdmaTransportAndTheSharedTcpConnectionNameNoClassOfTheTcpTransport() {
+        Map<String, Set<String>> named = new TreeMap<>();
+        for (String pkg : List.of(ROOT + ".transport.rdma", ROOT + ".transport.stream")) {
+            uses.forEach((cls, used) -> {
+                if (packageOf(cls).equals(pkg)) {
+                    used.stream().filter(u -> packageOf(u).equals(ROOT + ".transport.tcp")
+                                    || pkg.endsWith("stream") && packageOf(u).equals(ROOT + ".transport.rdma"))
+                            .forEach(u -> named.computeIfAbsent(cls, k -> new TreeSet<>()).add(u));
+                }
+            });
+        }
+        assertTrue(uses.keySet().stream().anyMatch(c -> packageOf(c).equals(ROOT + ".transport.stream")), "stream's classes");
+        assertEquals(Map.of(), named, "classes of transport.rdma or transport.stream and the transport classes each names");
+    }
+
+    /**
      * The API package holds two layers: what a call is made of (Metadata, Status, Method, the handler
      * and listener interfaces, ...), which {@code core} implements calls with, and the entry points
      * that build and drive {@code core} (the client, pool and server and their builders). Nothing core

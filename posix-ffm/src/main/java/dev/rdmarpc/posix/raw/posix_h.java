@@ -68,6 +68,78 @@ public class posix_h {
     public static final AddressLayout C_POINTER = ValueLayout.ADDRESS
             .withTargetLayout(MemoryLayout.sequenceLayout(java.lang.Long.MAX_VALUE, JAVA_BYTE));
     public static final ValueLayout.OfLong C_LONG = ValueLayout.JAVA_LONG;
+    private static final int SOL_SOCKET = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define SOL_SOCKET 1
+     * }
+     */
+    public static int SOL_SOCKET() {
+        return SOL_SOCKET;
+    }
+    private static final int SO_REUSEADDR = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define SO_REUSEADDR 2
+     * }
+     */
+    public static int SO_REUSEADDR() {
+        return SO_REUSEADDR;
+    }
+    private static final int SO_ERROR = (int)4L;
+    /**
+     * {@snippet lang=c :
+     * #define SO_ERROR 4
+     * }
+     */
+    public static int SO_ERROR() {
+        return SO_ERROR;
+    }
+    private static final int SO_KEEPALIVE = (int)9L;
+    /**
+     * {@snippet lang=c :
+     * #define SO_KEEPALIVE 9
+     * }
+     */
+    public static int SO_KEEPALIVE() {
+        return SO_KEEPALIVE;
+    }
+    private static final int TCP_NODELAY = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define TCP_NODELAY 1
+     * }
+     */
+    public static int TCP_NODELAY() {
+        return TCP_NODELAY;
+    }
+    private static final int TCP_KEEPIDLE = (int)4L;
+    /**
+     * {@snippet lang=c :
+     * #define TCP_KEEPIDLE 4
+     * }
+     */
+    public static int TCP_KEEPIDLE() {
+        return TCP_KEEPIDLE;
+    }
+    private static final int TCP_KEEPINTVL = (int)5L;
+    /**
+     * {@snippet lang=c :
+     * #define TCP_KEEPINTVL 5
+     * }
+     */
+    public static int TCP_KEEPINTVL() {
+        return TCP_KEEPINTVL;
+    }
+    private static final int TCP_KEEPCNT = (int)6L;
+    /**
+     * {@snippet lang=c :
+     * #define TCP_KEEPCNT 6
+     * }
+     */
+    public static int TCP_KEEPCNT() {
+        return TCP_KEEPCNT;
+    }
     private static final int EINTR = (int)4L;
     /**
      * {@snippet lang=c :
@@ -103,6 +175,60 @@ public class posix_h {
      */
     public static int EINVAL() {
         return EINVAL;
+    }
+    private static final int EPIPE = (int)32L;
+    /**
+     * {@snippet lang=c :
+     * #define EPIPE 32
+     * }
+     */
+    public static int EPIPE() {
+        return EPIPE;
+    }
+    private static final int EADDRINUSE = (int)98L;
+    /**
+     * {@snippet lang=c :
+     * #define EADDRINUSE 98
+     * }
+     */
+    public static int EADDRINUSE() {
+        return EADDRINUSE;
+    }
+    private static final int ECONNRESET = (int)104L;
+    /**
+     * {@snippet lang=c :
+     * #define ECONNRESET 104
+     * }
+     */
+    public static int ECONNRESET() {
+        return ECONNRESET;
+    }
+    private static final int ENOTCONN = (int)107L;
+    /**
+     * {@snippet lang=c :
+     * #define ENOTCONN 107
+     * }
+     */
+    public static int ENOTCONN() {
+        return ENOTCONN;
+    }
+    private static final int ECONNREFUSED = (int)111L;
+    /**
+     * {@snippet lang=c :
+     * #define ECONNREFUSED 111
+     * }
+     */
+    public static int ECONNREFUSED() {
+        return ECONNREFUSED;
+    }
+    private static final int EINPROGRESS = (int)115L;
+    /**
+     * {@snippet lang=c :
+     * #define EINPROGRESS 115
+     * }
+     */
+    public static int EINPROGRESS() {
+        return EINPROGRESS;
     }
     private static final int O_NONBLOCK = (int)2048L;
     /**
@@ -149,6 +275,15 @@ public class posix_h {
     public static int POLLIN() {
         return POLLIN;
     }
+    private static final int POLLOUT = (int)4L;
+    /**
+     * {@snippet lang=c :
+     * #define POLLOUT 4
+     * }
+     */
+    public static int POLLOUT() {
+        return POLLOUT;
+    }
     private static final int POLLERR = (int)8L;
     /**
      * {@snippet lang=c :
@@ -175,6 +310,821 @@ public class posix_h {
      */
     public static int POLLNVAL() {
         return POLLNVAL;
+    }
+    private static final int EPOLL_CTL_ADD = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define EPOLL_CTL_ADD 1
+     * }
+     */
+    public static int EPOLL_CTL_ADD() {
+        return EPOLL_CTL_ADD;
+    }
+    private static final int EPOLL_CTL_DEL = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define EPOLL_CTL_DEL 2
+     * }
+     */
+    public static int EPOLL_CTL_DEL() {
+        return EPOLL_CTL_DEL;
+    }
+    private static final int EPOLL_CTL_MOD = (int)3L;
+    /**
+     * {@snippet lang=c :
+     * #define EPOLL_CTL_MOD 3
+     * }
+     */
+    public static int EPOLL_CTL_MOD() {
+        return EPOLL_CTL_MOD;
+    }
+    private static final int SOCK_STREAM = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * enum __socket_type.SOCK_STREAM = 1
+     * }
+     */
+    public static int SOCK_STREAM() {
+        return SOCK_STREAM;
+    }
+    private static final int SOCK_CLOEXEC = (int)524288L;
+    /**
+     * {@snippet lang=c :
+     * enum __socket_type.SOCK_CLOEXEC = 524288
+     * }
+     */
+    public static int SOCK_CLOEXEC() {
+        return SOCK_CLOEXEC;
+    }
+    private static final int SOCK_NONBLOCK = (int)2048L;
+    /**
+     * {@snippet lang=c :
+     * enum __socket_type.SOCK_NONBLOCK = 2048
+     * }
+     */
+    public static int SOCK_NONBLOCK() {
+        return SOCK_NONBLOCK;
+    }
+    private static final int MSG_NOSIGNAL = (int)16384L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.MSG_NOSIGNAL = 16384
+     * }
+     */
+    public static int MSG_NOSIGNAL() {
+        return MSG_NOSIGNAL;
+    }
+    private static final int SHUT_WR = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.SHUT_WR = 1
+     * }
+     */
+    public static int SHUT_WR() {
+        return SHUT_WR;
+    }
+    private static final int SHUT_RDWR = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.SHUT_RDWR = 2
+     * }
+     */
+    public static int SHUT_RDWR() {
+        return SHUT_RDWR;
+    }
+
+    private static class socket {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("socket");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int socket(int __domain, int __type, int __protocol)
+     * }
+     */
+    public static FunctionDescriptor socket$descriptor() {
+        return socket.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int socket(int __domain, int __type, int __protocol)
+     * }
+     */
+    public static MethodHandle socket$handle() {
+        return socket.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int socket(int __domain, int __type, int __protocol)
+     * }
+     */
+    public static MemorySegment socket$address() {
+        return socket.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int socket(int __domain, int __type, int __protocol)
+     * }
+     */
+    public static int socket(int __domain, int __type, int __protocol) {
+        var mh$ = socket.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("socket", __domain, __type, __protocol);
+            }
+            return (int)mh$.invokeExact(__domain, __type, __protocol);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class bind {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_POINTER,
+            posix_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("bind");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int bind(int __fd, const struct sockaddr *__addr, socklen_t __len)
+     * }
+     */
+    public static FunctionDescriptor bind$descriptor() {
+        return bind.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int bind(int __fd, const struct sockaddr *__addr, socklen_t __len)
+     * }
+     */
+    public static MethodHandle bind$handle() {
+        return bind.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int bind(int __fd, const struct sockaddr *__addr, socklen_t __len)
+     * }
+     */
+    public static MemorySegment bind$address() {
+        return bind.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int bind(int __fd, const struct sockaddr *__addr, socklen_t __len)
+     * }
+     */
+    public static int bind(int __fd, MemorySegment __addr, int __len) {
+        var mh$ = bind.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("bind", __fd, __addr, __len);
+            }
+            return (int)mh$.invokeExact(__fd, __addr, __len);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class getsockname {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_POINTER,
+            posix_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("getsockname");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int getsockname(int __fd, struct sockaddr *restrict __addr, socklen_t *restrict __len)
+     * }
+     */
+    public static FunctionDescriptor getsockname$descriptor() {
+        return getsockname.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int getsockname(int __fd, struct sockaddr *restrict __addr, socklen_t *restrict __len)
+     * }
+     */
+    public static MethodHandle getsockname$handle() {
+        return getsockname.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int getsockname(int __fd, struct sockaddr *restrict __addr, socklen_t *restrict __len)
+     * }
+     */
+    public static MemorySegment getsockname$address() {
+        return getsockname.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int getsockname(int __fd, struct sockaddr *restrict __addr, socklen_t *restrict __len)
+     * }
+     */
+    public static int getsockname(int __fd, MemorySegment __addr, MemorySegment __len) {
+        var mh$ = getsockname.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("getsockname", __fd, __addr, __len);
+            }
+            return (int)mh$.invokeExact(__fd, __addr, __len);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class connect {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_POINTER,
+            posix_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("connect");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int connect(int __fd, const struct sockaddr *__addr, socklen_t __len)
+     * }
+     */
+    public static FunctionDescriptor connect$descriptor() {
+        return connect.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int connect(int __fd, const struct sockaddr *__addr, socklen_t __len)
+     * }
+     */
+    public static MethodHandle connect$handle() {
+        return connect.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int connect(int __fd, const struct sockaddr *__addr, socklen_t __len)
+     * }
+     */
+    public static MemorySegment connect$address() {
+        return connect.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int connect(int __fd, const struct sockaddr *__addr, socklen_t __len)
+     * }
+     */
+    public static int connect(int __fd, MemorySegment __addr, int __len) {
+        var mh$ = connect.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("connect", __fd, __addr, __len);
+            }
+            return (int)mh$.invokeExact(__fd, __addr, __len);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class getpeername {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_POINTER,
+            posix_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("getpeername");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int getpeername(int __fd, struct sockaddr *restrict __addr, socklen_t *restrict __len)
+     * }
+     */
+    public static FunctionDescriptor getpeername$descriptor() {
+        return getpeername.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int getpeername(int __fd, struct sockaddr *restrict __addr, socklen_t *restrict __len)
+     * }
+     */
+    public static MethodHandle getpeername$handle() {
+        return getpeername.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int getpeername(int __fd, struct sockaddr *restrict __addr, socklen_t *restrict __len)
+     * }
+     */
+    public static MemorySegment getpeername$address() {
+        return getpeername.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int getpeername(int __fd, struct sockaddr *restrict __addr, socklen_t *restrict __len)
+     * }
+     */
+    public static int getpeername(int __fd, MemorySegment __addr, MemorySegment __len) {
+        var mh$ = getpeername.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("getpeername", __fd, __addr, __len);
+            }
+            return (int)mh$.invokeExact(__fd, __addr, __len);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class send {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_LONG,
+            posix_h.C_INT,
+            posix_h.C_POINTER,
+            posix_h.C_LONG,
+            posix_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("send");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern ssize_t send(int __fd, const void *__buf, size_t __n, int __flags)
+     * }
+     */
+    public static FunctionDescriptor send$descriptor() {
+        return send.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern ssize_t send(int __fd, const void *__buf, size_t __n, int __flags)
+     * }
+     */
+    public static MethodHandle send$handle() {
+        return send.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern ssize_t send(int __fd, const void *__buf, size_t __n, int __flags)
+     * }
+     */
+    public static MemorySegment send$address() {
+        return send.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern ssize_t send(int __fd, const void *__buf, size_t __n, int __flags)
+     * }
+     */
+    public static long send(int __fd, MemorySegment __buf, long __n, int __flags) {
+        var mh$ = send.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("send", __fd, __buf, __n, __flags);
+            }
+            return (long)mh$.invokeExact(__fd, __buf, __n, __flags);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class recv {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_LONG,
+            posix_h.C_INT,
+            posix_h.C_POINTER,
+            posix_h.C_LONG,
+            posix_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("recv");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern ssize_t recv(int __fd, void *__buf, size_t __n, int __flags)
+     * }
+     */
+    public static FunctionDescriptor recv$descriptor() {
+        return recv.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern ssize_t recv(int __fd, void *__buf, size_t __n, int __flags)
+     * }
+     */
+    public static MethodHandle recv$handle() {
+        return recv.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern ssize_t recv(int __fd, void *__buf, size_t __n, int __flags)
+     * }
+     */
+    public static MemorySegment recv$address() {
+        return recv.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern ssize_t recv(int __fd, void *__buf, size_t __n, int __flags)
+     * }
+     */
+    public static long recv(int __fd, MemorySegment __buf, long __n, int __flags) {
+        var mh$ = recv.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("recv", __fd, __buf, __n, __flags);
+            }
+            return (long)mh$.invokeExact(__fd, __buf, __n, __flags);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class getsockopt {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_POINTER,
+            posix_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("getsockopt");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int getsockopt(int __fd, int __level, int __optname, void *restrict __optval, socklen_t *restrict __optlen)
+     * }
+     */
+    public static FunctionDescriptor getsockopt$descriptor() {
+        return getsockopt.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int getsockopt(int __fd, int __level, int __optname, void *restrict __optval, socklen_t *restrict __optlen)
+     * }
+     */
+    public static MethodHandle getsockopt$handle() {
+        return getsockopt.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int getsockopt(int __fd, int __level, int __optname, void *restrict __optval, socklen_t *restrict __optlen)
+     * }
+     */
+    public static MemorySegment getsockopt$address() {
+        return getsockopt.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int getsockopt(int __fd, int __level, int __optname, void *restrict __optval, socklen_t *restrict __optlen)
+     * }
+     */
+    public static int getsockopt(int __fd, int __level, int __optname, MemorySegment __optval, MemorySegment __optlen) {
+        var mh$ = getsockopt.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("getsockopt", __fd, __level, __optname, __optval, __optlen);
+            }
+            return (int)mh$.invokeExact(__fd, __level, __optname, __optval, __optlen);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class setsockopt {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_POINTER,
+            posix_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("setsockopt");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int setsockopt(int __fd, int __level, int __optname, const void *__optval, socklen_t __optlen)
+     * }
+     */
+    public static FunctionDescriptor setsockopt$descriptor() {
+        return setsockopt.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int setsockopt(int __fd, int __level, int __optname, const void *__optval, socklen_t __optlen)
+     * }
+     */
+    public static MethodHandle setsockopt$handle() {
+        return setsockopt.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int setsockopt(int __fd, int __level, int __optname, const void *__optval, socklen_t __optlen)
+     * }
+     */
+    public static MemorySegment setsockopt$address() {
+        return setsockopt.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int setsockopt(int __fd, int __level, int __optname, const void *__optval, socklen_t __optlen)
+     * }
+     */
+    public static int setsockopt(int __fd, int __level, int __optname, MemorySegment __optval, int __optlen) {
+        var mh$ = setsockopt.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("setsockopt", __fd, __level, __optname, __optval, __optlen);
+            }
+            return (int)mh$.invokeExact(__fd, __level, __optname, __optval, __optlen);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class listen {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("listen");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int listen(int __fd, int __n)
+     * }
+     */
+    public static FunctionDescriptor listen$descriptor() {
+        return listen.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int listen(int __fd, int __n)
+     * }
+     */
+    public static MethodHandle listen$handle() {
+        return listen.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int listen(int __fd, int __n)
+     * }
+     */
+    public static MemorySegment listen$address() {
+        return listen.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int listen(int __fd, int __n)
+     * }
+     */
+    public static int listen(int __fd, int __n) {
+        var mh$ = listen.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("listen", __fd, __n);
+            }
+            return (int)mh$.invokeExact(__fd, __n);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class shutdown {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("shutdown");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int shutdown(int __fd, int __how)
+     * }
+     */
+    public static FunctionDescriptor shutdown$descriptor() {
+        return shutdown.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int shutdown(int __fd, int __how)
+     * }
+     */
+    public static MethodHandle shutdown$handle() {
+        return shutdown.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int shutdown(int __fd, int __how)
+     * }
+     */
+    public static MemorySegment shutdown$address() {
+        return shutdown.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int shutdown(int __fd, int __how)
+     * }
+     */
+    public static int shutdown(int __fd, int __how) {
+        var mh$ = shutdown.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("shutdown", __fd, __how);
+            }
+            return (int)mh$.invokeExact(__fd, __how);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+    private static final int IPPROTO_TCP = (int)6L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.IPPROTO_TCP = 6
+     * }
+     */
+    public static int IPPROTO_TCP() {
+        return IPPROTO_TCP;
+    }
+
+    private static class accept4 {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_POINTER,
+            posix_h.C_POINTER,
+            posix_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("accept4");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int accept4(int __fd, struct sockaddr *restrict __addr, socklen_t *restrict __addr_len, int __flags)
+     * }
+     */
+    public static FunctionDescriptor accept4$descriptor() {
+        return accept4.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int accept4(int __fd, struct sockaddr *restrict __addr, socklen_t *restrict __addr_len, int __flags)
+     * }
+     */
+    public static MethodHandle accept4$handle() {
+        return accept4.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int accept4(int __fd, struct sockaddr *restrict __addr, socklen_t *restrict __addr_len, int __flags)
+     * }
+     */
+    public static MemorySegment accept4$address() {
+        return accept4.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int accept4(int __fd, struct sockaddr *restrict __addr, socklen_t *restrict __addr_len, int __flags)
+     * }
+     */
+    public static int accept4(int __fd, MemorySegment __addr, MemorySegment __addr_len, int __flags) {
+        var mh$ = accept4.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("accept4", __fd, __addr, __addr_len, __flags);
+            }
+            return (int)mh$.invokeExact(__fd, __addr, __addr_len, __flags);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
     }
 
     /**
@@ -546,6 +1496,231 @@ public class posix_h {
            throw new AssertionError("should not reach here", ex$);
         }
     }
+    private static final int EPOLL_CLOEXEC = (int)524288L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.EPOLL_CLOEXEC = 524288
+     * }
+     */
+    public static int EPOLL_CLOEXEC() {
+        return EPOLL_CLOEXEC;
+    }
+    private static final int EPOLLIN = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * enum EPOLL_EVENTS.EPOLLIN = 1
+     * }
+     */
+    public static int EPOLLIN() {
+        return EPOLLIN;
+    }
+    private static final int EPOLLOUT = (int)4L;
+    /**
+     * {@snippet lang=c :
+     * enum EPOLL_EVENTS.EPOLLOUT = 4
+     * }
+     */
+    public static int EPOLLOUT() {
+        return EPOLLOUT;
+    }
+    private static final int EPOLLERR = (int)8L;
+    /**
+     * {@snippet lang=c :
+     * enum EPOLL_EVENTS.EPOLLERR = 8
+     * }
+     */
+    public static int EPOLLERR() {
+        return EPOLLERR;
+    }
+    private static final int EPOLLHUP = (int)16L;
+    /**
+     * {@snippet lang=c :
+     * enum EPOLL_EVENTS.EPOLLHUP = 16
+     * }
+     */
+    public static int EPOLLHUP() {
+        return EPOLLHUP;
+    }
+
+    private static class epoll_create1 {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("epoll_create1");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int epoll_create1(int __flags)
+     * }
+     */
+    public static FunctionDescriptor epoll_create1$descriptor() {
+        return epoll_create1.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int epoll_create1(int __flags)
+     * }
+     */
+    public static MethodHandle epoll_create1$handle() {
+        return epoll_create1.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int epoll_create1(int __flags)
+     * }
+     */
+    public static MemorySegment epoll_create1$address() {
+        return epoll_create1.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int epoll_create1(int __flags)
+     * }
+     */
+    public static int epoll_create1(int __flags) {
+        var mh$ = epoll_create1.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("epoll_create1", __flags);
+            }
+            return (int)mh$.invokeExact(__flags);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class epoll_ctl {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("epoll_ctl");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int epoll_ctl(int __epfd, int __op, int __fd, struct epoll_event *__event)
+     * }
+     */
+    public static FunctionDescriptor epoll_ctl$descriptor() {
+        return epoll_ctl.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int epoll_ctl(int __epfd, int __op, int __fd, struct epoll_event *__event)
+     * }
+     */
+    public static MethodHandle epoll_ctl$handle() {
+        return epoll_ctl.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int epoll_ctl(int __epfd, int __op, int __fd, struct epoll_event *__event)
+     * }
+     */
+    public static MemorySegment epoll_ctl$address() {
+        return epoll_ctl.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int epoll_ctl(int __epfd, int __op, int __fd, struct epoll_event *__event)
+     * }
+     */
+    public static int epoll_ctl(int __epfd, int __op, int __fd, MemorySegment __event) {
+        var mh$ = epoll_ctl.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("epoll_ctl", __epfd, __op, __fd, __event);
+            }
+            return (int)mh$.invokeExact(__epfd, __op, __fd, __event);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class epoll_wait {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            posix_h.C_INT,
+            posix_h.C_INT,
+            posix_h.C_POINTER,
+            posix_h.C_INT,
+            posix_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = posix_h.findOrThrow("epoll_wait");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int epoll_wait(int __epfd, struct epoll_event *__events, int __maxevents, int __timeout)
+     * }
+     */
+    public static FunctionDescriptor epoll_wait$descriptor() {
+        return epoll_wait.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int epoll_wait(int __epfd, struct epoll_event *__events, int __maxevents, int __timeout)
+     * }
+     */
+    public static MethodHandle epoll_wait$handle() {
+        return epoll_wait.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int epoll_wait(int __epfd, struct epoll_event *__events, int __maxevents, int __timeout)
+     * }
+     */
+    public static MemorySegment epoll_wait$address() {
+        return epoll_wait.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int epoll_wait(int __epfd, struct epoll_event *__events, int __maxevents, int __timeout)
+     * }
+     */
+    public static int epoll_wait(int __epfd, MemorySegment __events, int __maxevents, int __timeout) {
+        var mh$ = epoll_wait.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("epoll_wait", __epfd, __events, __maxevents, __timeout);
+            }
+            return (int)mh$.invokeExact(__epfd, __events, __maxevents, __timeout);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
     private static final int EFD_CLOEXEC = (int)524288L;
     /**
      * {@snippet lang=c :
@@ -856,6 +2031,24 @@ public class posix_h {
         } catch (Throwable ex$) {
            throw new AssertionError("should not reach here", ex$);
         }
+    }
+    private static final int AF_INET = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define AF_INET 2
+     * }
+     */
+    public static int AF_INET() {
+        return AF_INET;
+    }
+    private static final int AF_INET6 = (int)10L;
+    /**
+     * {@snippet lang=c :
+     * #define AF_INET6 10
+     * }
+     */
+    public static int AF_INET6() {
+        return AF_INET6;
     }
 }
 

@@ -1,7 +1,6 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.ibverbs.verbs.QueuePair;
-import dev.rdmarpc.ibverbs.verbs.SendWorkRequests;
 import dev.rdmarpc.ibverbs.verbs.WorkCompletions;
 import dev.rdmarpc.rpc.transport.loop.IdleFrameTimers;
 import dev.rdmarpc.rpc.transport.Connection;
@@ -99,21 +98,18 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
         this.sendCqEntries = sendCqEntries;
         this.tableIndex = loop.table.reserveIndex();
         this.wrIdBits = WorkRequestId.connectionBits(tableIndex, loop.table.generation(tableIndex));
-        this.timers = timers(config.timeouts().frameRead().toNanos(),
+        this.timers = RdmaTimers.of(config.timeouts().frameRead().toNanos(),
                 serverSide ? config.timeouts().idle().toNanos() : 0, System.nanoTime());
         boolean rendezvousEnabled = config.send().rendezvousThreshold() > 0;
         int sendWrs = RdmaSender.workRequests(config.send().window(), rendezvousEnabled);
         QueuePairSetup.Resources made = QueuePairSetup.create(loop, loopDevice, tableIndex, recvCqEntries, sendCqEntries,
                 sendWrs, rendezvousEnabled);
-        ReceiveBuffers b = made.buffers();
-        QueuePair q = made.qp();
-        SendWorkRequests s = made.wrs();
-        this.qp = q;
-        this.buffers = b;
+        this.qp = made.qp();
+        this.buffers = made.buffers();
         this.rendezvous = made.rendezvous();
-        b.bind(q, wrIdBits, this);
-        this.sender = new RdmaSender(this, loop, q, s, wrIdBits, device.index, device.windowBoundsByRegion);
-        this.receiver = new RdmaReceiver(this, loop, b, sender, maxFrameLength, serverSide, rendezvousEnabled);
+        buffers.bind(qp, wrIdBits, this);
+        this.sender = new RdmaSender(this, loop, qp, made.wrs(), wrIdBits, device.index, device.windowBoundsByRegion);
+        this.receiver = new RdmaReceiver(this, loop, buffers, sender, maxFrameLength, serverSide, rendezvousEnabled);
     }
 
     // ================================================================== SETUP (setup thread)
@@ -301,14 +297,12 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
     public void closeAfter(MemorySegment lastFrame, Throwable cause) {
         byte[] frame = lastFrame.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
         loop.execute(() -> {
-            if (state != State.OPEN || lastWord != null) {
-                return;
-            }
-            long now = System.nanoTime();
-            lastWord = new RdmaLastWord(frame, cause, now);
-            receiver.stop();
-            if (lastWord.step(this, now)) {
-                closeNow(cause);
+            if (state == State.OPEN && lastWord == null) {
+                lastWord = new RdmaLastWord(frame, cause, System.nanoTime());
+                receiver.stop();
+                if (lastWord.step(this, System.nanoTime())) {
+                    closeNow(cause);
+                }
             }
         });
     }
@@ -501,17 +495,5 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
     public String toString() {
         return "RdmaConnection[" + local + " -> " + remote + ", " + device + ", qpn " + qp.qpNum()
                 + (isOpen() ? "" : ", closed") + "]";
-    }
-
-    /**
-     * The idle and frame timeouts of an RDMA connection ({@link TimeoutSettings#idle},
-     * {@link TimeoutSettings#frameRead}); they mean what the TCP transport's {@code idleTimeout} and
-     * {@code frameReadTimeout} mean.
-     *
-     * @param idleNanos 0 for no limit (client connections)
-     */
-    static IdleFrameTimers timers(long frameReadNanos, long idleNanos, long now) {
-        return new IdleFrameTimers(frameReadNanos, idleNanos, now, "the server's RDMA timeouts.idle",
-                " over RDMA (timeouts.frameRead)");
     }
 }

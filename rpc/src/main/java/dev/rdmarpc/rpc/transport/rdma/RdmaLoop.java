@@ -6,6 +6,9 @@ import dev.rdmarpc.ibverbs.verbs.WorkCompletions;
 import dev.rdmarpc.rpc.buffer.BufferPool;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
+import dev.rdmarpc.rpc.transport.loop.SocketPoller;
+import dev.rdmarpc.rpc.transport.stream.PolledListener;
+import dev.rdmarpc.rpc.transport.stream.SocketGroup;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,10 +38,11 @@ final class RdmaLoop implements IoLoop.Poller {
     final BufferPool pool;
     private final IoLoop io;
     private final Wakeup wakeup;
+    /** Its TCP connections: hellos (then liveness channels) and plain TCP clients, polled beside the channels. */
+    private final PolledListener.Thread sockets;
 
-    // devices: created by setup threads under this lock; the loop learns of them through attach tasks
-    private final LoopDevice[] devices = new LoopDevice[DeviceTable.MAX_DEVICES];
-    private final Object setupLock = new Object();
+    // devices: created by setup threads; the loop learns of them through attach tasks
+    private final LoopDevices devices;
 
     // connection table: indexes reserved by setup threads, slots filled and read on the loop thread
     final ConnectionTable table = new ConnectionTable();
@@ -58,9 +62,13 @@ final class RdmaLoop implements IoLoop.Poller {
         this.config = transport.rdmaConfig();
         this.metrics = transport.metrics();
         this.pool = transport.bufferPool();
-        this.wakeup = new Wakeup();
+        this.devices = new LoopDevices(config, pool, metrics);
         this.wc = new WorkCompletions(POLL_BATCH);
         this.io = new IoLoop(name, config.loop(), pool);
+        SocketPoller poller = new SocketPoller(io::flushCommitted);
+        this.sockets = new PolledListener.Thread(new SocketGroup(io, transport.socketPool(), transport.socketSettings(),
+                transport.tlsFailures()), poller);
+        this.wakeup = new Wakeup(poller);
         io.pinTo(cpu);
     }
 
@@ -72,6 +80,11 @@ final class RdmaLoop implements IoLoop.Poller {
         return io.inLoop();
     }
 
+    /** @return its TCP connections and their poller */
+    PolledListener.Thread sockets() {
+        return sockets;
+    }
+
     // ================================================================== setup (any thread)
 
     /**
@@ -80,49 +93,17 @@ final class RdmaLoop implements IoLoop.Poller {
      *
      * @return the loop device, or null when its completion queues are full
      */
-    LoopDevice reserve(DeviceTable.Device device, int recvCqEntries, int sendCqEntries) throws java.io.IOException {
-        synchronized (setupLock) {
-            LoopDevice ld = devices[device.index];
-            if (ld == null) {
-                ld = LoopDevice.create(device, config.polling().completionQueueSize());
-                devices[device.index] = ld;
-            }
-            if (config.sharedReceiveQueue().enabled() && ld.shared == null) {
-                // the queue's completions all land in the receive CQ: reserve them once, for its maximum
-                if (ld.recvCqReserved + config.sharedReceiveQueue().maxDepth() > ld.recvCq.capacity()) {
-                    return null;
-                }
-                ld.shared = new SharedReceives(device, pool, metrics, config.sharedReceiveQueue().depth(),
-                        config.sharedReceiveQueue().maxDepth());
-                ld.recvCqReserved += config.sharedReceiveQueue().maxDepth();
-            }
-            if (ld.recvCqReserved + recvCqEntries > ld.recvCq.capacity() || ld.sendCqReserved + sendCqEntries > ld.sendCq.capacity()) {
-                return null;
-            }
-            ld.recvCqReserved += recvCqEntries;
-            ld.sendCqReserved += sendCqEntries;
-            return ld;
-        }
+    LoopDevice reserve(DeviceTable.Device device, int recvCqEntries, int sendCqEntries) throws IOException {
+        return devices.reserve(device, recvCqEntries, sendCqEntries);
     }
 
     void release(LoopDevice ld, int recvCqEntries, int sendCqEntries) {
-        synchronized (setupLock) {
-            ld.recvCqReserved -= recvCqEntries;
-            ld.sendCqReserved -= sendCqEntries;
-        }
+        devices.release(ld, recvCqEntries, sendCqEntries);
     }
 
     /** @return registered bytes of this loop's shared receive queues (0 without them) */
     long sharedReceiveBytes() {
-        synchronized (setupLock) {
-            long n = 0;
-            for (LoopDevice ld : devices) {
-                if (ld != null && ld.shared != null) {
-                    n += ld.shared.bytes();
-                }
-            }
-            return n;
-        }
+        return devices.sharedReceiveBytes();
     }
 
     /**
@@ -130,14 +111,7 @@ final class RdmaLoop implements IoLoop.Poller {
      * loop's, it grows on the loop.
      */
     void sharedReceiveLimit(dev.rdmarpc.ibverbs.verbs.SharedReceiveQueue srq) {
-        LoopDevice owner = null;
-        synchronized (setupLock) {
-            for (LoopDevice ld : devices) {
-                if (ld != null && ld.shared != null && ld.shared.srq == srq) {
-                    owner = ld;
-                }
-            }
-        }
+        LoopDevice owner = devices.ownerOf(srq);
         if (owner != null) {
             LoopDevice ld = owner;
             execute(() -> {
@@ -151,15 +125,7 @@ final class RdmaLoop implements IoLoop.Poller {
 
     /** @return completion queue entries reserved on this loop (a load measure) */
     int load() {
-        synchronized (setupLock) {
-            int n = 0;
-            for (LoopDevice ld : devices) {
-                if (ld != null) {
-                    n += ld.recvCqReserved + ld.sendCqReserved;
-                }
-            }
-            return n;
-        }
+        return devices.load();
     }
 
     /**
@@ -285,11 +251,13 @@ final class RdmaLoop implements IoLoop.Poller {
 
     @Override
     public int pollNow() {
-        return pollAll();
+        return pollAll() + wakeup.pollSocketsNow();
     }
 
     @Override
     public void tick(long now) {
+        sockets.group().tick(now);
+        transport.socketPool().trim(now); // the loop trims the registered pool; the sockets' own is trimmed here
         for (int i = connections.size() - 1; i >= 0; i--) {
             if (i < connections.size()) {
                 connections.get(i).tick(now);
@@ -305,7 +273,7 @@ final class RdmaLoop implements IoLoop.Poller {
 
     @Override
     public boolean hasTimedWork() {
-        if (!drainingList.isEmpty()) {
+        if (!drainingList.isEmpty() || sockets.group().hasTimedWork()) {
             return true;
         }
         return IoLoop.Poller.any(connections, RdmaConnection::hasTimedWork);
@@ -313,7 +281,7 @@ final class RdmaLoop implements IoLoop.Poller {
 
     @Override
     public boolean hasCallsInFlight() {
-        return IoLoop.Poller.any(connections, c -> c.callsInFlight() > 0);
+        return sockets.group().hasCallsInFlight() || IoLoop.Poller.any(connections, c -> c.callsInFlight() > 0);
     }
 
     @Override
@@ -449,6 +417,7 @@ final class RdmaLoop implements IoLoop.Poller {
 
     @Override
     public void close() {
+        sockets.group().closeAll(); // the liveness channels first: each RDMA connection learns its peer is gone
         io.runTasks();
         for (RdmaConnection c : new ArrayList<>(connections)) {
             c.closeNow(null);
@@ -467,27 +436,9 @@ final class RdmaLoop implements IoLoop.Poller {
         }
         drainingList.clear();
         pollAll(); // whatever is left names destroyed connections: dropped
-        synchronized (setupLock) {
-            for (int i = devices.length - 1; i >= 0; i--) {
-                LoopDevice ld = devices[i];
-                if (ld == null) {
-                    continue;
-                }
-                devices[i] = null;
-                if (ld.shared != null) {
-                    ld.shared.close(); // after every queue pair that used it was destroyed above
-                    ld.shared = null;
-                }
-                try {
-                    ld.recvCq.close();
-                    ld.sendCq.close();
-                    ld.channel.close();
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "could not close the completion queues of " + ld.device, e);
-                }
-            }
-        }
+        devices.close(); // after every queue pair that used their queues was destroyed above
         wc.close();
         wakeup.close();
+        sockets.poller().close(); // its sockets were closed above, their registrations cancelled
     }
 }

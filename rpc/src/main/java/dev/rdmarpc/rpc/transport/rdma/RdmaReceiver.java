@@ -332,7 +332,7 @@ final class RdmaReceiver {
             return; // at its maximum (or a shared queue's connection: nothing of its own to grow)
         }
         long claim = serverSide && buffers instanceof PrivateReceiveBuffers ? (long) step * loop.pool.chunkSize() : 0;
-        if (claim > 0 && loop.transport.claimForAddress(conn.remoteAddress().getAddress(), claim) != null) {
+        if (claim > 0 && loop.transport.addressShares().claim(conn.remoteAddress().getAddress(), claim) != null) {
             metrics.receiveGrowthsRefused.increment();
             return;
         }
@@ -340,7 +340,7 @@ final class RdmaReceiver {
         int added = buffers.grow(step);
         if (claim > 0 && added < step) {
             long unused = (long) (step - Math.max(added, 0)) * loop.pool.chunkSize();
-            loop.transport.releaseForAddress(conn.remoteAddress().getAddress(), unused);
+            loop.transport.addressShares().release(conn.remoteAddress().getAddress(), unused);
             grownClaim -= unused;
         }
         if (added < 0) {
@@ -445,7 +445,7 @@ final class RdmaReceiver {
     /** The receive buffers went back (the queue pair is destroyed): so goes what their growth claimed. */
     void releaseGrowthClaim() {
         if (grownClaim > 0) {
-            loop.transport.releaseForAddress(conn.remoteAddress().getAddress(), grownClaim);
+            loop.transport.addressShares().release(conn.remoteAddress().getAddress(), grownClaim);
             grownClaim = 0;
         }
     }

@@ -12,8 +12,11 @@ import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.frame.EndpointChecks;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
 import dev.rdmarpc.rpc.transport.ConnectionLimits;
-import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
-import dev.rdmarpc.rpc.transport.tcp.TcpTransport;
+import dev.rdmarpc.rpc.transport.stream.ConnectionCounts;
+import dev.rdmarpc.rpc.transport.stream.PolledListener;
+import dev.rdmarpc.rpc.transport.stream.PolledStreamSocket;
+import dev.rdmarpc.rpc.transport.stream.SocketSettings;
+import dev.rdmarpc.rpc.transport.stream.TlsFailures;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -21,19 +24,23 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The RDMA {@link Transport}: reliable-connected queue pairs set up by a hello exchanged on a TCP
  * connection to the RPC's own port, then frames carried by SEND/RECEIVE through a registered buffer
  * pool, with credit-based flow control. See {@code docs/rdma.md} for the protocol and the choices.
  *
- * <p>A listening RDMA transport answers plain TCP clients too: a connection whose first frame is
- * not an RDMA hello stays a TCP connection and is served as such. The TCP connection of an RDMA
- * connection stays open beside it as the liveness channel: when it closes (the peer process died,
- * the host is gone and keepalive noticed), the RDMA connection closes and every pending call fails.
+ * <p>The TCP connections (hellos, then liveness channels) run on the transport's own I/O threads,
+ * their sockets polled beside the completion channels ({@link PolledListener},
+ * {@link PolledStreamSocket}), with the TCP transport's connection code, TLS, limits and timers. A
+ * listening RDMA transport answers plain TCP clients too: a connection whose first frame is not an
+ * RDMA hello stays a TCP connection and is served as such. The TCP connection of an RDMA connection
+ * stays open beside it as the liveness channel: when it closes (the peer process died, the host is
+ * gone and keepalive noticed), the RDMA connection closes and every pending call fails.
  *
  * <p>Creating one loads libibverbs (and fails with {@code VerbsUnavailableException} when it
  * cannot); devices are opened when the first connection needs them. Ownership: the creator closes
@@ -47,8 +54,15 @@ public final class RdmaTransport implements Transport {
     private final RdmaMetrics metrics = new RdmaMetrics();
     private final DeviceTable devices;
     private final BufferPool pool;
-    private final TcpTransport tcp;
+    /** The TCP connections' buffers (not registered). */
+    private final BufferPool socketPool;
+    private final SocketSettings socketSettings;
+    private final ConnectionCounts accepted;
+    private final TlsFailures tlsFailures = new TlsFailures();
+    private final Set<PolledListener> listeners = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger nextSocketLoop = new AtomicInteger();
     private final RdmaLoop[] loops;
+    private final AddressShares addressShares;
     private final AtomicBoolean closed = new AtomicBoolean();
     /**
      * Tests only, never set in use: sees each well-formed rendezvous descriptor a connection made
@@ -61,36 +75,35 @@ public final class RdmaTransport implements Transport {
         IoLoop.checkCpus(config.loop().ioThreadCpus(), "RdmaConfig polling.ioThreadCpus"); // before anything is opened
         Ibverbs.ensureAvailability();
         this.devices = new DeviceTable(config);
+        this.addressShares = new AddressShares(config.poolBytesPerAddress());
         // The devices register each slab first; a listener the user set is told after them (kept, not replaced).
         BufferPool.Config poolConfig = config.bufferPool().copy();
         this.pool = BufferPool.create(poolConfig.slabListener(devices.andThen(poolConfig.slabListener())));
-        TcpTransport t = null;
+        // a connection that sends no hello is closed after the idle timeout, a hello that stops part
+        // way after the frame timeout (the RDMA connection has its own timers)
+        this.socketSettings = new SocketSettings(config.timeouts().frameRead().toNanos(), config.timeouts().idle().toNanos(),
+                SocketSettings.DEFAULT_PING_INTERVAL.toNanos(), SocketSettings.DEFAULT_PING_TIMEOUT.toNanos(),
+                config.loop().idleTickInterval().toNanos(), SocketSettings.DEFAULT_WRITE_HIGH_WATER_MARK, config.tls());
+        // the large budget is the RDMA pool's: the per-address frame shares of the connection counts
+        // (RDMA frames claim them too) are reckoned against it
+        this.accepted = new ConnectionCounts(config.limits(), config.bufferPool().maxLargeBytes());
         RdmaLoop[] l = new RdmaLoop[config.loop().ioThreads()];
+        BufferPool sp = null;
         try {
-            t = TcpTransport.create(new TcpConfig().loop(tcp -> tcp.ioThreads(1).tickInterval(config.loop().tickInterval())
-                            .idleTickInterval(config.loop().idleTickInterval()))
-                    .threadNamePrefix(config.threadNamePrefix() + "-tcp")
-                    // a connection that sends no hello is closed after the idle timeout, a hello that
-                    // stops part way after the frame timeout (the RDMA connection has its own timers)
-                    .idleTimeout(config.timeouts().idle()).frameReadTimeout(config.timeouts().frameRead())
-                    // the large budget is the RDMA pool's: the per-address frame shares of the
-                    // connection counts (RDMA frames claim them too) are reckoned against it
-                    .bufferPool(new BufferPool.Config().chunkSize(16 * 1024).slabSize(256 * 1024)
-                            .maxLargeBytes(config.bufferPool().maxLargeBytes()))
-                    .limits(limits -> ConnectionLimits.settingsTable().copy(config.limits(), limits))
-                    .tls(config.tls()));
+            sp = BufferPool.create(new BufferPool.Config().chunkSize(16 * 1024).slabSize(256 * 1024)
+                    .maxLargeBytes(config.bufferPool().maxLargeBytes()));
+            this.socketPool = sp;
             for (int i = 0; i < l.length; i++) {
                 l[i] = new RdmaLoop(this, config.threadNamePrefix() + "-" + i, config.loop().ioThreadCpu(i));
             }
         } catch (RuntimeException | Error e) {
-            if (t != null) {
-                t.close();
+            if (sp != null) {
+                sp.close();
             }
             pool.close();
             devices.close();
             throw e;
         }
-        this.tcp = t;
         this.loops = l;
         devices.onSharedReceiveQueueLimit(srq -> {
             for (RdmaLoop loop : loops) {
@@ -194,6 +207,38 @@ public final class RdmaTransport implements Transport {
         return sb.toString();
     }
 
+    BufferPool socketPool() {
+        return socketPool;
+    }
+
+    SocketSettings socketSettings() {
+        return socketSettings;
+    }
+
+    TlsFailures tlsFailures() {
+        return tlsFailures;
+    }
+
+    /** @return accepted TCP connections that closed before their TLS handshake was done */
+    public long tlsHandshakeFailures() {
+        return tlsFailures.count();
+    }
+
+    /** @return accepted TCP connections open now that count against the limits (hellos, RDMA connections, plain TCP clients) */
+    public int acceptedConnections() {
+        return accepted.total();
+    }
+
+    /** The I/O thread the next TCP connection goes to, round-robin. */
+    private PolledListener.Thread nextSocketLoop() {
+        return loops[Math.floorMod(nextSocketLoop.getAndIncrement(), loops.length)].sockets();
+    }
+
+    /** @return the pool bytes each remote address's connections claimed (server side) */
+    AddressShares addressShares() {
+        return addressShares;
+    }
+
     DeviceTable devices() {
         return devices;
     }
@@ -245,39 +290,6 @@ public final class RdmaTransport implements Transport {
                 + " (existing connections keep working; raise RdmaConfig poolHighWaterMark or bufferPool.maxPooledBytes)";
     }
 
-    /** Pool bytes claimed by the hellos of each remote address's open RDMA connections (server side). */
-    private final Map<InetAddress, Long> claimedByAddress = new HashMap<>();
-
-    /**
-     * Claims {@code bytes} of {@code from}'s share ({@link RdmaConfig#poolBytesPerAddress}).
-     *
-     * @return null when claimed, else why not
-     */
-    synchronized String claimForAddress(InetAddress from, long bytes) {
-        long held = claimedByAddress.getOrDefault(from, 0L);
-        if (held + bytes > config.poolBytesPerAddress()) {
-            return "RDMA buffer pool share of " + from.getHostAddress() + " reached: its connections hold " + held
-                    + " bytes, a connection needs " + bytes + ", the share is " + config.poolBytesPerAddress()
-                    + " (RdmaConfig poolBytesPerAddress)";
-        }
-        claimedByAddress.put(from, held + bytes);
-        return null;
-    }
-
-    /** @return the pool bytes the hellos of {@code from}'s open connections claimed (server side; for tests) */
-    synchronized long claimedByAddress(InetAddress from) {
-        return claimedByAddress.getOrDefault(from, 0L);
-    }
-
-    synchronized void releaseForAddress(InetAddress from, long bytes) {
-        long left = claimedByAddress.getOrDefault(from, 0L) - bytes;
-        if (left <= 0) {
-            claimedByAddress.remove(from);
-        } else {
-            claimedByAddress.put(from, left);
-        }
-    }
-
     private RdmaLoop pickLoop() {
         RdmaLoop best = loops[0];
         int bestLoad = best.load();
@@ -327,7 +339,21 @@ public final class RdmaTransport implements Transport {
     public ServerEndpoint listen(InetSocketAddress address, int maxFrameLength, Acceptor acceptor) throws IOException {
         EndpointChecks.check(address, "acceptor", acceptor, maxFrameLength);
         ensureOpen();
-        return tcp.listen(address, maxFrameLength, c -> new ServerHandshake(this, c, maxFrameLength, acceptor));
+        PolledListener l = PolledListener.open(address, nextSocketLoop(), this::nextSocketLoop, accepted, maxFrameLength,
+                c -> new ServerHandshake(this, c, maxFrameLength, acceptor));
+        listeners.add(l);
+        return new ServerEndpoint() {
+            @Override
+            public InetSocketAddress address() {
+                return l.address();
+            }
+
+            @Override
+            public void close() {
+                l.close();
+                listeners.remove(l);
+            }
+        };
     }
 
     /** Sends {@code h} on {@code c}: false when it has no room for the frame. */
@@ -350,7 +376,8 @@ public final class RdmaTransport implements Transport {
         ensureOpen();
         refuseWhenPoolFull(address);
         ClientHandshake side = new ClientHandshake();
-        Connection c = tcp.connect(address, maxFrameLength, side, timeout);
+        PolledListener.Thread t = nextSocketLoop();
+        Connection c = PolledStreamSocket.connect(address, timeout, t.group(), t.poller(), maxFrameLength, side);
         RdmaConnection conn = null;
         boolean attached = false;
         try {
@@ -410,8 +437,8 @@ public final class RdmaTransport implements Transport {
     }
 
     /**
-     * Closes the TCP side (listeners and connections, so every RDMA connection learns its peer is
-     * gone), stops the I/O threads (each closes and drains its connections, then frees its
+     * Closes the listeners, stops the I/O threads (each closes its TCP connections, so every RDMA
+     * connection learns its peer is gone, then closes and drains its RDMA connections and frees its
      * completion queues), then frees and deregisters the pool and closes the devices. Idempotent.
      */
     @Override
@@ -419,7 +446,9 @@ public final class RdmaTransport implements Transport {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        tcp.close();
+        for (PolledListener l : listeners) {
+            l.close();
+        }
         for (RdmaLoop l : loops) {
             l.shutdown();
         }
@@ -438,6 +467,7 @@ public final class RdmaTransport implements Transport {
             return;
         }
         pool.close();
+        socketPool.close();
         devices.close();
     }
 

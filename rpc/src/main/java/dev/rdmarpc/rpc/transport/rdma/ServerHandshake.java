@@ -88,7 +88,7 @@ final class ServerHandshake implements FrameHandler {
             return;
         }
         long need = transport.bytesPerConnection();
-        String overShare = transport.claimForAddress(c.remoteAddress().getAddress(), need);
+        String overShare = transport.addressShares().claim(c.remoteAddress().getAddress(), need);
         if (overShare != null) {
             refuse(Hello.REFUSED_EXHAUSTED, overShare);
             return;
@@ -193,7 +193,7 @@ final class ServerHandshake implements FrameHandler {
     /**
      * A plain TCP connection's calls; the TCP side of an RDMA connection carries nothing after the
      * hello, so it counts as busy: the TCP idle timeout must not close it (and the RDMA connection
-     * with it). The RDMA connection's idleness is its own timers' ({@link RdmaConnection#timers}). Before the
+     * with it). The RDMA connection's idleness is its own timers' ({@link RdmaTimers}). Before the
      * hello it counts as idle: a connection that sends no first frame is closed after the idle
      * timeout ({@link TimeoutSettings#idle}), as a TCP one is.
      */
@@ -211,7 +211,7 @@ final class ServerHandshake implements FrameHandler {
             tcpHandler.onClose(c, cause);
         }
         if (claimed > 0) {
-            transport.releaseForAddress(c.remoteAddress().getAddress(), claimed);
+            transport.addressShares().release(c.remoteAddress().getAddress(), claimed);
             claimed = 0;
         }
         RdmaConnection r = rdma;

@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
+import dev.rdmarpc.rpc.transport.stream.SocketSettings;
 import dev.rdmarpc.rpc.transport.ConnectionLimits;
 import dev.rdmarpc.rpc.transport.tls.TlsConfig;
 import dev.rdmarpc.rpc.buffer.BufferPool;
@@ -49,12 +50,12 @@ public final class TcpConfig {
     private int socketSendBuffer;
     private int socketReceiveBuffer;
     private int loopbackSocketSendBuffer = DEFAULT_LOOPBACK_SOCKET_SEND_BUFFER;
-    private long writeHighWaterMark = 8L << 20;
+    private long writeHighWaterMark = SocketSettings.DEFAULT_WRITE_HIGH_WATER_MARK;
     private final LoopSettings loop = new LoopSettings("", Runtime.getRuntime().availableProcessors(), 1024);
     private Duration frameReadTimeout = Duration.ofSeconds(30);
     private Duration idleTimeout = Duration.ofMinutes(5);
-    private Duration pingInterval = Duration.ofSeconds(2);
-    private Duration pingTimeout = Duration.ofSeconds(3);
+    private Duration pingInterval = SocketSettings.DEFAULT_PING_INTERVAL;
+    private Duration pingTimeout = SocketSettings.DEFAULT_PING_TIMEOUT;
     private final TcpKeepalive keepalive = new TcpKeepalive();
     private TlsConfig tls;
     private final ConnectionLimits limits = new ConnectionLimits();

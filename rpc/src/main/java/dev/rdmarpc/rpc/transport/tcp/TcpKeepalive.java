@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
+import dev.rdmarpc.rpc.transport.stream.SocketSettings;
 import dev.rdmarpc.rpc.settings.SettingsTable;
 import java.io.IOException;
 import java.net.SocketOption;
@@ -41,9 +42,9 @@ public final class TcpKeepalive {
             .add("interval", SettingsTable::parseDuration, TcpKeepalive::interval, TcpKeepalive::interval)
             .add("count", SettingsTable::parseInt, TcpKeepalive::count, TcpKeepalive::count);
 
-    private Duration idle = Duration.ofSeconds(10);
-    private Duration interval = Duration.ofSeconds(5);
-    private int count = 3;
+    private Duration idle = Duration.ofSeconds(SocketSettings.DEFAULT_KEEPALIVE_IDLE_SECONDS);
+    private Duration interval = Duration.ofSeconds(SocketSettings.DEFAULT_KEEPALIVE_INTERVAL_SECONDS);
+    private int count = SocketSettings.DEFAULT_KEEPALIVE_COUNT;
 
     TcpKeepalive() {
     }

@@ -1,13 +1,12 @@
 package dev.rdmarpc.rpc.transport.tcp;
 
 import dev.rdmarpc.rpc.transport.Acceptor;
-import dev.rdmarpc.rpc.transport.FrameHandler;
-import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import dev.rdmarpc.rpc.transport.ServerEndpoint;
+import dev.rdmarpc.rpc.transport.stream.Acceptance;
+import dev.rdmarpc.rpc.transport.stream.ConnectionCounts;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -20,12 +19,9 @@ final class TcpListener implements ServerEndpoint {
     private final TcpLoop loop;
     private final ServerSocketChannel channel;
     private final InetSocketAddress address;
-    private final int maxFrameLength;
-    private final Acceptor acceptor;
+    private final Acceptance acceptance;
     private SelectionKey key;
     private volatile boolean closed;
-    /** Refusals for a connection limit, logged sparsely. */
-    private final SparseLog refusals = new SparseLog();
 
     TcpListener(TcpTransport transport, TcpLoop loop, ServerSocketChannel channel, int maxFrameLength,
                 Acceptor acceptor) throws IOException {
@@ -33,8 +29,7 @@ final class TcpListener implements ServerEndpoint {
         this.loop = loop;
         this.channel = channel;
         this.address = (InetSocketAddress) channel.getLocalAddress();
-        this.maxFrameLength = maxFrameLength;
-        this.acceptor = acceptor;
+        this.acceptance = new Acceptance(transport.accepted(), address, maxFrameLength, acceptor);
     }
 
     void register() throws IOException {
@@ -61,20 +56,7 @@ final class TcpListener implements ServerEndpoint {
             TcpLoop target = transport.nextLoop();
             try {
                 transport.configure(ch);
-                TcpConnection c = new TcpConnection(target, ch, maxFrameLength, transport.settings().writeHighWaterMark(), true);
-                c.admitted(admission);
-                target.execute(() -> {
-                    try {
-                        FrameHandler h = acceptor.accept(c);
-                        c.register(h);
-                        if (admission.refusal() != null) {
-                            c.refuseQuietly(new ResourceExhaustedException(admission.refusal()));
-                        }
-                    } catch (IOException | RuntimeException e) {
-                        LOG.log(System.Logger.Level.WARNING, "could not set up accepted connection " + c, e);
-                        c.closeNow(e);
-                    }
-                });
+                acceptance.start(target.connections(), new NioSocket(ch, target.selector()), admission);
             } catch (IOException e) {
                 LOG.log(System.Logger.Level.WARNING, "could not configure accepted connection", e);
                 admission.release();
@@ -83,14 +65,7 @@ final class TcpListener implements ServerEndpoint {
         }
     }
 
-    /**
-     * Counts {@code ch} against the transport's limits. Over a limit it is still set up, to be told
-     * why ({@link TcpConnection#refuseQuietly}); logged at WARNING at most every
-     * {@link SparseLog#INTERVAL_NANOS}, with how many were refused meanwhile.
-     *
-     * @return its admission, or null when it must be closed without a word (too many refused
-     *         connections are still being told why, or its address is unknown)
-     */
+    /** @return its admission ({@link Acceptance#admit}), or null when it must be closed without a word */
     private ConnectionCounts.Admission admit(SocketChannel ch) {
         InetAddress from;
         try {
@@ -98,21 +73,7 @@ final class TcpListener implements ServerEndpoint {
         } catch (IOException | RuntimeException e) {
             return null; // closed already
         }
-        ConnectionCounts counts = transport.accepted();
-        ConnectionCounts.Admission admission = counts.admit(from);
-        if (admission.refusal() == null) {
-            return admission;
-        }
-        long refused = refusals.occurred();
-        if (refused > 0) {
-            LOG.log(System.Logger.Level.WARNING, "refusing connections on " + address + ": " + admission.refusal()
-                    + " (" + refused + " refused since the last such message)");
-        }
-        if (counts.tooManyRefusing()) {
-            admission.release();
-            return null;
-        }
-        return admission;
+        return acceptance.admit(from);
     }
 
     private static void closeQuietly(SocketChannel ch) {
@@ -144,20 +105,7 @@ final class TcpListener implements ServerEndpoint {
                 LOG.log(System.Logger.Level.DEBUG, "closing listener failed", e);
             }
         };
-        if (loop.inLoop()) {
-            r.run();
-        } else {
-            java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
-            loop.execute(() -> {
-                r.run();
-                done.complete(null);
-            });
-            try {
-                done.get(5, java.util.concurrent.TimeUnit.SECONDS);
-            } catch (Exception e) {
-                r.run(); // the loop is gone: close from here
-            }
-        }
+        loop.connections().runOr(r, r); // the loop is gone: close from here
         transport.removed(this);
     }
 }

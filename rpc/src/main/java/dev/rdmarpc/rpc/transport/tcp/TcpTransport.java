@@ -9,6 +9,10 @@ import dev.rdmarpc.rpc.transport.ServerEndpoint;
 import dev.rdmarpc.rpc.transport.Transport;
 import dev.rdmarpc.rpc.transport.frame.EndpointChecks;
 import dev.rdmarpc.rpc.transport.loop.IoLoop;
+import dev.rdmarpc.rpc.transport.stream.ConnectionCounts;
+import dev.rdmarpc.rpc.transport.stream.SocketSettings;
+import dev.rdmarpc.rpc.transport.stream.TcpConnection;
+import dev.rdmarpc.rpc.transport.stream.TlsFailures;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -35,11 +39,16 @@ public final class TcpTransport implements Transport {
     private final Set<TcpListener> listeners = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final ConnectionCounts accepted;
+    private final SocketSettings socketSettings;
+    private final TlsFailures tlsFailures = new TlsFailures();
 
     private TcpTransport(TcpConfig config) {
         this.config = config;
         IoLoop.checkCpus(config.loop().ioThreadCpus(), "TcpConfig ioThreadCpus");
         this.accepted = new ConnectionCounts(config.limits(), config.bufferPool().maxLargeBytes());
+        this.socketSettings = new SocketSettings(config.frameReadTimeout().toNanos(), config.idleTimeout().toNanos(),
+                config.pingInterval().toNanos(), config.pingTimeout().toNanos(), config.loop().idleTickInterval().toNanos(),
+                config.writeHighWaterMark(), config.tls());
         this.pool = BufferPool.create(config.bufferPool());
         this.loops = new TcpLoop[config.loop().ioThreads()];
         int started = 0;
@@ -118,11 +127,14 @@ public final class TcpTransport implements Transport {
         listeners.remove(l);
     }
 
-    private final TlsFailures tlsFailures = new TlsFailures();
+    /** @return what its connections read from the settings */
+    SocketSettings socketSettings() {
+        return socketSettings;
+    }
 
-    /** An accepted connection closed before its TLS handshake was done: see {@link TlsFailures#failed}. */
-    void tlsHandshakeFailed(InetSocketAddress peer, Throwable cause) {
-        tlsFailures.failed(peer, cause);
+    /** @return where accepted connections whose TLS handshake failed are counted */
+    TlsFailures tlsFailures() {
+        return tlsFailures;
     }
 
     /** @return accepted connections that closed before their TLS handshake was done */
@@ -147,7 +159,7 @@ public final class TcpTransport implements Transport {
             ch.configureBlocking(false);
             TcpLoop loop = nextLoop();
             TcpListener l = new TcpListener(this, loop, ch, maxFrameLength, acceptor);
-            loop.runAndWait(l::register, Duration.ofSeconds(5));
+            loop.connections().runAndWait(l::register, Duration.ofSeconds(5));
             listeners.add(l);
             LOG.log(System.Logger.Level.DEBUG, "listening on {0}", l.address());
             return l;
@@ -168,8 +180,8 @@ public final class TcpTransport implements Transport {
             ch.socket().connect(address, (int) Math.min(Integer.MAX_VALUE, millis));
             configure(ch);
             TcpLoop loop = nextLoop();
-            TcpConnection c = new TcpConnection(loop, ch, maxFrameLength, config.writeHighWaterMark(), false);
-            loop.runAndWait(() -> c.register(handler), timeout.plusSeconds(1));
+            TcpConnection c = new TcpConnection(loop.connections(), new NioSocket(ch, loop.selector()), maxFrameLength, false);
+            loop.connections().runAndWait(() -> c.register(handler), timeout.plusSeconds(1));
             if (config.tls() != null) {
                 TlsFailures.awaitHandshake(c, address, timeout);
             }

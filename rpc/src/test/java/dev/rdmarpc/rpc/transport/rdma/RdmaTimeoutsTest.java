@@ -123,7 +123,7 @@ class RdmaTimeoutsTest {
             Connection conn = clientT.connect(endpoint.address(), MAX_FRAME, clientSide, Duration.ofMinutes(2));
             try {
                 assertEquals(qps0 + 2, liveQps(), "a queue pair on each side");
-                assertTrue(serverT.bytesInUse() > inUse0 && serverT.claimedByAddress(from) > 0, "the server's receives");
+                assertTrue(serverT.bytesInUse() > inUse0 && serverT.addressShares().claimed(from) > 0, "the server's receives");
                 conn.execute(() -> {
                     held.countDown();
                     try {
@@ -153,7 +153,7 @@ class RdmaTimeoutsTest {
                         "closed " + took + " ns after the frame started");
                 await("the server's queue pair destroyed", Duration.ofSeconds(10), () -> liveQps() == qps0 + 1);
                 await("the server's buffers back", Duration.ofSeconds(10), () -> serverT.bytesInUse() == inUse0);
-                assertEquals(0, serverT.claimedByAddress(from), "the address's claim given back");
+                assertEquals(0, serverT.addressShares().claimed(from), "the address's claim given back");
                 assertEquals(0, serverT.bufferPool().largeBytesInUse(), "no reassembly buffer held");
             } finally {
                 release.countDown();
@@ -263,7 +263,7 @@ class RdmaTimeoutsTest {
                 // its retries, or the connection closes when the last word's 5 s are over
                 assertTrue(took >= TimeUnit.MILLISECONDS.toNanos(900) && took < TimeUnit.SECONDS.toNanos(1)
                         + RdmaLastWord.LINGER_NANOS + TimeUnit.SECONDS.toNanos(4), "" + took);
-                assertEquals(0, serverT.claimedByAddress(InetAddress.getByName(RdmaTestEnv.clientAddress())));
+                assertEquals(0, serverT.addressShares().claimed(InetAddress.getByName(RdmaTestEnv.clientAddress())));
             }
         }
     }

@@ -13,7 +13,7 @@ import java.io.IOException;
 import org.junit.jupiter.api.Test;
 
 /**
- * The idle and frame timeouts of an RDMA connection ({@link RdmaConnection#timers}), on ticks: times in
+ * The idle and frame timeouts of an RDMA connection ({@link RdmaTimers}), on ticks: times in
  * milliseconds from the connection's set-up, as nanoseconds. The VM tests run them on real
  * connections ({@code RdmaTimeoutsTest}).
  */
@@ -27,7 +27,7 @@ class RdmaTimersTest {
 
     @Test
     void idlenessCountsFromTheSetUpSoAConnectionThatSendsNothingIsClosed() {
-        IdleFrameTimers t = RdmaConnection.timers(0, 500 * MS, T0);
+        IdleFrameTimers t = RdmaTimers.of(0, 500 * MS, T0);
         assertNull(check(t, 490, 0, false, false));
         IOException e = check(t, 500, 0, false, false);
         assertInstanceOf(IdleTimeoutException.class, e);
@@ -37,7 +37,7 @@ class RdmaTimersTest {
 
     @Test
     void aMessageACallInFlightOrAPauseKeepsItOpen() {
-        IdleFrameTimers t = RdmaConnection.timers(0, 500 * MS, T0);
+        IdleFrameTimers t = RdmaTimers.of(0, 500 * MS, T0);
         t.received();
         assertNull(check(t, 400, 0, false, false));
         assertNull(check(t, 800, 0, false, false), "400 ms after the message");
@@ -50,13 +50,13 @@ class RdmaTimersTest {
 
     @Test
     void aClientConnectionIsNeverClosedForIdleness() {
-        IdleFrameTimers t = RdmaConnection.timers(30_000 * MS, 0, T0);
+        IdleFrameTimers t = RdmaTimers.of(30_000 * MS, 0, T0);
         assertNull(check(t, 3_600_000, 0, false, false));
     }
 
     @Test
     void aFrameThatStopsPartWayIsRefusedAfterTheFrameTimeout() {
-        IdleFrameTimers t = RdmaConnection.timers(1000 * MS, 0, T0);
+        IdleFrameTimers t = RdmaTimers.of(1000 * MS, 0, T0);
         assertNull(check(t, 100, 2 << 20, false, false), "timed from this tick");
         assertNull(check(t, 1090, 2 << 20, false, false));
         IOException e = check(t, 1100, 2 << 20, false, false);
@@ -67,7 +67,7 @@ class RdmaTimersTest {
 
     @Test
     void eachFrameHasItsOwnTimeAndAPauseDoesNotCount() {
-        IdleFrameTimers t = RdmaConnection.timers(1000 * MS, 0, T0);
+        IdleFrameTimers t = RdmaTimers.of(1000 * MS, 0, T0);
         assertNull(check(t, 0, 1 << 20, false, false));
         t.frameDone();
         assertNull(check(t, 900, 1 << 20, false, false), "a second frame, timed from here");
@@ -80,7 +80,7 @@ class RdmaTimersTest {
 
     @Test
     void zeroTurnsBothOff() {
-        IdleFrameTimers t = RdmaConnection.timers(0, 0, T0);
+        IdleFrameTimers t = RdmaTimers.of(0, 0, T0);
         assertNull(check(t, 0, 1 << 20, false, false));
         assertNull(check(t, 10_000_000, 1 << 20, false, false));
     }

@@ -1,5 +1,6 @@
 package dev.rdmarpc.rpc.transport.rdma;
 
+import dev.rdmarpc.rpc.transport.loop.SocketPoller;
 import dev.rdmarpc.posix.Posix;
 import org.junit.jupiter.api.Test;
 
@@ -9,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -21,7 +23,7 @@ class WakeupTest {
 
     @Test
     void aWakeFromAnotherThreadEndsAwait() throws Exception {
-        try (Wakeup wakeup = new Wakeup()) {
+        try (Wakeup wakeup = new Wakeup(new SocketPoller())) {
             int channel = Posix.eventfd();
             try {
                 boolean[] ready = new boolean[1];
@@ -49,7 +51,7 @@ class WakeupTest {
 
     @Test
     void aReadableChannelIsReportedAtItsIndex() {
-        try (Wakeup wakeup = new Wakeup(); Arena arena = Arena.ofConfined()) {
+        try (Wakeup wakeup = new Wakeup(new SocketPoller()); Arena arena = Arena.ofConfined()) {
             int quiet = Posix.eventfd();
             int busy = Posix.eventfd();
             try {
@@ -67,7 +69,7 @@ class WakeupTest {
 
     @Test
     void aWakeBeforeAwaitMakesItReturnAtOnceAndCloseIsOnce() {
-        Wakeup wakeup = new Wakeup();
+        Wakeup wakeup = new Wakeup(new SocketPoller());
         wakeup.wake();
         long start = System.nanoTime();
         wakeup.await(new int[0], 0, 10_000, new boolean[0]);
@@ -79,8 +81,42 @@ class WakeupTest {
 
     @Test
     void moreChannelsThanAPollSetHoldsAreRefused() {
-        try (Wakeup wakeup = new Wakeup()) {
+        try (Wakeup wakeup = new Wakeup(new SocketPoller())) {
             assertThrows(IllegalArgumentException.class, () -> wakeup.await(new int[16], 16, 0, new boolean[16]));
+        }
+    }
+
+    @Test
+    void socketsBesideTheChannelsAreDispatchedByAwaitAndByBusyPollsOnceTheIntervalPassed() throws Exception {
+        SocketPoller sockets = new SocketPoller();
+        int[] fds = new int[40];
+        int[] calls = new int[fds.length];
+        try (Wakeup wakeup = new Wakeup(sockets, java.util.concurrent.TimeUnit.SECONDS.toNanos(2));
+             Arena arena = Arena.ofConfined()) {
+            MemorySegment scratch = arena.allocate(8, 8);
+            for (int i = 0; i < fds.length; i++) {
+                int at = i;
+                fds[i] = Posix.eventfd();
+                sockets.register(fds[i], Posix.POLLIN, (k, revents) -> {
+                    calls[at]++;
+                    Posix.drain(fds[at], scratch);
+                });
+            }
+            Posix.signal(fds[39], scratch);
+            wakeup.await(new int[0], 0, 5_000, new boolean[0]);
+            assertEquals(1, calls[39], "more sockets than the first poll set held: it grew");
+
+            Posix.signal(fds[7], scratch);
+            assertEquals(0, wakeup.pollSocketsNow(), "polled by the await just now: not again within the interval");
+            assertEquals(0, calls[7]);
+            Thread.sleep(2_100);
+            assertEquals(1, wakeup.pollSocketsNow(), "the interval passed");
+            assertEquals(1, calls[7]);
+            assertEquals(2, java.util.Arrays.stream(calls).sum(), "no other socket was called");
+        } finally {
+            for (int fd : fds) {
+                Posix.close(fd);
+            }
         }
     }
 }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import java.lang.foreign.MemorySegment;
+import dev.rdmarpc.rpc.transport.stream.TcpConnection;
 import java.net.InetSocketAddress;
 import java.net.SocketOption;
 import java.net.StandardSocketOptions;
@@ -43,8 +44,8 @@ class SocketOptionsTest {
             });
             Connection client = t.connect(endpoint.address(), 1 << 20, IGNORE, Duration.ofSeconds(5));
             Connection server = accepted.get(5, TimeUnit.SECONDS);
-            return List.of(((TcpConnection) client).channel().getOption(option),
-                    ((TcpConnection) server).channel().getOption(option));
+            return List.of(((NioSocket) ((TcpConnection) client).channel()).channel().getOption(option),
+                    ((NioSocket) ((TcpConnection) server).channel()).channel().getOption(option));
         }
     }
 
