@@ -264,27 +264,44 @@ public final class Metadata {
      */
     public static Metadata readFrom(MemorySegment buf, long block) {
         long end = block + buf.get(INT, block);
-        List<String> k = new ArrayList<>();
-        List<byte[]> v = new ArrayList<>();
+        int count = MetadataBlock.count(buf, block);
+        if (count == 0) {
+            return EMPTY;
+        }
+        String[] k = new String[count];
+        byte[][] v = new byte[count][];
+        int n = 0;
         int length = MetadataBlock.LENGTH_FIELD;
         for (long p = block + MetadataBlock.LENGTH_FIELD; p < end; p = MetadataBlock.next(buf, p)) {
             byte[] keyBytes = new byte[MetadataBlock.keyLength(buf, p)];
             MemorySegment.copy(buf, ValueLayout.JAVA_BYTE, MetadataBlock.keyOffset(p), keyBytes, 0, keyBytes.length);
             String key = new String(keyBytes, StandardCharsets.ISO_8859_1);
-            if (k.contains(key)) {
-                continue;
+            if (indexOf(k, n, key) >= 0) {
+                continue; // a key repeated: its first value counts
             }
             byte[] value = new byte[MetadataBlock.valueLength(buf, p)];
             MemorySegment.copy(buf, ValueLayout.JAVA_BYTE, MetadataBlock.valueOffset(buf, p), value, 0, value.length);
-            k.add(key);
-            v.add(value);
+            k[n] = key;
+            v[n++] = value;
             length += entryLength(key, value);
         }
-        return k.isEmpty() ? EMPTY : new Metadata(k.toArray(new String[0]), v.toArray(new byte[0][]), length);
+        return n == count ? new Metadata(k, v, length) : new Metadata(Arrays.copyOf(k, n), Arrays.copyOf(v, n), length);
+    }
+
+    private static int indexOf(String[] keys, int n, String key) {
+        for (int i = 0; i < n; i++) {
+            if (keys[i].equals(key)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     @Override
     public boolean equals(Object o) {
+        if (o == this) {
+            return true;
+        }
         if (!(o instanceof Metadata m) || m.keys.length != keys.length) {
             return false;
         }

@@ -9,6 +9,7 @@ import dev.rdmarpc.rpc.core.Counters;
 import dev.rdmarpc.rpc.core.Events;
 import dev.rdmarpc.rpc.core.FrameWriter;
 import dev.rdmarpc.rpc.core.MetadataLimits;
+import dev.rdmarpc.rpc.core.MetadataReader;
 import dev.rdmarpc.rpc.core.StreamMessages;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
@@ -54,6 +55,8 @@ final class ServerConnection implements FrameHandler {
     private final java.util.concurrent.locks.Condition sendRoom = sendRoomLock.newCondition();
     /** The context of the inline and raw calls, run one at a time on the I/O thread. */
     private final InlineCall inline;
+    /** Reads the metadata of the calls held (a repeated block gives the instance read before); I/O thread. */
+    private final MetadataReader metadataReader = new MetadataReader();
 
     ServerConnection(ServerCore core, Connection connection) {
         this.core = core;
@@ -199,7 +202,7 @@ final class ServerConnection implements FrameHandler {
             return;
         }
         AsyncCall call = new AsyncCall(this, e, id, mid, deadline, due,
-                mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(frame, offset + FrameDescriptor.HEADER_LENGTH));
+                mlen == 0 ? Metadata.EMPTY : metadataReader.read(frame, offset + FrameDescriptor.HEADER_LENGTH));
         call.requestBytes = (long) plen + alen;
         callStarted(call);
         call.start(request, frame.asSlice(poff + plen, alen));
@@ -211,7 +214,7 @@ final class ServerConnection implements FrameHandler {
         if (!admit(id, mid)) {
             return;
         }
-        Metadata md = mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(frame, offset + FrameDescriptor.HEADER_LENGTH);
+        Metadata md = mlen == 0 ? Metadata.EMPTY : metadataReader.read(frame, offset + FrameDescriptor.HEADER_LENGTH);
         if (e.stream() instanceof dev.rdmarpc.rpc.AsyncStreamHandler<?, ?>) {
             AsyncServerStreamCall async = new AsyncServerStreamCall(this, e, id, mid, deadline, due, md);
             callStarted(async);
