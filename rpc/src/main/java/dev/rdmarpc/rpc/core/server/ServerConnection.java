@@ -23,7 +23,6 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -46,7 +45,9 @@ final class ServerConnection implements FrameHandler {
      * they are over, so that a cancel or their deadline finds them. (Inline and raw calls end before
      * the next frame is read: a cancel can only arrive after them.)
      */
-    private final ConcurrentHashMap<Long, HeldCall> running = new ConcurrentHashMap<>();
+    private final HeldCalls running = new HeldCalls();
+    /** The calls of the last {@link #onTick} or {@link #onClose}, acted on without the table's lock; I/O thread. */
+    private HeldCall[] heldNow = new HeldCall[16];
     /** How many times the transport sent something (I/O thread writes), for stream senders waiting for room. */
     private volatile long sendProgress;
     /** Stream senders waiting in {@link #awaitSendProgress}; changed under {@link #sendRoomLock}. */
@@ -268,7 +269,7 @@ final class ServerConnection implements FrameHandler {
     /** A blocking or asynchronous call was admitted: count it and hold it until {@link #callEnded}. */
     private void callStarted(HeldCall call) {
         countCall();
-        running.put(call.id, call);
+        running.put(call);
     }
 
     /** A call outlives its frame (held or deferred): counted in flight, and for the transport's {@link #callsInFlight}. */
@@ -285,7 +286,7 @@ final class ServerConnection implements FrameHandler {
 
     /** A blocking or asynchronous call is over: forget it, and release what it counted. */
     void callEnded(HeldCall call) {
-        running.remove(call.id, call);
+        running.remove(call);
         uncountCall();
         core.blockingInFlight.decrementAndGet();
     }
@@ -321,7 +322,10 @@ final class ServerConnection implements FrameHandler {
         if (running.isEmpty()) {
             return;
         }
-        for (HeldCall call : running.values()) {
+        HeldCall[] held = heldNow = running.snapshot(heldNow);
+        for (int i = 0; held[i] != null; i++) {
+            HeldCall call = held[i];
+            held[i] = null;
             if (call.hasDeadline && nowNanos - call.deadlineNanos >= 0) {
                 call.stop(true);
             }
@@ -420,7 +424,10 @@ final class ServerConnection implements FrameHandler {
         // handler's thread interrupted, an asynchronous one's future cancelled), so that a handler
         // waiting for something that never comes does not keep its place among maxInFlight.
         if (!running.isEmpty()) {
-            for (HeldCall call : running.values()) {
+            HeldCall[] held = heldNow = running.snapshot(heldNow);
+            for (int i = 0; held[i] != null; i++) {
+                HeldCall call = held[i];
+                held[i] = null;
                 call.stop(false);
             }
         }
