@@ -102,7 +102,10 @@ final class Wire {
         }
     }
 
-    /** The server's response headers received: the block is copied out of the receive buffer. */
+    /**
+     * The server's response headers received: the block copied out of the receive buffer, shared by
+     * the calls that receive the same bytes (only read).
+     */
     record In(byte kind, byte[] body) {
     }
 
@@ -116,6 +119,11 @@ final class Wire {
      */
     private static final class FrameCodec implements HoldingCodec<Object> {
         private final int maxInbound;
+        /**
+         * The last response headers decoded, with their bytes: the same bytes again (a channel's calls
+         * mostly get the same response headers) decode to the same immutable {@link In}, not a copy.
+         */
+        private volatile LastHeaders lastHeaders;
 
         FrameCodec(int maxInbound) {
             this.maxInbound = maxInbound;
@@ -150,6 +158,20 @@ final class Wire {
             MessageCopies.sendCopy();
         }
 
+        /** @return the headers block at {@code at}: the last one decoded when its bytes are the same, else a copy */
+        private In headers(MemorySegment src, long at, int length) {
+            LastHeaders last = lastHeaders;
+            if (last != null && last.bytes().byteSize() == length
+                    && MemorySegment.mismatch(src, at, at + length, last.bytes(), 0, length) < 0) {
+                return last.in();
+            }
+            byte[] body = new byte[length];
+            MemorySegment.copy(src, ValueLayout.JAVA_BYTE, at, body, 0, length);
+            In in = new In(HEADERS, body); // its array is only read, never changed
+            lastHeaders = new LastHeaders(in, MemorySegment.ofArray(body));
+            return in;
+        }
+
         @Override
         public Object decode(MemorySegment src, long offset, int length) {
             return decode(src, offset, length, null);
@@ -175,14 +197,18 @@ final class Wire {
                     return ReceivedMessage.held(kind, src, offset + 1, bodyLength, hold);
                 }
             }
+            if (kind == HEADERS) {
+                return headers(src, offset + 1, bodyLength);
+            }
             byte[] body = new byte[bodyLength];
             MemorySegment.copy(src, ValueLayout.JAVA_BYTE, offset + 1, body, 0, bodyLength);
-            if (kind == HEADERS) {
-                return new In(kind, body);
-            }
             MessageCopies.receiveCopy();
             return ReceivedMessage.copied(kind, body);
         }
+    }
+
+    /** Response headers decoded, and their bytes as a segment to compare with. */
+    private record LastHeaders(In in, MemorySegment bytes) {
     }
 
     /** Writes into a slice of the send buffer; bounded by the announced length. */

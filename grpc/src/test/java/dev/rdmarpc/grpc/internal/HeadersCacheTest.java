@@ -132,6 +132,28 @@ class HeadersCacheTest {
         assertEquals(Status.Code.ABORTED, Headers.statusOf(described).getCode());
     }
 
+    @Test
+    void receivedHeaderBytesDecodeOnceWhileTheyRepeat() {
+        dev.rdmarpc.rpc.codec.Codec<Object> codec = Wire.method(1 << 20).responseCodec();
+        byte[] one = Headers.headersOut(headers("t1", new byte[] {5, 6}), new MetadataCache<>()).bytes;
+        byte[] two = Headers.headersOut(headers("t2", new byte[] {5, 6}), new MetadataCache<>()).bytes; // same length
+        Wire.In first = (Wire.In) codec.decode(frame(one, 3), 3, 1 + one.length);
+        assertArrayEquals(one, first.body());
+        assertSame(first, codec.decode(frame(one, 0), 0, 1 + one.length), "the same bytes: the same decoded headers");
+        Wire.In other = (Wire.In) codec.decode(frame(two, 0), 0, 1 + two.length);
+        assertArrayEquals(two, other.body(), "other bytes of the same length: decoded anew");
+        assertEquals("t2", Headers.fromBlock(other.body(), new MetadataCache<>()).get(ASCII));
+        assertArrayEquals(one, ((Wire.In) codec.decode(frame(one, 0), 0, 1 + one.length)).body());
+    }
+
+    /** A stream message of kind {@link Wire#HEADERS} carrying {@code block}, at {@code at} of a native segment. */
+    private static java.lang.foreign.MemorySegment frame(byte[] block, long at) {
+        java.lang.foreign.MemorySegment s = java.lang.foreign.Arena.ofAuto().allocate(at + 1 + block.length);
+        s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, at, Wire.HEADERS);
+        java.lang.foreign.MemorySegment.copy(block, 0, s, java.lang.foreign.ValueLayout.JAVA_BYTE, at + 1, block.length);
+        return s;
+    }
+
     private static Metadata headers(String tenant, byte[] token) {
         Metadata m = new Metadata();
         m.put(ASCII, tenant);
