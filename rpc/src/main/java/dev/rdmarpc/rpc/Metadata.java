@@ -43,6 +43,15 @@ public final class Metadata {
     private final String[] keys;
     private final byte[][] values;
     private final int encodedLength;
+    /** {@link #hashCode}, once computed (0: not yet; it is computed again, the same, by a racing thread). */
+    private int hash;
+    /**
+     * The block as {@link #writeTo} writes it, kept once this instance is written a second time (one
+     * instance shared by many calls is then written with one copy); null before.
+     */
+    private volatile byte[] encoded;
+    /** Written once already (a hint: a race only keeps the block a write later, or one more time). */
+    private boolean writtenOnce;
 
     private Metadata(String[] keys, byte[][] values, int encodedLength) {
         this.keys = keys;
@@ -237,6 +246,22 @@ public final class Metadata {
      * @param at  where the block starts; {@link #encodedLength()} bytes are written
      */
     public void writeTo(MemorySegment buf, long at) {
+        byte[] e = encoded;
+        if (e != null) {
+            MemorySegment.copy(e, 0, buf, ValueLayout.JAVA_BYTE, at, e.length);
+            return;
+        }
+        encode(buf, at);
+        if (writtenOnce) {
+            byte[] b = new byte[encodedLength];
+            encode(MemorySegment.ofArray(b), 0);
+            encoded = b;
+        } else {
+            writtenOnce = true;
+        }
+    }
+
+    private void encode(MemorySegment buf, long at) {
         buf.set(INT, at, encodedLength);
         long p = at + MetadataBlock.LENGTH_FIELD;
         for (int i = 0; i < keys.length; i++) {
@@ -316,9 +341,12 @@ public final class Metadata {
 
     @Override
     public int hashCode() {
-        int h = 0;
-        for (int i = 0; i < keys.length; i++) {
-            h += keys[i].hashCode() ^ Arrays.hashCode(values[i]);
+        int h = hash;
+        if (h == 0) {
+            for (int i = 0; i < keys.length; i++) {
+                h += keys[i].hashCode() ^ Arrays.hashCode(values[i]);
+            }
+            hash = h;
         }
         return h;
     }
