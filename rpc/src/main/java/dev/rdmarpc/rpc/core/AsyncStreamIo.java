@@ -5,8 +5,8 @@ import dev.rdmarpc.rpc.StreamListener;
 import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -22,6 +22,18 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public abstract class AsyncStreamIo implements Runnable {
     private static final System.Logger LOG = System.getLogger(AsyncStreamIo.class.getName());
+    private static final VarHandle WIP;
+    private static final VarHandle DEMAND;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            WIP = lookup.findVarHandle(AsyncStreamIo.class, "wip", int.class);
+            DEMAND = lookup.findVarHandle(AsyncStreamIo.class, "demand", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     /** A write went out. */
     public static final int WROTE = 0;
     /** A write found no room now: the subclass waits for the transport's progress and calls {@link #flush}. */
@@ -38,8 +50,10 @@ public abstract class AsyncStreamIo implements Runnable {
 
     public final StreamFlow flow;
     private final Executor executor;
-    private final AtomicInteger wip = new AtomicInteger();
-    private final AtomicLong demand = new AtomicLong();
+    /** Signals not yet drained (the drainer is whoever took it from 0); through {@link #WIP}. */
+    private volatile int wip;
+    /** Messages requested and not yet delivered; through {@link #DEMAND}. */
+    private volatile long demand;
     private final ReentrantLock outLock = new ReentrantLock();
     /** Guarded by outLock: messages and markers not written yet, in order (sized for a unary call's few; it grows). */
     private final ArrayDeque<Object> outbox = new ArrayDeque<>(3);
@@ -204,13 +218,13 @@ public abstract class AsyncStreamIo implements Runnable {
         if (n <= 0) {
             throw new IllegalArgumentException("request(" + n + "): ask for at least one message");
         }
-        demand.addAndGet(n);
+        DEMAND.getAndAdd(this, (long) n);
         signal();
     }
 
     /** Something is due for the listener (a message, the end, readiness): drain here or leave it to the drainer. */
     public void signal() {
-        if (wip.getAndIncrement() != 0) {
+        if ((int) WIP.getAndAdd(this, 1) != 0) {
             return;
         }
         if (executor != null) {
@@ -229,7 +243,7 @@ public abstract class AsyncStreamIo implements Runnable {
         int missed = 1;
         do {
             drain();
-            missed = wip.addAndGet(-missed);
+            missed = (int) WIP.getAndAdd(this, -missed) - missed;
         } while (missed != 0);
     }
 
@@ -245,12 +259,12 @@ public abstract class AsyncStreamIo implements Runnable {
                     l.onReady();
                 }
             }
-            while (demand.get() > 0 && !endTold) {
+            while (demand > 0 && !endTold) {
                 Object m = flow.poll();
                 if (m == null || m == StreamFlow.END) {
                     break;
                 }
-                demand.decrementAndGet();
+                DEMAND.getAndAdd(this, -1L);
                 grant();
                 l.onMessage(m);
             }
