@@ -136,15 +136,23 @@ final class Headers {
     }
 
     /**
-     * @return gRPC metadata over a cached serialized form: the keys shared (gRPC only reads them),
-     *         the values copied (gRPC hands a {@code -bin} value's array to the application)
+     * @return gRPC metadata over a cached serialized form: the keys and the ASCII values shared (gRPC
+     *         only reads them: an ASCII value reaches the application parsed, as a new object), the
+     *         {@code -bin} values copied (gRPC hands a binary value's array to the application)
      */
     static Metadata own(byte[][] kv) {
         byte[][] copy = new byte[kv.length][];
-        for (int i = 0; i < kv.length; i++) {
-            copy[i] = (i & 1) == 0 ? kv[i] : kv[i].clone();
+        for (int i = 0; i < kv.length; i += 2) {
+            copy[i] = kv[i];
+            copy[i + 1] = binary(kv[i]) ? kv[i + 1].clone() : kv[i + 1];
         }
         return InternalMetadata.newMetadata(copy);
+    }
+
+    /** @return whether a serialized key ends in {@code -bin} */
+    private static boolean binary(byte[] key) {
+        int n = key.length;
+        return n >= 4 && key[n - 4] == '-' && key[n - 3] == 'b' && key[n - 2] == 'i' && key[n - 1] == 'n';
     }
 
     private static String original(String key) {

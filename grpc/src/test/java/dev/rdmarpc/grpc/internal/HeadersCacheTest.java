@@ -66,6 +66,12 @@ class HeadersCacheTest {
         assertArrayEquals(new byte[] {5, 6}, second.get(BIN), "another call's value is its own");
         assertEquals("t1", second.get(ASCII));
         assertArrayEquals(new byte[] {5, 6}, Headers.fromBlock(block, cache).get(BIN));
+        byte[][] a = InternalMetadata.serialize(Headers.fromBlock(block, cache));
+        byte[][] b = InternalMetadata.serialize(Headers.fromBlock(block, cache));
+        for (int i = 0; i < a.length; i += 2) { // the ASCII values, which the application only gets parsed, are shared
+            boolean bin = new String(a[i], java.nio.charset.StandardCharsets.US_ASCII).endsWith("-bin");
+            assertEquals(!bin, a[i + 1] == b[i + 1], new String(a[i], java.nio.charset.StandardCharsets.US_ASCII));
+        }
     }
 
     @Test
