@@ -123,8 +123,9 @@ final class ClientStreamImpl extends OpenCalls.Call implements io.grpc.internal.
             }
             Wire.In in = (Wire.In) m;
             {
-                Metadata h = Headers.fromBlock(in.body(), transport.headersIn);
-                String encoding = h.get(GrpcUtil.MESSAGE_ENCODING_KEY);
+                Headers.Received received = Headers.received(in.body(), transport.headersIn);
+                Metadata h = received.metadata();
+                String encoding = received.encoding(); // as h.get(GrpcUtil.MESSAGE_ENCODING_KEY) reads it
                 if (encoding != null) {
                     decompressor = decompressors.lookupDecompressor(encoding);
                 }

@@ -5,8 +5,10 @@ import io.grpc.InternalMetadata;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import io.grpc.internal.GrpcUtil;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -187,13 +189,38 @@ final class Headers {
     }
 
     /** @return the headers of a {@link Wire#HEADERS} message's body, converted once per distinct body ({@code cache}) */
-    static Metadata fromBlock(byte[] block, MetadataCache<byte[][]> cache) {
-        byte[][] kv = cache.get(block.length, null, null, block);
-        if (kv == null) {
-            kv = serialized(dev.rdmarpc.rpc.Metadata.readFrom(MemorySegment.ofArray(block), 0));
-            cache.put(block.length, null, null, block, kv);
+    static Metadata fromBlock(byte[] block, MetadataCache<Received> cache) {
+        return received(block, cache).metadata();
+    }
+
+    /**
+     * Response headers converted: their serialized form, and their {@code grpc-encoding} read once
+     * (the last value, as gRPC's {@code Metadata.get} reads it), not parsed again by every call.
+     */
+    record Received(byte[][] kv, String encoding) {
+        /** @return gRPC metadata of the call's own ({@link #own}) */
+        Metadata metadata() {
+            return own(kv);
         }
-        return own(kv);
+    }
+
+    private static final byte[] ENCODING_KEY = GrpcUtil.MESSAGE_ENCODING_KEY.name().getBytes(StandardCharsets.US_ASCII);
+
+    /** @return a {@link Wire#HEADERS} message's body converted, once per distinct body ({@code cache}) */
+    static Received received(byte[] block, MetadataCache<Received> cache) {
+        Received r = cache.get(block.length, null, null, block);
+        if (r == null) {
+            byte[][] kv = serialized(dev.rdmarpc.rpc.Metadata.readFrom(MemorySegment.ofArray(block), 0));
+            String encoding = null;
+            for (int i = 0; i + 1 < kv.length; i += 2) {
+                if (Arrays.equals(kv[i], ENCODING_KEY)) {
+                    encoding = new String(kv[i + 1], StandardCharsets.US_ASCII);
+                }
+            }
+            r = new Received(kv, encoding);
+            cache.put(block.length, null, null, block, r);
+        }
+        return r;
     }
 
     /** The trailers of a status without a description and without other trailers, by the code's ordinal. */

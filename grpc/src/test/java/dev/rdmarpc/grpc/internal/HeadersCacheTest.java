@@ -55,7 +55,7 @@ class HeadersCacheTest {
 
     @Test
     void receivedHeadersAreConvertedOnceButEachCallGetsMetadataOfItsOwn() {
-        MetadataCache<byte[][]> cache = new MetadataCache<>();
+        MetadataCache<Headers.Received> cache = new MetadataCache<>();
         byte[] block = Headers.headersOut(headers("t1", new byte[] {5, 6}), new MetadataCache<>()).bytes;
         Metadata first = Headers.fromBlock(block, cache);
         Metadata second = Headers.fromBlock(block.clone(), cache);
@@ -150,6 +150,20 @@ class HeadersCacheTest {
         assertArrayEquals(two, other.body(), "other bytes of the same length: decoded anew");
         assertEquals("t2", Headers.fromBlock(other.body(), new MetadataCache<>()).get(ASCII));
         assertArrayEquals(one, ((Wire.In) codec.decode(frame(one, 0), 0, 1 + one.length)).body());
+    }
+
+    @Test
+    void receivedHeadersReadTheirEncodingOnceAsGrpcReadsIt() {
+        MetadataCache<Headers.Received> cache = new MetadataCache<>();
+        Metadata sent = headers("t1", new byte[] {1});
+        sent.put(io.grpc.internal.GrpcUtil.MESSAGE_ENCODING_KEY, "gzip");
+        byte[] block = Headers.headersOut(sent, new MetadataCache<>()).bytes;
+        Headers.Received first = Headers.received(block, cache);
+        assertEquals("gzip", first.encoding());
+        assertEquals(first.metadata().get(io.grpc.internal.GrpcUtil.MESSAGE_ENCODING_KEY), first.encoding());
+        assertSame(first, Headers.received(block.clone(), cache), "the same bytes: read once");
+        byte[] plain = Headers.headersOut(headers("t1", new byte[] {1}), new MetadataCache<>()).bytes;
+        assertNull(Headers.received(plain, cache).encoding());
     }
 
     /** A stream message of kind {@link Wire#HEADERS} carrying {@code block}, at {@code at} of a native segment. */
