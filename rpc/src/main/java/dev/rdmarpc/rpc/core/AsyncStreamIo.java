@@ -55,8 +55,11 @@ public abstract class AsyncStreamIo implements Runnable {
     /** Messages requested and not yet delivered; through {@link #DEMAND}. */
     private volatile long demand;
     private final ReentrantLock outLock = new ReentrantLock();
-    /** Guarded by outLock: messages and markers not written yet, in order (sized for a unary call's few; it grows). */
-    private final ArrayDeque<Object> outbox = new ArrayDeque<>(3);
+    /**
+     * Guarded by outLock: messages and markers not written yet, in order; made when something first
+     * has to wait (a stream whose writes all go out at once never makes it), sized for a unary call's few.
+     */
+    private ArrayDeque<Object> outbox;
     private volatile int queued;
     private volatile StreamListener<Object> listener;
     /** Someone saw the stream not ready (or it has not been ready yet): tell onReady when it is. */
@@ -105,14 +108,15 @@ public abstract class AsyncStreamIo implements Runnable {
     public void send(Object value, int plen) {
         outLock.lock();
         try {
-            if (outbox.isEmpty()) {
+            if (nothingQueued()) {
                 int r = tryWrite(value, plen);
                 if (r != NO_ROOM) {
                     return; // written, or the stream is over: the listener hears why
                 }
             }
-            outbox.add(new Queued(value, plen));
-            queued = outbox.size();
+            ArrayDeque<Object> o = outbox();
+            o.add(new Queued(value, plen));
+            queued = o.size();
             readyWanted = true;
         } finally {
             outLock.unlock();
@@ -123,12 +127,36 @@ public abstract class AsyncStreamIo implements Runnable {
     public void queueMarker(Object marker) {
         outLock.lock();
         try {
-            outbox.add(marker);
-            queued = outbox.size();
+            if (nothingQueued()) { // at the head: written now, as flush would
+                int r = writeMarker(marker);
+                if (r == NO_ROOM) {
+                    awaitRoom();
+                    ArrayDeque<Object> o = outbox();
+                    o.add(marker);
+                    queued = o.size();
+                    return; // not ready: nothing to tell
+                }
+            } else {
+                outbox.add(marker);
+                queued = outbox.size();
+            }
         } finally {
             outLock.unlock();
         }
         flush();
+    }
+
+    /** @return whether nothing waits in the outbox (outLock held) */
+    private boolean nothingQueued() {
+        return outbox == null || outbox.isEmpty();
+    }
+
+    /** @return the outbox, made now if it was not (outLock held) */
+    private ArrayDeque<Object> outbox() {
+        if (outbox == null) {
+            outbox = new ArrayDeque<>(3);
+        }
+        return outbox;
     }
 
     private int tryWrite(Object value, int plen) {
@@ -153,7 +181,7 @@ public abstract class AsyncStreamIo implements Runnable {
         boolean ready;
         outLock.lock();
         try {
-            while (!outbox.isEmpty()) {
+            while (!nothingQueued()) {
                 Object item = outbox.peek();
                 int r;
                 if (item instanceof Queued q) {
@@ -172,8 +200,8 @@ public abstract class AsyncStreamIo implements Runnable {
                     outbox.clear();
                 }
             }
-            queued = outbox.size();
-            ready = outbox.isEmpty() && flow.sendRoom() > 0;
+            queued = outbox == null ? 0 : outbox.size();
+            ready = nothingQueued() && flow.sendRoom() > 0;
         } finally {
             outLock.unlock();
         }
@@ -188,7 +216,9 @@ public abstract class AsyncStreamIo implements Runnable {
     public void dropOutbox() {
         outLock.lock();
         try {
-            outbox.clear();
+            if (outbox != null) {
+                outbox.clear();
+            }
             queued = 0;
         } finally {
             outLock.unlock();
