@@ -43,6 +43,15 @@ public final class Metadata {
     private final String[] keys;
     private final byte[][] values;
     private final int encodedLength;
+    /** {@link #hashCode}, once computed (0: not yet; it is computed again, the same, by a racing thread). */
+    private int hash;
+    /**
+     * The block as {@link #writeTo} writes it, kept once this instance is written a second time (one
+     * instance shared by many calls is then written with one copy); null before.
+     */
+    private volatile byte[] encoded;
+    /** Written once already (a hint: a race only keeps the block a write later, or one more time). */
+    private boolean writtenOnce;
 
     private Metadata(String[] keys, byte[][] values, int encodedLength) {
         this.keys = keys;
@@ -237,6 +246,22 @@ public final class Metadata {
      * @param at  where the block starts; {@link #encodedLength()} bytes are written
      */
     public void writeTo(MemorySegment buf, long at) {
+        byte[] e = encoded;
+        if (e != null) {
+            MemorySegment.copy(e, 0, buf, ValueLayout.JAVA_BYTE, at, e.length);
+            return;
+        }
+        encode(buf, at);
+        if (writtenOnce) {
+            byte[] b = new byte[encodedLength];
+            encode(MemorySegment.ofArray(b), 0);
+            encoded = b;
+        } else {
+            writtenOnce = true;
+        }
+    }
+
+    private void encode(MemorySegment buf, long at) {
         buf.set(INT, at, encodedLength);
         long p = at + MetadataBlock.LENGTH_FIELD;
         for (int i = 0; i < keys.length; i++) {
@@ -264,27 +289,44 @@ public final class Metadata {
      */
     public static Metadata readFrom(MemorySegment buf, long block) {
         long end = block + buf.get(INT, block);
-        List<String> k = new ArrayList<>();
-        List<byte[]> v = new ArrayList<>();
+        int count = MetadataBlock.count(buf, block);
+        if (count == 0) {
+            return EMPTY;
+        }
+        String[] k = new String[count];
+        byte[][] v = new byte[count][];
+        int n = 0;
         int length = MetadataBlock.LENGTH_FIELD;
         for (long p = block + MetadataBlock.LENGTH_FIELD; p < end; p = MetadataBlock.next(buf, p)) {
             byte[] keyBytes = new byte[MetadataBlock.keyLength(buf, p)];
             MemorySegment.copy(buf, ValueLayout.JAVA_BYTE, MetadataBlock.keyOffset(p), keyBytes, 0, keyBytes.length);
             String key = new String(keyBytes, StandardCharsets.ISO_8859_1);
-            if (k.contains(key)) {
-                continue;
+            if (indexOf(k, n, key) >= 0) {
+                continue; // a key repeated: its first value counts
             }
             byte[] value = new byte[MetadataBlock.valueLength(buf, p)];
             MemorySegment.copy(buf, ValueLayout.JAVA_BYTE, MetadataBlock.valueOffset(buf, p), value, 0, value.length);
-            k.add(key);
-            v.add(value);
+            k[n] = key;
+            v[n++] = value;
             length += entryLength(key, value);
         }
-        return k.isEmpty() ? EMPTY : new Metadata(k.toArray(new String[0]), v.toArray(new byte[0][]), length);
+        return n == count ? new Metadata(k, v, length) : new Metadata(Arrays.copyOf(k, n), Arrays.copyOf(v, n), length);
+    }
+
+    private static int indexOf(String[] keys, int n, String key) {
+        for (int i = 0; i < n; i++) {
+            if (keys[i].equals(key)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     @Override
     public boolean equals(Object o) {
+        if (o == this) {
+            return true;
+        }
         if (!(o instanceof Metadata m) || m.keys.length != keys.length) {
             return false;
         }
@@ -299,9 +341,12 @@ public final class Metadata {
 
     @Override
     public int hashCode() {
-        int h = 0;
-        for (int i = 0; i < keys.length; i++) {
-            h += keys[i].hashCode() ^ Arrays.hashCode(values[i]);
+        int h = hash;
+        if (h == 0) {
+            for (int i = 0; i < keys.length; i++) {
+                h += keys[i].hashCode() ^ Arrays.hashCode(values[i]);
+            }
+            hash = h;
         }
         return h;
     }

@@ -73,4 +73,27 @@ class MetadataTest {
         assertTrue(new MetadataView().wrap(buf, 10, 0).isEmpty(), "a frame without metadata");
         assertTrue(MetadataBlock.check(buf, 10, md.encodedLength() - 1).contains("not within the payload"));
     }
+
+    @Test
+    void anInstanceWrittenAgainAndAgainWritesTheSameBlockAndKeepsItsHash() {
+        Metadata md = Metadata.of("path", "/pkg.Svc/Call").with("token-bin", new byte[] {1, 2, 3}).with("tenant", "t");
+        int hash = md.hashCode();
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            byte[] first = null;
+            for (int i = 0; i < 4; i++) { // the first writes encode, the later ones copy the block kept
+                MemorySegment buf = arena.allocate(7 + md.encodedLength());
+                buf.fill((byte) 0x55);
+                md.writeTo(buf, 7);
+                byte[] written = buf.asSlice(7).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+                if (first == null) {
+                    first = written;
+                }
+                assertArrayEquals(first, written, "write " + i);
+                assertEquals(md, Metadata.readFrom(buf, 7), "write " + i);
+                assertEquals(0x55, buf.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 6) & 0xff, "nothing written before the block");
+            }
+        }
+        assertEquals(hash, md.hashCode());
+        assertEquals(hash, Metadata.of("path", "/pkg.Svc/Call").with("token-bin", new byte[] {1, 2, 3}).with("tenant", "t").hashCode());
+    }
 }

@@ -123,8 +123,9 @@ final class ClientStreamImpl extends OpenCalls.Call implements io.grpc.internal.
             }
             Wire.In in = (Wire.In) m;
             {
-                Metadata h = Headers.fromBlock(in.body(), transport.headersIn);
-                String encoding = h.get(GrpcUtil.MESSAGE_ENCODING_KEY);
+                Headers.Received received = Headers.received(in.body(), transport.headersIn);
+                Metadata h = received.metadata();
+                String encoding = received.encoding(); // as h.get(GrpcUtil.MESSAGE_ENCODING_KEY) reads it
                 if (encoding != null) {
                     decompressor = decompressors.lookupDecompressor(encoding);
                 }
@@ -263,9 +264,10 @@ final class ClientStreamImpl extends OpenCalls.Call implements io.grpc.internal.
         if (closed) {
             return;
         }
-        Wire.Out out = Wire.Out.message(message, messageCompression && compressor != Codec.Identity.NONE ? compressor : null);
-        if (out.length > maxOutbound) {
-            cancel(Status.RESOURCE_EXHAUSTED.withDescription("message of " + out.length + " bytes exceeds the maximum "
+        Object out = Wire.Out.message(message, messageCompression && compressor != Codec.Identity.NONE ? compressor : null);
+        int length = Wire.length(out);
+        if (length > maxOutbound) {
+            cancel(Status.RESOURCE_EXHAUSTED.withDescription("message of " + length + " bytes exceeds the maximum "
                     + maxOutbound));
             return;
         }
@@ -275,7 +277,7 @@ final class ClientStreamImpl extends OpenCalls.Call implements io.grpc.internal.
         }
         int seq = outSeq++;
         stats.outboundMessage(seq);
-        stats.outboundMessageSent(seq, out.length, -1);
+        stats.outboundMessageSent(seq, length, -1);
         try {
             s.send(out); // written now, or queued in the stream: never waits
         } catch (RpcException e) {

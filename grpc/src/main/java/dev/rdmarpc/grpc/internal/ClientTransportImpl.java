@@ -47,7 +47,7 @@ final class ClientTransportImpl implements ConnectionClientTransport {
     /** The start of the last calls, by headers, method and authority. */
     final MetadataCache<dev.rdmarpc.rpc.CallOptions> startOptions = new MetadataCache<>();
     /** The servers' last response headers, by their block. */
-    final MetadataCache<byte[][]> headersIn = new MetadataCache<>();
+    final MetadataCache<Headers.Received> headersIn = new MetadataCache<>();
     /** The servers' last trailers. */
     final MetadataCache<Headers.Trailers> trailersIn = new MetadataCache<>();
     private volatile Attributes attributes = Attributes.EMPTY;

@@ -5,8 +5,10 @@ import io.grpc.InternalMetadata;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import io.grpc.internal.GrpcUtil;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -136,15 +138,23 @@ final class Headers {
     }
 
     /**
-     * @return gRPC metadata over a cached serialized form: the keys shared (gRPC only reads them),
-     *         the values copied (gRPC hands a {@code -bin} value's array to the application)
+     * @return gRPC metadata over a cached serialized form: the keys and the ASCII values shared (gRPC
+     *         only reads them: an ASCII value reaches the application parsed, as a new object), the
+     *         {@code -bin} values copied (gRPC hands a binary value's array to the application)
      */
     static Metadata own(byte[][] kv) {
         byte[][] copy = new byte[kv.length][];
-        for (int i = 0; i < kv.length; i++) {
-            copy[i] = (i & 1) == 0 ? kv[i] : kv[i].clone();
+        for (int i = 0; i < kv.length; i += 2) {
+            copy[i] = kv[i];
+            copy[i + 1] = binary(kv[i]) ? kv[i + 1].clone() : kv[i + 1];
         }
         return InternalMetadata.newMetadata(copy);
+    }
+
+    /** @return whether a serialized key ends in {@code -bin} */
+    private static boolean binary(byte[] key) {
+        int n = key.length;
+        return n >= 4 && key[n - 4] == '-' && key[n - 3] == 'b' && key[n - 2] == 'i' && key[n - 1] == 'n';
     }
 
     private static String original(String key) {
@@ -179,13 +189,38 @@ final class Headers {
     }
 
     /** @return the headers of a {@link Wire#HEADERS} message's body, converted once per distinct body ({@code cache}) */
-    static Metadata fromBlock(byte[] block, MetadataCache<byte[][]> cache) {
-        byte[][] kv = cache.get(block.length, null, null, block);
-        if (kv == null) {
-            kv = serialized(dev.rdmarpc.rpc.Metadata.readFrom(MemorySegment.ofArray(block), 0));
-            cache.put(block.length, null, null, block, kv);
+    static Metadata fromBlock(byte[] block, MetadataCache<Received> cache) {
+        return received(block, cache).metadata();
+    }
+
+    /**
+     * Response headers converted: their serialized form, and their {@code grpc-encoding} read once
+     * (the last value, as gRPC's {@code Metadata.get} reads it), not parsed again by every call.
+     */
+    record Received(byte[][] kv, String encoding) {
+        /** @return gRPC metadata of the call's own ({@link #own}) */
+        Metadata metadata() {
+            return own(kv);
         }
-        return own(kv);
+    }
+
+    private static final byte[] ENCODING_KEY = GrpcUtil.MESSAGE_ENCODING_KEY.name().getBytes(StandardCharsets.US_ASCII);
+
+    /** @return a {@link Wire#HEADERS} message's body converted, once per distinct body ({@code cache}) */
+    static Received received(byte[] block, MetadataCache<Received> cache) {
+        Received r = cache.get(block.length, null, null, block);
+        if (r == null) {
+            byte[][] kv = serialized(dev.rdmarpc.rpc.Metadata.readFrom(MemorySegment.ofArray(block), 0));
+            String encoding = null;
+            for (int i = 0; i + 1 < kv.length; i += 2) {
+                if (Arrays.equals(kv[i], ENCODING_KEY)) {
+                    encoding = new String(kv[i + 1], StandardCharsets.US_ASCII);
+                }
+            }
+            r = new Received(kv, encoding);
+            cache.put(block.length, null, null, block, r);
+        }
+        return r;
     }
 
     /** The trailers of a status without a description and without other trailers, by the code's ordinal. */

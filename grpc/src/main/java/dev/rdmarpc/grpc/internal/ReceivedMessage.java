@@ -39,6 +39,9 @@ final class ReceivedMessage extends InputStream
         }
     }
 
+    /** What a message reads from once it was released or detached: nothing. */
+    private static final byte[] NO_BYTES = new byte[0];
+
     /** {@link Wire#MESSAGE} or {@link Wire#COMPRESSED}. */
     final byte kind;
     /** The message's length as it came (what gRPC's tracers are told). */
@@ -166,7 +169,7 @@ final class ReceivedMessage extends InputStream
         } else {
             own = java.util.Arrays.copyOfRange(bytes, (int) pos, (int) end);
         }
-        bytes = new byte[0];
+        bytes = NO_BYTES;
         segment = null;
         pos = 0;
         end = 0;
@@ -180,7 +183,7 @@ final class ReceivedMessage extends InputStream
         if (h != null) {
             pos = end;
             segment = null;
-            bytes = new byte[0];
+            bytes = NO_BYTES;
             h.release();
             MessageCopies.held(-1);
         }

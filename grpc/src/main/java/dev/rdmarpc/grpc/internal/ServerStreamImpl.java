@@ -165,16 +165,17 @@ final class ServerStreamImpl extends OpenCalls.Call implements io.grpc.internal.
 
     @Override
     public void writeMessage(InputStream message) {
-        Wire.Out out = Wire.Out.message(message, messageCompression && compressor != Codec.Identity.NONE ? compressor : null);
+        Object out = Wire.Out.message(message, messageCompression && compressor != Codec.Identity.NONE ? compressor : null);
+        int length = Wire.length(out);
         int seq = outSeq++;
         stats.outboundMessage(seq);
-        stats.outboundMessageSent(seq, out.length, -1);
+        stats.outboundMessageSent(seq, length, -1);
         if (send(out)) {
             MessageCopies.sentMessage();
         }
     }
 
-    private boolean send(Wire.Out out) {
+    private boolean send(Object out) {
         try {
             stream.send(out); // written now, or queued in the stream: never waits
             return true;

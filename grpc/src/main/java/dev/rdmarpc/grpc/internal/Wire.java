@@ -36,7 +36,7 @@ final class Wire {
 
     /**
      * @param maxInbound the largest message body this end accepts; a longer one decodes to {@link TooLarge}
-     * @return the stream method with a codec that writes {@link Out}s and reads {@link In}s
+     * @return the stream method with a codec that writes {@link Out}s and drainable message streams and reads {@link In}s
      */
     static Method<Object, Object> method(int maxInbound) {
         Cached c = last;
@@ -55,30 +55,31 @@ final class Wire {
 
     private static volatile Cached last;
 
-    /** A message or headers to send. */
+    /** A message read into an array (compressed, or from a stream that cannot be drained), or headers, to send. */
     static final class Out {
         final byte kind;
-        final InputStream stream;
         final byte[] bytes;
         final int length;
 
-        private Out(byte kind, InputStream stream, byte[] bytes, int length) {
+        private Out(byte kind, byte[] bytes, int length) {
             this.kind = kind;
-            this.stream = stream;
             this.bytes = bytes;
             this.length = length;
         }
 
         static Out headers(byte[] block) {
-            return new Out(HEADERS, null, block, block.length);
+            return new Out(HEADERS, block, block.length);
         }
 
         /**
-         * A message from a marshaller's stream: a {@code Drainable} with a known length is kept
-         * as it is, to be drained straight into the send buffer; anything else (or a compressed
-         * message) is read into an array first, which counts as a copy.
+         * A message from a marshaller's stream: a {@code Drainable} with a known length is sent as
+         * the stream itself, not wrapped (the codec drains it straight into the send buffer, and it
+         * is not read before); anything else (or a compressed message) is read into an array first,
+         * which counts as a copy, and sent as an {@code Out}.
+         *
+         * @return the stream, or an {@code Out}: what the stream's {@code send} takes
          */
-        static Out message(InputStream message, Compressor compressor) {
+        static Object message(InputStream message, Compressor compressor) {
             try {
                 if (compressor != null) {
                     ByteArrayOutputStream bos = new ByteArrayOutputStream();
@@ -88,21 +89,36 @@ final class Wire {
                     MessageCopies.sendCopy();
                     byte[] b = bos.toByteArray();
                     MessageCopies.sendCopy();
-                    return new Out(COMPRESSED, null, b, b.length);
+                    return new Out(COMPRESSED, b, b.length);
                 }
                 if (message instanceof Drainable && message instanceof KnownLength) {
-                    return new Out(MESSAGE, message, null, message.available());
+                    return message;
                 }
                 byte[] b = message.readAllBytes();
                 MessageCopies.sendCopy();
-                return new Out(MESSAGE, null, b, b.length);
+                return new Out(MESSAGE, b, b.length);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
         }
     }
 
-    /** The server's response headers received: the block is copied out of the receive buffer. */
+    /** @return the body length of what {@link Out#message} gave */
+    static int length(Object out) {
+        if (out instanceof Out o) {
+            return o.length;
+        }
+        try {
+            return ((InputStream) out).available(); // known length, nothing read yet
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * The server's response headers received: the block copied out of the receive buffer, shared by
+     * the calls that receive the same bytes (only read).
+     */
     record In(byte kind, byte[] body) {
     }
 
@@ -116,6 +132,11 @@ final class Wire {
      */
     private static final class FrameCodec implements HoldingCodec<Object> {
         private final int maxInbound;
+        /**
+         * The last response headers decoded, with their bytes: the same bytes again (a channel's calls
+         * mostly get the same response headers) decode to the same immutable {@link In}, not a copy.
+         */
+        private volatile LastHeaders lastHeaders;
 
         FrameCodec(int maxInbound) {
             this.maxInbound = maxInbound;
@@ -123,31 +144,46 @@ final class Wire {
 
         @Override
         public int encodedSize(Object value) {
-            return 1 + ((Out) value).length;
+            return 1 + length(value);
         }
 
         @Override
         public void encode(Object value, MemorySegment dst, long offset) {
-            Out out = (Out) value;
-            dst.set(ValueLayout.JAVA_BYTE, offset, out.kind);
-            if (out.stream == null) {
+            if (value instanceof Out out) {
+                dst.set(ValueLayout.JAVA_BYTE, offset, out.kind);
                 MemorySegment.copy(out.bytes, 0, dst, ValueLayout.JAVA_BYTE, offset + 1, out.length);
                 if (out.kind != HEADERS) {
                     MessageCopies.sendCopy();
                 }
                 return;
             }
-            SegmentOutput target = new SegmentOutput(dst, offset + 1, out.length);
+            int length = length(value);
+            dst.set(ValueLayout.JAVA_BYTE, offset, MESSAGE);
+            SegmentOutput target = new SegmentOutput(dst, offset + 1, length);
             try {
-                int n = ((Drainable) out.stream).drainTo(target);
-                if (n != out.length) {
+                int n = ((Drainable) value).drainTo(target);
+                if (n != length) {
                     throw new IllegalStateException("the marshaller's stream gave " + n + " bytes, not the "
-                            + out.length + " it announced");
+                            + length + " it announced");
                 }
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
             MessageCopies.sendCopy();
+        }
+
+        /** @return the headers block at {@code at}: the last one decoded when its bytes are the same, else a copy */
+        private In headers(MemorySegment src, long at, int length) {
+            LastHeaders last = lastHeaders;
+            if (last != null && last.bytes().byteSize() == length
+                    && MemorySegment.mismatch(src, at, at + length, last.bytes(), 0, length) < 0) {
+                return last.in();
+            }
+            byte[] body = new byte[length];
+            MemorySegment.copy(src, ValueLayout.JAVA_BYTE, at, body, 0, length);
+            In in = new In(HEADERS, body); // its array is only read, never changed
+            lastHeaders = new LastHeaders(in, MemorySegment.ofArray(body));
+            return in;
         }
 
         @Override
@@ -175,14 +211,18 @@ final class Wire {
                     return ReceivedMessage.held(kind, src, offset + 1, bodyLength, hold);
                 }
             }
+            if (kind == HEADERS) {
+                return headers(src, offset + 1, bodyLength);
+            }
             byte[] body = new byte[bodyLength];
             MemorySegment.copy(src, ValueLayout.JAVA_BYTE, offset + 1, body, 0, bodyLength);
-            if (kind == HEADERS) {
-                return new In(kind, body);
-            }
             MessageCopies.receiveCopy();
             return ReceivedMessage.copied(kind, body);
         }
+    }
+
+    /** Response headers decoded, and their bytes as a segment to compare with. */
+    private record LastHeaders(In in, MemorySegment bytes) {
     }
 
     /** Writes into a slice of the send buffer; bounded by the announced length. */

@@ -55,7 +55,7 @@ class HeadersCacheTest {
 
     @Test
     void receivedHeadersAreConvertedOnceButEachCallGetsMetadataOfItsOwn() {
-        MetadataCache<byte[][]> cache = new MetadataCache<>();
+        MetadataCache<Headers.Received> cache = new MetadataCache<>();
         byte[] block = Headers.headersOut(headers("t1", new byte[] {5, 6}), new MetadataCache<>()).bytes;
         Metadata first = Headers.fromBlock(block, cache);
         Metadata second = Headers.fromBlock(block.clone(), cache);
@@ -66,6 +66,12 @@ class HeadersCacheTest {
         assertArrayEquals(new byte[] {5, 6}, second.get(BIN), "another call's value is its own");
         assertEquals("t1", second.get(ASCII));
         assertArrayEquals(new byte[] {5, 6}, Headers.fromBlock(block, cache).get(BIN));
+        byte[][] a = InternalMetadata.serialize(Headers.fromBlock(block, cache));
+        byte[][] b = InternalMetadata.serialize(Headers.fromBlock(block, cache));
+        for (int i = 0; i < a.length; i += 2) { // the ASCII values, which the application only gets parsed, are shared
+            boolean bin = new String(a[i], java.nio.charset.StandardCharsets.US_ASCII).endsWith("-bin");
+            assertEquals(!bin, a[i + 1] == b[i + 1], new String(a[i], java.nio.charset.StandardCharsets.US_ASCII));
+        }
     }
 
     @Test
@@ -130,6 +136,42 @@ class HeadersCacheTest {
         dev.rdmarpc.rpc.Metadata described = Headers.trailers(Status.ABORTED.withDescription("why"), new Metadata());
         assertEquals("why", Headers.statusOf(described).getDescription());
         assertEquals(Status.Code.ABORTED, Headers.statusOf(described).getCode());
+    }
+
+    @Test
+    void receivedHeaderBytesDecodeOnceWhileTheyRepeat() {
+        dev.rdmarpc.rpc.codec.Codec<Object> codec = Wire.method(1 << 20).responseCodec();
+        byte[] one = Headers.headersOut(headers("t1", new byte[] {5, 6}), new MetadataCache<>()).bytes;
+        byte[] two = Headers.headersOut(headers("t2", new byte[] {5, 6}), new MetadataCache<>()).bytes; // same length
+        Wire.In first = (Wire.In) codec.decode(frame(one, 3), 3, 1 + one.length);
+        assertArrayEquals(one, first.body());
+        assertSame(first, codec.decode(frame(one, 0), 0, 1 + one.length), "the same bytes: the same decoded headers");
+        Wire.In other = (Wire.In) codec.decode(frame(two, 0), 0, 1 + two.length);
+        assertArrayEquals(two, other.body(), "other bytes of the same length: decoded anew");
+        assertEquals("t2", Headers.fromBlock(other.body(), new MetadataCache<>()).get(ASCII));
+        assertArrayEquals(one, ((Wire.In) codec.decode(frame(one, 0), 0, 1 + one.length)).body());
+    }
+
+    @Test
+    void receivedHeadersReadTheirEncodingOnceAsGrpcReadsIt() {
+        MetadataCache<Headers.Received> cache = new MetadataCache<>();
+        Metadata sent = headers("t1", new byte[] {1});
+        sent.put(io.grpc.internal.GrpcUtil.MESSAGE_ENCODING_KEY, "gzip");
+        byte[] block = Headers.headersOut(sent, new MetadataCache<>()).bytes;
+        Headers.Received first = Headers.received(block, cache);
+        assertEquals("gzip", first.encoding());
+        assertEquals(first.metadata().get(io.grpc.internal.GrpcUtil.MESSAGE_ENCODING_KEY), first.encoding());
+        assertSame(first, Headers.received(block.clone(), cache), "the same bytes: read once");
+        byte[] plain = Headers.headersOut(headers("t1", new byte[] {1}), new MetadataCache<>()).bytes;
+        assertNull(Headers.received(plain, cache).encoding());
+    }
+
+    /** A stream message of kind {@link Wire#HEADERS} carrying {@code block}, at {@code at} of a native segment. */
+    private static java.lang.foreign.MemorySegment frame(byte[] block, long at) {
+        java.lang.foreign.MemorySegment s = java.lang.foreign.Arena.ofAuto().allocate(at + 1 + block.length);
+        s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, at, Wire.HEADERS);
+        java.lang.foreign.MemorySegment.copy(block, 0, s, java.lang.foreign.ValueLayout.JAVA_BYTE, at + 1, block.length);
+        return s;
     }
 
     private static Metadata headers(String tenant, byte[] token) {

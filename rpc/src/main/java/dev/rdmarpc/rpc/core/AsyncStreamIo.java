@@ -5,8 +5,8 @@ import dev.rdmarpc.rpc.StreamListener;
 import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -22,6 +22,18 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public abstract class AsyncStreamIo implements Runnable {
     private static final System.Logger LOG = System.getLogger(AsyncStreamIo.class.getName());
+    private static final VarHandle WIP;
+    private static final VarHandle DEMAND;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            WIP = lookup.findVarHandle(AsyncStreamIo.class, "wip", int.class);
+            DEMAND = lookup.findVarHandle(AsyncStreamIo.class, "demand", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     /** A write went out. */
     public static final int WROTE = 0;
     /** A write found no room now: the subclass waits for the transport's progress and calls {@link #flush}. */
@@ -38,11 +50,16 @@ public abstract class AsyncStreamIo implements Runnable {
 
     public final StreamFlow flow;
     private final Executor executor;
-    private final AtomicInteger wip = new AtomicInteger();
-    private final AtomicLong demand = new AtomicLong();
+    /** Signals not yet drained (the drainer is whoever took it from 0); through {@link #WIP}. */
+    private volatile int wip;
+    /** Messages requested and not yet delivered; through {@link #DEMAND}. */
+    private volatile long demand;
     private final ReentrantLock outLock = new ReentrantLock();
-    /** Guarded by outLock: messages and markers not written yet, in order (sized for a unary call's few; it grows). */
-    private final ArrayDeque<Object> outbox = new ArrayDeque<>(3);
+    /**
+     * Guarded by outLock: messages and markers not written yet, in order; made when something first
+     * has to wait (a stream whose writes all go out at once never makes it), sized for a unary call's few.
+     */
+    private ArrayDeque<Object> outbox;
     private volatile int queued;
     private volatile StreamListener<Object> listener;
     /** Someone saw the stream not ready (or it has not been ready yet): tell onReady when it is. */
@@ -91,14 +108,15 @@ public abstract class AsyncStreamIo implements Runnable {
     public void send(Object value, int plen) {
         outLock.lock();
         try {
-            if (outbox.isEmpty()) {
+            if (nothingQueued()) {
                 int r = tryWrite(value, plen);
                 if (r != NO_ROOM) {
                     return; // written, or the stream is over: the listener hears why
                 }
             }
-            outbox.add(new Queued(value, plen));
-            queued = outbox.size();
+            ArrayDeque<Object> o = outbox();
+            o.add(new Queued(value, plen));
+            queued = o.size();
             readyWanted = true;
         } finally {
             outLock.unlock();
@@ -109,12 +127,36 @@ public abstract class AsyncStreamIo implements Runnable {
     public void queueMarker(Object marker) {
         outLock.lock();
         try {
-            outbox.add(marker);
-            queued = outbox.size();
+            if (nothingQueued()) { // at the head: written now, as flush would
+                int r = writeMarker(marker);
+                if (r == NO_ROOM) {
+                    awaitRoom();
+                    ArrayDeque<Object> o = outbox();
+                    o.add(marker);
+                    queued = o.size();
+                    return; // not ready: nothing to tell
+                }
+            } else {
+                outbox.add(marker);
+                queued = outbox.size();
+            }
         } finally {
             outLock.unlock();
         }
         flush();
+    }
+
+    /** @return whether nothing waits in the outbox (outLock held) */
+    private boolean nothingQueued() {
+        return outbox == null || outbox.isEmpty();
+    }
+
+    /** @return the outbox, made now if it was not (outLock held) */
+    private ArrayDeque<Object> outbox() {
+        if (outbox == null) {
+            outbox = new ArrayDeque<>(3);
+        }
+        return outbox;
     }
 
     private int tryWrite(Object value, int plen) {
@@ -139,7 +181,7 @@ public abstract class AsyncStreamIo implements Runnable {
         boolean ready;
         outLock.lock();
         try {
-            while (!outbox.isEmpty()) {
+            while (!nothingQueued()) {
                 Object item = outbox.peek();
                 int r;
                 if (item instanceof Queued q) {
@@ -158,8 +200,8 @@ public abstract class AsyncStreamIo implements Runnable {
                     outbox.clear();
                 }
             }
-            queued = outbox.size();
-            ready = outbox.isEmpty() && flow.sendRoom() > 0;
+            queued = outbox == null ? 0 : outbox.size();
+            ready = nothingQueued() && flow.sendRoom() > 0;
         } finally {
             outLock.unlock();
         }
@@ -174,7 +216,9 @@ public abstract class AsyncStreamIo implements Runnable {
     public void dropOutbox() {
         outLock.lock();
         try {
-            outbox.clear();
+            if (outbox != null) {
+                outbox.clear();
+            }
             queued = 0;
         } finally {
             outLock.unlock();
@@ -204,13 +248,13 @@ public abstract class AsyncStreamIo implements Runnable {
         if (n <= 0) {
             throw new IllegalArgumentException("request(" + n + "): ask for at least one message");
         }
-        demand.addAndGet(n);
+        DEMAND.getAndAdd(this, (long) n);
         signal();
     }
 
     /** Something is due for the listener (a message, the end, readiness): drain here or leave it to the drainer. */
     public void signal() {
-        if (wip.getAndIncrement() != 0) {
+        if ((int) WIP.getAndAdd(this, 1) != 0) {
             return;
         }
         if (executor != null) {
@@ -229,7 +273,7 @@ public abstract class AsyncStreamIo implements Runnable {
         int missed = 1;
         do {
             drain();
-            missed = wip.addAndGet(-missed);
+            missed = (int) WIP.getAndAdd(this, -missed) - missed;
         } while (missed != 0);
     }
 
@@ -245,12 +289,12 @@ public abstract class AsyncStreamIo implements Runnable {
                     l.onReady();
                 }
             }
-            while (demand.get() > 0 && !endTold) {
+            while (demand > 0 && !endTold) {
                 Object m = flow.poll();
                 if (m == null || m == StreamFlow.END) {
                     break;
                 }
-                demand.decrementAndGet();
+                DEMAND.getAndAdd(this, -1L);
                 grant();
                 l.onMessage(m);
             }

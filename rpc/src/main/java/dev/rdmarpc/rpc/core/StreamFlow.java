@@ -27,7 +27,8 @@ public final class StreamFlow {
     public static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private final ReentrantLock lock = new ReentrantLock();
-    private final Condition changed = lock.newCondition();
+    /** What a blocked reader or sender waits on; made by the first to wait (an asynchronous stream never does). Guarded by lock. */
+    private Condition changed;
     /** This side's receive window: how much it grants the peer beyond what its reader took. */
     private final int window;
 
@@ -92,6 +93,21 @@ public final class StreamFlow {
         }
     }
 
+    /** Wakes the reader and sender waiting (lock held). */
+    private void signalChanged() {
+        if (changed != null) {
+            changed.signalAll();
+        }
+    }
+
+    /** @return the condition to wait on (lock held) */
+    private Condition changed() {
+        if (changed == null) {
+            changed = lock.newCondition();
+        }
+        return changed;
+    }
+
     // ------------------------------------------------------------------ the I/O thread
 
     /**
@@ -108,7 +124,7 @@ public final class StreamFlow {
                 failure = new RpcException(Status.PROTOCOL_ERROR, "the peer sent " + (received + frameBytes)
                         + " bytes on a stream that was granted " + granted);
                 discardInbox();
-                changed.signalAll();
+                signalChanged();
                 return false;
             }
             received += frameBytes;
@@ -146,7 +162,7 @@ public final class StreamFlow {
                 sizeHead = 0;
             }
             sizes[(sizeHead + sizeCount++) % sizes.length] = frameBytes;
-            changed.signalAll();
+            signalChanged();
         } finally {
             lock.unlock();
         }
@@ -157,7 +173,7 @@ public final class StreamFlow {
         lock.lock();
         try {
             peerDone = true;
-            changed.signalAll();
+            signalChanged();
         } finally {
             lock.unlock();
         }
@@ -168,7 +184,7 @@ public final class StreamFlow {
         lock.lock();
         try {
             sendWindow += increment;
-            changed.signalAll();
+            signalChanged();
         } finally {
             lock.unlock();
         }
@@ -195,7 +211,7 @@ public final class StreamFlow {
             if (discard) {
                 discardInbox();
             }
-            changed.signalAll();
+            signalChanged();
             return true;
         } finally {
             lock.unlock();
@@ -210,7 +226,7 @@ public final class StreamFlow {
         lock.lock();
         try {
             discardInbox();
-            changed.signalAll();
+            signalChanged();
         } finally {
             lock.unlock();
         }
@@ -269,7 +285,7 @@ public final class StreamFlow {
                         throw new RpcException(Status.DEADLINE_EXCEEDED, "no message " + what + " before the deadline");
                     }
                     try {
-                        changed.awaitNanos(left);
+                        changed().awaitNanos(left);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                         throw failure != null ? copy(failure) // the stop that interrupted says why
@@ -290,7 +306,7 @@ public final class StreamFlow {
                 if (message == null) {
                     lock.lock();
                     try {
-                        changed.awaitNanos(RECHECK_NANOS); // the send queue was full: try again shortly
+                        changed().awaitNanos(RECHECK_NANOS); // the send queue was full: try again shortly
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                         throw failure != null ? copy(failure) // the stop that interrupted says why
@@ -395,7 +411,7 @@ public final class StreamFlow {
                             + " (it reads too slowly, or not at all)");
                 }
                 try {
-                    changed.awaitNanos(left);
+                    changed().awaitNanos(left);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw failure != null ? copy(failure) // the stop that interrupted says why

@@ -21,9 +21,8 @@ import java.util.concurrent.Executor;
  * {@link AsyncStreamIo}'s outbox, and what came in goes to the listener as it is requested.
  */
 final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements AsyncClientStream<Q, R> {
-    /** The opening frame, queued first. */
-    private record Open(Metadata metadata, boolean noDeadline) {
-    }
+    /** The opening frame, queued first; what it carries is in {@link #openMetadata} and {@link #openNoDeadline}. */
+    private static final Object OPEN = new Object();
 
     private final Method<Q, R> method;
     private final StreamFlow flow;
@@ -31,6 +30,9 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
     private volatile long deadlineNanos;
     private volatile boolean halfClosed;
     private volatile Metadata endMetadata = Metadata.EMPTY;
+    /** The opening's metadata and deadline mode: set before {@link #OPEN} is queued, read by whoever writes it. */
+    private Metadata openMetadata;
+    private boolean openNoDeadline;
     private final StreamEnd endListener;
 
     @SuppressWarnings("unchecked")
@@ -60,7 +62,9 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
 
     /** The slot is held: queue the opening frame (written at once when there is room). */
     void open(Metadata metadata, boolean noDeadline) {
-        io.queueMarker(new Open(metadata, noDeadline));
+        openMetadata = metadata;
+        openNoDeadline = noDeadline;
+        io.queueMarker(OPEN); // the outbox's lock orders these writes before the writer's reads
     }
 
     // ------------------------------------------------------------------ the I/O thread
@@ -183,8 +187,8 @@ final class AsyncClientStreamCall<Q, R> extends ClientStreamSink implements Asyn
             if (flow.isEnded()) {
                 return GONE;
             }
-            if (marker instanceof Open o) {
-                return streams.writeAsyncOpen(AsyncClientStreamCall.this, o.metadata(), o.noDeadline(), deadlineNanos);
+            if (marker == OPEN) {
+                return streams.writeAsyncOpen(AsyncClientStreamCall.this, openMetadata, openNoDeadline, deadlineNanos);
             }
             return streams.writeAsyncEnd(AsyncClientStreamCall.this);
         }

@@ -43,6 +43,8 @@ final class ClientConnection implements FrameHandler {
     private volatile Runnable closeListener;
     // I/O-thread scratch
     private final ResponseViewImpl view = new ResponseViewImpl();
+    /** Reads the metadata that ends a stream (a repeated block gives the instance read before); I/O thread. */
+    private final dev.rdmarpc.rpc.core.MetadataReader metadataReader = new dev.rdmarpc.rpc.core.MetadataReader();
     private final CallTable.Taken taken = new CallTable.Taken();
     private final CallTable.Expired onExpired = this::expired;
     /** The connection {@link #expired} is told for (the one ticking); I/O thread only. */
@@ -232,7 +234,7 @@ final class ClientConnection implements FrameHandler {
             }
         } else if (sink instanceof ClientStreamSink s) {
             int mlen = FrameHeader.metadataLength(buf, offset); // checked by the caller
-            s.ended(null, mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(buf, offset + FrameDescriptor.HEADER_LENGTH));
+            s.ended(null, mlen == 0 ? Metadata.EMPTY : metadataReader.read(buf, offset + FrameDescriptor.HEADER_LENGTH));
         } else {
             ((PendingCall) sink).completeFrom(buf, offset, metrics, landed != null);
         }

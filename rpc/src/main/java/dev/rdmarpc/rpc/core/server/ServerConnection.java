@@ -9,6 +9,7 @@ import dev.rdmarpc.rpc.core.Counters;
 import dev.rdmarpc.rpc.core.Events;
 import dev.rdmarpc.rpc.core.FrameWriter;
 import dev.rdmarpc.rpc.core.MetadataLimits;
+import dev.rdmarpc.rpc.core.MetadataReader;
 import dev.rdmarpc.rpc.core.StreamMessages;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
@@ -22,7 +23,6 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -45,7 +45,9 @@ final class ServerConnection implements FrameHandler {
      * they are over, so that a cancel or their deadline finds them. (Inline and raw calls end before
      * the next frame is read: a cancel can only arrive after them.)
      */
-    private final ConcurrentHashMap<Long, HeldCall> running = new ConcurrentHashMap<>();
+    private final HeldCalls running = new HeldCalls();
+    /** The calls of the last {@link #onTick} or {@link #onClose}, acted on without the table's lock; I/O thread. */
+    private HeldCall[] heldNow = new HeldCall[16];
     /** How many times the transport sent something (I/O thread writes), for stream senders waiting for room. */
     private volatile long sendProgress;
     /** Stream senders waiting in {@link #awaitSendProgress}; changed under {@link #sendRoomLock}. */
@@ -54,6 +56,8 @@ final class ServerConnection implements FrameHandler {
     private final java.util.concurrent.locks.Condition sendRoom = sendRoomLock.newCondition();
     /** The context of the inline and raw calls, run one at a time on the I/O thread. */
     private final InlineCall inline;
+    /** Reads the metadata of the calls held (a repeated block gives the instance read before); I/O thread. */
+    private final MetadataReader metadataReader = new MetadataReader();
 
     ServerConnection(ServerCore core, Connection connection) {
         this.core = core;
@@ -199,7 +203,7 @@ final class ServerConnection implements FrameHandler {
             return;
         }
         AsyncCall call = new AsyncCall(this, e, id, mid, deadline, due,
-                mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(frame, offset + FrameDescriptor.HEADER_LENGTH));
+                mlen == 0 ? Metadata.EMPTY : metadataReader.read(frame, offset + FrameDescriptor.HEADER_LENGTH));
         call.requestBytes = (long) plen + alen;
         callStarted(call);
         call.start(request, frame.asSlice(poff + plen, alen));
@@ -211,7 +215,7 @@ final class ServerConnection implements FrameHandler {
         if (!admit(id, mid)) {
             return;
         }
-        Metadata md = mlen == 0 ? Metadata.EMPTY : Metadata.readFrom(frame, offset + FrameDescriptor.HEADER_LENGTH);
+        Metadata md = mlen == 0 ? Metadata.EMPTY : metadataReader.read(frame, offset + FrameDescriptor.HEADER_LENGTH);
         if (e.stream() instanceof dev.rdmarpc.rpc.AsyncStreamHandler<?, ?>) {
             AsyncServerStreamCall async = new AsyncServerStreamCall(this, e, id, mid, deadline, due, md);
             callStarted(async);
@@ -265,7 +269,7 @@ final class ServerConnection implements FrameHandler {
     /** A blocking or asynchronous call was admitted: count it and hold it until {@link #callEnded}. */
     private void callStarted(HeldCall call) {
         countCall();
-        running.put(call.id, call);
+        running.put(call);
     }
 
     /** A call outlives its frame (held or deferred): counted in flight, and for the transport's {@link #callsInFlight}. */
@@ -282,7 +286,7 @@ final class ServerConnection implements FrameHandler {
 
     /** A blocking or asynchronous call is over: forget it, and release what it counted. */
     void callEnded(HeldCall call) {
-        running.remove(call.id, call);
+        running.remove(call);
         uncountCall();
         core.blockingInFlight.decrementAndGet();
     }
@@ -318,7 +322,10 @@ final class ServerConnection implements FrameHandler {
         if (running.isEmpty()) {
             return;
         }
-        for (HeldCall call : running.values()) {
+        HeldCall[] held = heldNow = running.snapshot(heldNow);
+        for (int i = 0; held[i] != null; i++) {
+            HeldCall call = held[i];
+            held[i] = null;
             if (call.hasDeadline && nowNanos - call.deadlineNanos >= 0) {
                 call.stop(true);
             }
@@ -417,7 +424,10 @@ final class ServerConnection implements FrameHandler {
         // handler's thread interrupted, an asynchronous one's future cancelled), so that a handler
         // waiting for something that never comes does not keep its place among maxInFlight.
         if (!running.isEmpty()) {
-            for (HeldCall call : running.values()) {
+            HeldCall[] held = heldNow = running.snapshot(heldNow);
+            for (int i = 0; held[i] != null; i++) {
+                HeldCall call = held[i];
+                held[i] = null;
                 call.stop(false);
             }
         }
