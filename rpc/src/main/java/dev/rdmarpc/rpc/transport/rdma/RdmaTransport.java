@@ -82,7 +82,8 @@ public final class RdmaTransport implements Transport {
         // a connection that sends no hello is closed after the idle timeout, a hello that stops part
         // way after the frame timeout (the RDMA connection has its own timers)
         this.socketSettings = new SocketSettings(config.timeouts().frameRead().toNanos(), config.timeouts().idle().toNanos(),
-                SocketSettings.DEFAULT_PING_INTERVAL.toNanos(), SocketSettings.DEFAULT_PING_TIMEOUT.toNanos(),
+                tcpProperty("pingInterval", SocketSettings.DEFAULT_PING_INTERVAL).toNanos(),
+                tcpProperty("pingTimeout", SocketSettings.DEFAULT_PING_TIMEOUT).toNanos(),
                 config.loop().idleTickInterval().toNanos(), SocketSettings.DEFAULT_WRITE_HIGH_WATER_MARK, config.tls());
         // the large budget is the RDMA pool's: the per-address frame shares of the connection counts
         // (RDMA frames claim them too) are reckoned against it
@@ -124,6 +125,16 @@ public final class RdmaTransport implements Transport {
         for (RdmaLoop loop : loops) {
             loop.start();
         }
+    }
+
+    /**
+     * The TCP transport's setting {@code rdmarpc.tcp.<name>} when set, else {@code otherwise}: the pings
+     * of the TCP connection beside each RDMA connection are the TCP transport's (RdmaConfig has no
+     * setter for them).
+     */
+    private static Duration tcpProperty(String name, Duration otherwise) {
+        String value = System.getProperty("rdmarpc.tcp." + name);
+        return value == null ? otherwise : dev.rdmarpc.rpc.settings.SettingsTable.parseDuration(value);
     }
 
     /**

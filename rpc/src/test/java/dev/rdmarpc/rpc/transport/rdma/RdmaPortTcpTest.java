@@ -154,4 +154,21 @@ class RdmaPortTcpTest {
         }
         assertTrue(openFds() <= before, "the listener, the eventfds and the sockets are closed: " + openFds() + " > " + before);
     }
+
+    /** docs/rdma.md: the pings of the TCP connection beside an RDMA connection take the TCP transport's properties. */
+    @Test
+    void theTcpPingPropertiesReachTheRdmaSidesTcpConnections() {
+        System.setProperty("rdmarpc.tcp.pingInterval", "700ms");
+        System.setProperty("rdmarpc.tcp.pingTimeout", "1s");
+        try (RdmaTransport t = RdmaTransport.create(new RdmaConfig())) {
+            assertEquals(java.time.Duration.ofMillis(700).toNanos(), t.socketSettings().pingIntervalNanos());
+            assertEquals(java.time.Duration.ofSeconds(1).toNanos(), t.socketSettings().pingTimeoutNanos());
+        } finally {
+            System.clearProperty("rdmarpc.tcp.pingInterval");
+            System.clearProperty("rdmarpc.tcp.pingTimeout");
+        }
+        try (RdmaTransport t = RdmaTransport.create(new RdmaConfig())) {
+            assertEquals(java.time.Duration.ofSeconds(2).toNanos(), t.socketSettings().pingIntervalNanos(), "TCP's default");
+        }
+    }
 }
