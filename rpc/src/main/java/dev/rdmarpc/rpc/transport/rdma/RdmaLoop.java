@@ -39,7 +39,7 @@ final class RdmaLoop implements IoLoop.Poller {
     private final IoLoop io;
     private final Wakeup wakeup;
     /** Its TCP connections: hellos (then liveness channels) and plain TCP clients, polled beside the channels. */
-    private final PolledListener.Thread sockets;
+    private final PolledListener.SocketLoop sockets;
 
     // devices: created by setup threads; the loop learns of them through attach tasks
     private final LoopDevices devices;
@@ -66,7 +66,7 @@ final class RdmaLoop implements IoLoop.Poller {
         this.wc = new WorkCompletions(POLL_BATCH);
         this.io = new IoLoop(name, config.loop(), pool);
         SocketPoller poller = new SocketPoller(io::flushCommitted);
-        this.sockets = new PolledListener.Thread(new SocketGroup(io, transport.socketPool(), transport.socketSettings(),
+        this.sockets = new PolledListener.SocketLoop(new SocketGroup(io, transport.socketPool(), transport.socketSettings(),
                 transport.tlsFailures()), poller);
         this.wakeup = new Wakeup(poller);
         io.pinTo(cpu);
@@ -81,7 +81,7 @@ final class RdmaLoop implements IoLoop.Poller {
     }
 
     /** @return its TCP connections and their poller */
-    PolledListener.Thread sockets() {
+    PolledListener.SocketLoop sockets() {
         return sockets;
     }
 

@@ -241,7 +241,7 @@ public final class RdmaTransport implements Transport {
     }
 
     /** The I/O thread the next TCP connection goes to, round-robin. */
-    private PolledListener.Thread nextSocketLoop() {
+    private PolledListener.SocketLoop nextSocketLoop() {
         return loops[Math.floorMod(nextSocketLoop.getAndIncrement(), loops.length)].sockets();
     }
 
@@ -387,7 +387,7 @@ public final class RdmaTransport implements Transport {
         ensureOpen();
         refuseWhenPoolFull(address);
         ClientHandshake side = new ClientHandshake();
-        PolledListener.Thread t = nextSocketLoop();
+        PolledListener.SocketLoop t = nextSocketLoop();
         Connection c = PolledStreamSocket.connect(address, timeout, t.group(), t.poller(), maxFrameLength, side);
         RdmaConnection conn = null;
         boolean attached = false;

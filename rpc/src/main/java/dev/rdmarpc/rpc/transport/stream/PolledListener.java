@@ -23,11 +23,11 @@ public final class PolledListener implements ServerEndpoint {
     private static final System.Logger LOG = System.getLogger(PolledListener.class.getName());
 
     /** A thread that can own polled connections: its connections and its poller. */
-    public record Thread(SocketGroup group, SocketPoller poller) {
+    public record SocketLoop(SocketGroup group, SocketPoller poller) {
     }
 
-    private final Thread home;
-    private final Supplier<Thread> next;
+    private final SocketLoop home;
+    private final Supplier<SocketLoop> next;
     private final int fd;
     private final InetSocketAddress address;
     private final Acceptance acceptance;
@@ -35,7 +35,7 @@ public final class PolledListener implements ServerEndpoint {
     private volatile boolean closed;
     private final AtomicBoolean fdClosed = new AtomicBoolean();
 
-    private PolledListener(Thread home, Supplier<Thread> next, int fd, InetSocketAddress address, Acceptance acceptance) {
+    private PolledListener(SocketLoop home, Supplier<SocketLoop> next, int fd, InetSocketAddress address, Acceptance acceptance) {
         this.home = home;
         this.next = next;
         this.fd = fd;
@@ -49,7 +49,7 @@ public final class PolledListener implements ServerEndpoint {
      * @param counts the transport's accepted connections, counted against its limits
      * @throws IOException when the address cannot be bound ({@link BindException} when taken)
      */
-    public static PolledListener open(InetSocketAddress address, Thread home, Supplier<Thread> next, ConnectionCounts counts,
+    public static PolledListener open(InetSocketAddress address, SocketLoop home, Supplier<SocketLoop> next, ConnectionCounts counts,
                                       int maxFrameLength, Acceptor acceptor) throws IOException {
         int fd;
         InetSocketAddress bound;
@@ -101,7 +101,7 @@ public final class PolledListener implements ServerEndpoint {
             }
             try {
                 PolledStreamSocket.configure(s);
-                Thread target = next.get();
+                SocketLoop target = next.get();
                 acceptance.start(target.group(), new PolledStreamSocket(s, target.poller()), admission);
             } catch (IOException e) {
                 LOG.log(System.Logger.Level.WARNING, "could not configure accepted connection " + s, e);
