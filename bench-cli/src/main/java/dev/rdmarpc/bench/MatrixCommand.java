@@ -43,7 +43,7 @@ abstract class MatrixCommand implements Callable<Integer> {
         List<EchoStack> stacks = new ArrayList<>();
         stacks.add(matrix.transport.stack());
         if (matrix.baseline != null) {
-            stacks.add(matrix.baseline.load());
+            stacks.add(matrix.baseline.load(matrix.transport));
         }
         return stacks;
     }

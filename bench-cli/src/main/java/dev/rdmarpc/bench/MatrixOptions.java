@@ -123,7 +123,7 @@ final class MatrixOptions {
     @Option(names = "--baseline", paramLabel = "grpc|netty|grpc-rdmarpc", converter = Baseline.Converter.class,
             description = "Also run the same matrix against a baseline and print ours, theirs and the ratio: grpc "
                     + "(gRPC-java on grpc-netty, HTTP/2), grpc-rdmarpc (the same gRPC-java calls and service over "
-                    + "rdmarpc's gRPC transport, TCP only, no TLS) or netty (a plain Netty NIO echo of length-prefixed "
+                    + "rdmarpc's gRPC transport, over --transport, no TLS) or netty (a plain Netty NIO echo of length-prefixed "
                     + "frames, no RPC layer: the ceiling of plain Java NIO).")
     Baseline baseline;
 
@@ -155,7 +155,7 @@ final class MatrixOptions {
         /** A plain Netty NIO echo; its server listens on rdmarpc's port + 2 unless told otherwise. Echo only. */
         netty(2, false),
         /**
-         * gRPC-java over rdmarpc's gRPC transport (TCP), with the gRPC baseline's calls and service; its server
+         * gRPC-java over rdmarpc's gRPC transport (on {@code --transport}), with the gRPC baseline's calls and service; its server
          * listens on rdmarpc's port + 3 unless told otherwise ({@code --grpc-listen}/{@code --grpc-connect}
          * name it too). Echo and server streaming.
          */
@@ -199,11 +199,14 @@ final class MatrixOptions {
             return streams;
         }
 
-        /** Loads the baseline's stack from its own class loader. */
-        EchoStack load() {
+        /**
+         * Loads the baseline's stack from its own class loader; gRPC over rdmarpc runs on {@code transport},
+         * the others on TCP.
+         */
+        EchoStack load(Transport transport) {
             return switch (this) {
                 case grpc -> BaselineLoader.grpc();
-                case grpcRdmarpc -> BaselineLoader.grpcRdmarpc();
+                case grpcRdmarpc -> BaselineLoader.grpcRdmarpc(transport == Transport.rdma);
                 case netty -> BaselineLoader.netty();
             };
         }

@@ -45,7 +45,7 @@ final class ServerCommand implements Callable<Integer> {
 
     @Option(names = "--baseline", paramLabel = "grpc|netty|grpc-rdmarpc", converter = MatrixOptions.Baseline.Converter.class,
             description = "Also serve a baseline's echo: grpc (gRPC-java on grpc-netty), grpc-rdmarpc (gRPC-java over "
-                    + "rdmarpc's gRPC transport, TCP, no TLS) or netty (a plain Netty NIO echo).")
+                    + "rdmarpc's gRPC transport over --transport, no TLS) or netty (a plain Netty NIO echo).")
     MatrixOptions.Baseline baseline;
 
     @Option(names = "--grpc-listen", paramLabel = "HOST:PORT", converter = Converters.Address.class,
@@ -133,7 +133,7 @@ final class ServerCommand implements Callable<Integer> {
         List<EchoStack> stacks = new ArrayList<>();
         stacks.add(transport.stack());
         if (baseline != null) {
-            stacks.add(baseline.load());
+            stacks.add(baseline.load(transport));
         }
         StackOptions options = new StackOptions(ioThreads, (int) maxMessage, device, gidIndex == null ? -1 : gidIndex,
                 rdmaCompletions).withTelemetry(telemetry, null);

@@ -152,7 +152,7 @@ class BenchCliTest {
         assertTrue(client.out().contains("--grpc-connect=HOST:PORT"), client.out());
         assertTrue(local.out().contains("--baseline=grpc|netty|grpc-rdmarpc"), local.out());
         assertTrue(local.out().replaceAll("\\s+", " ").contains("grpc-rdmarpc (the same gRPC-java calls and service over "
-                + "rdmarpc's gRPC transport, TCP only, no TLS)"), local.out());
+                + "rdmarpc's gRPC transport, over --transport, no TLS)"), local.out());
         assertTrue(client.out().contains("+ 3 for grpc-rdmarpc"), client.out());
     }
 

@@ -3,8 +3,12 @@ package dev.rdmarpc.bench;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.rdmarpc.ibverbs.verbs.ResourceKind;
+import dev.rdmarpc.ibverbs.verbs.VerbsResources;
 import dev.rdmarpc.testsupport.RdmaTest;
+import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -12,7 +16,8 @@ import org.junit.jupiter.api.Timeout;
  * {@code local --transport rdma}, the spelling scripts rely on, for real: in the Soft-RoCE VM it
  * finds the address of the first active RoCE v2 port by itself and measures every cell of the matrix
  * over the RDMA transport, a multi-chunk size included, with the bench's default of four connections
- * on one client transport; and one cell of the streaming workload over the same transport.
+ * on one client transport; one cell of the streaming workload over the same transport; and gRPC over
+ * rdmarpc's gRPC transport ({@code --baseline grpc-rdmarpc}) on RDMA beside it.
  */
 @RdmaTest
 @Timeout(600)
@@ -57,5 +62,31 @@ class LocalRdmaTest {
         assertTrue(Double.parseDouble(f[5]) > 0, "msgs/s of " + row);
         assertTrue(Long.parseLong(f[12]) > 0, "messages of " + row);
         assertEquals("0", f[14], "errors of " + row);
+    }
+
+    @Test
+    void grpcOverRdmarpcRunsOnRdmaBesideNativeRdmarpc() {
+        String[] cell = {"local", "--transport", "rdma", "--sizes", "4K", "--concurrency", "4", "--warmup", "2s",
+                "--duration", "1s", "--initial-warmup", "0s", "--format", "csv", "--no-progress"};
+        long before = VerbsResources.created(ResourceKind.QUEUE_PAIR);
+        BenchCliTest.Run alone = BenchCliTest.run(cell);
+        assertEquals(0, alone.code(), alone.err());
+        long nativeQueuePairs = VerbsResources.created(ResourceKind.QUEUE_PAIR) - before;
+        assertTrue(nativeQueuePairs > 0, "native rdmarpc made no queue pair");
+
+        before = VerbsResources.created(ResourceKind.QUEUE_PAIR);
+        String[] both = Stream.concat(Arrays.stream(cell), Stream.of("--baseline", "grpc-rdmarpc")).toArray(String[]::new);
+        BenchCliTest.Run r = BenchCliTest.run(both);
+        assertEquals(0, r.code(), r.err());
+        long grpcQueuePairs = VerbsResources.created(ResourceKind.QUEUE_PAIR) - before - nativeQueuePairs;
+        // gRPC's calls go over queue pairs of their own, not over TCP: its channels' and its server's
+        assertTrue(grpcQueuePairs > 0, "gRPC over rdmarpc made " + grpcQueuePairs + " queue pairs\n" + r.out());
+        for (String stack : List.of("rdmarpc-rdma", "grpc-rdmarpc-rdma")) {
+            List<String[]> rows = r.out().lines().filter(l -> l.startsWith(stack + ",")).map(l -> l.split(",")).toList();
+            assertEquals(1, rows.size(), r.out());
+            String[] f = rows.get(0);
+            assertTrue(Double.parseDouble(f[13]) > 0, "QPS of " + String.join(",", f));
+            assertEquals("0", f[15], "errors of " + String.join(",", f));
+        }
     }
 }

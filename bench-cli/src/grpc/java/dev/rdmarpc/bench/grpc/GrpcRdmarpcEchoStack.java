@@ -4,10 +4,12 @@ import dev.rdmarpc.bench.load.EchoConnection;
 import dev.rdmarpc.bench.load.EchoProtocol;
 import dev.rdmarpc.bench.load.EchoServer;
 import dev.rdmarpc.bench.load.EchoStack;
+import dev.rdmarpc.bench.load.RdmaSettings;
 import dev.rdmarpc.bench.load.StackOptions;
 import dev.rdmarpc.bench.load.Workload;
 import dev.rdmarpc.grpc.RdmarpcChannelBuilder;
 import dev.rdmarpc.grpc.RdmarpcServerBuilder;
+import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import java.io.IOException;
@@ -17,29 +19,41 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * gRPC-java over rdmarpc's gRPC transport ({@link RdmarpcServerBuilder}, {@link RdmarpcChannelBuilder}) on
- * TCP: the gRPC baseline's echo service, method descriptors, {@code byte[]} marshaller and calls
+ * TCP or RDMA: the gRPC baseline's echo service, method descriptors, {@code byte[]} marshaller and calls
  * ({@link GrpcEchoStack}), with rdmarpc's frames on the wire instead of grpc-netty's HTTP/2. Both sides use
  * {@code directExecutor()} and the bench's number of I/O threads; each connection (a gRPC channel) has a
- * TCP transport of its own, as {@link RdmarpcChannelBuilder} makes it.
+ * transport of its own, as {@link RdmarpcChannelBuilder} makes it. Over RDMA both sides take the settings
+ * of native rdmarpc's RDMA stack ({@link RdmaSettings}: device, GID index, completion mode).
  *
  * <p>Loaded with the gRPC baseline from {@code target/grpc-lib}, where the {@code rdmarpc-grpc} jar sits
  * beside gRPC's; rdmarpc's own classes come from the bench's loader.
  */
 public final class GrpcRdmarpcEchoStack implements EchoStack {
 
+    private final boolean rdma;
+
+    /** Over TCP. */
     public GrpcRdmarpcEchoStack() {
+        this(false);
+    }
+
+    /** @param rdma true for rdmarpc's RDMA transport beneath gRPC ({@code rdma(...)} on both builders) */
+    public GrpcRdmarpcEchoStack(boolean rdma) {
+        this.rdma = rdma;
     }
 
     @Override
     public String name() {
-        return "grpc-rdmarpc";
+        return rdma ? "grpc-rdmarpc-rdma" : "grpc-rdmarpc";
     }
 
     @Override
     public String describe(StackOptions options) {
         String version = ManagedChannel.class.getPackage().getImplementationVersion();
         return "gRPC-java " + (version == null ? "(unknown version)" : version)
-                + " over rdmarpc's gRPC transport on TCP (RdmarpcServerBuilder, RdmarpcChannelBuilder), byte[] "
+                + " over rdmarpc's gRPC transport on " + (rdma ? "RDMA (RC SEND/RECV, "
+                + RdmaSettings.apply(options, new RdmaConfig()).loop().idleStrategy() + " completions)" : "TCP")
+                + " (RdmarpcServerBuilder, RdmarpcChannelBuilder), byte[] "
                 + "marshaller (no protobuf), directExecutor, " + options.ioThreads()
                 + " I/O thread(s) per side, async unary calls";
     }
@@ -65,9 +79,13 @@ public final class GrpcRdmarpcEchoStack implements EchoStack {
         }
         Server server;
         try {
-            server = RdmarpcServerBuilder.forAddress(bindAddress)
-                    .tcp(cfg -> cfg.loop(l -> l.ioThreads(options.ioThreads())).threadNamePrefix("grpc-rdmarpc-bench-server"))
-                    .directExecutor()
+            RdmarpcServerBuilder b = RdmarpcServerBuilder.forAddress(bindAddress);
+            if (rdma) {
+                b.rdma(cfg -> RdmaSettings.apply(options, cfg).threadNamePrefix("grpc-rdmarpc-bench-server"));
+            } else {
+                b.tcp(cfg -> cfg.loop(l -> l.ioThreads(options.ioThreads())).threadNamePrefix("grpc-rdmarpc-bench-server"));
+            }
+            server = b.directExecutor()
                     .maxInboundMessageSize(maxInbound(options))
                     .addService(GrpcEchoStack.echoService(options.maxMessageBytes()))
                     .build()
@@ -104,9 +122,14 @@ public final class GrpcRdmarpcEchoStack implements EchoStack {
         if (options.tls() != null) {
             throw new IllegalArgumentException("the grpc-rdmarpc stack of the bench runs without TLS");
         }
-        ManagedChannel channel = RdmarpcChannelBuilder
-                .forAddress(serverAddress.getAddress().getHostAddress(), serverAddress.getPort())
-                .tcp(cfg -> cfg.loop(l -> l.ioThreads(options.ioThreads())).threadNamePrefix("grpc-rdmarpc-bench-client"))
+        RdmarpcChannelBuilder b = RdmarpcChannelBuilder
+                .forAddress(serverAddress.getAddress().getHostAddress(), serverAddress.getPort());
+        if (rdma) {
+            b.rdma(cfg -> RdmaSettings.apply(options, cfg).threadNamePrefix("grpc-rdmarpc-bench-client"));
+        } else {
+            b.tcp(cfg -> cfg.loop(l -> l.ioThreads(options.ioThreads())).threadNamePrefix("grpc-rdmarpc-bench-client"));
+        }
+        ManagedChannel channel = b
                 .usePlaintext()
                 .directExecutor()
                 .maxInboundMessageSize(maxInbound(options))

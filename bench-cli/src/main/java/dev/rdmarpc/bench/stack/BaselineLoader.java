@@ -38,21 +38,26 @@ public final class BaselineLoader {
     public static EchoStack grpc() {
         // gRPC's Netty is shaded, so its switch carries the shaded package prefix.
         return load("gRPC", GRPC_LIB, "dev.rdmarpc.bench.grpc.GrpcEchoStack",
-                "io.grpc.netty.shaded.io.netty.transport.noNative");
+                "io.grpc.netty.shaded.io.netty.transport.noNative", null);
     }
 
     /**
-     * Loads a fresh stack of gRPC-java over rdmarpc's gRPC transport, from the gRPC baseline's jars (which
-     * hold the {@code rdmarpc-grpc} jar too), or says in one sentence why it cannot.
+     * Loads a fresh stack of gRPC-java over rdmarpc's gRPC transport on TCP, from the gRPC baseline's jars
+     * (which hold the {@code rdmarpc-grpc} jar too), or says in one sentence why it cannot.
      */
     public static EchoStack grpcRdmarpc() {
+        return grpcRdmarpc(false);
+    }
+
+    /** {@link #grpcRdmarpc()} on rdmarpc's RDMA transport when {@code rdma}, else on TCP. */
+    public static EchoStack grpcRdmarpc(boolean rdma) {
         return load("gRPC-over-rdmarpc", GRPC_LIB, "dev.rdmarpc.bench.grpc.GrpcRdmarpcEchoStack",
-                "io.grpc.netty.shaded.io.netty.transport.noNative");
+                "io.grpc.netty.shaded.io.netty.transport.noNative", rdma);
     }
 
     /** Loads a fresh Netty NIO echo stack, or says in one sentence why it cannot. */
     public static EchoStack netty() {
-        return load("Netty", NETTY_LIB, "dev.rdmarpc.bench.netty.NettyEchoStack", "io.netty.transport.noNative");
+        return load("Netty", NETTY_LIB, "dev.rdmarpc.bench.netty.NettyEchoStack", "io.netty.transport.noNative", null);
     }
 
     /**
@@ -61,8 +66,10 @@ public final class BaselineLoader {
      *
      * @param what     the baseline's name in messages ("gRPC")
      * @param noNative the system property that keeps the baseline's Netty on NIO, set unless already set
+     * @param rdma     the argument of the adapter's {@code (boolean rdma)} constructor, or null for its
+     *                 constructor without arguments
      */
-    private static EchoStack load(String what, String lib, String stackClass, String noNative) {
+    private static EchoStack load(String what, String lib, String stackClass, String noNative, Boolean rdma) {
         Path dir = libDirectory(lib);
         List<URL> jars = new ArrayList<>();
         try (Stream<Path> files = Files.list(dir)) {
@@ -85,7 +92,8 @@ public final class BaselineLoader {
                 BaselineLoader.class.getClassLoader());
         try {
             Class<?> type = Class.forName(stackClass, true, loader);
-            return (EchoStack) type.getConstructor().newInstance();
+            return (EchoStack) (rdma == null ? type.getConstructor().newInstance()
+                    : type.getConstructor(boolean.class).newInstance(rdma));
         } catch (ReflectiveOperationException | LinkageError | ClassCastException e) {
             throw new BenchException("The " + what + " baseline in " + dir + " cannot be loaded: " + e, e);
         }

@@ -6,6 +6,7 @@ import dev.rdmarpc.bench.load.EchoConnection;
 import dev.rdmarpc.bench.load.EchoProtocol;
 import dev.rdmarpc.bench.load.EchoServer;
 import dev.rdmarpc.bench.load.EchoStack;
+import dev.rdmarpc.bench.load.RdmaSettings;
 import dev.rdmarpc.bench.load.StackOptions;
 import dev.rdmarpc.bench.load.StreamCall;
 import dev.rdmarpc.bench.load.StreamListener;
@@ -25,7 +26,6 @@ import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.codec.Codecs;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.transport.Transport;
-import dev.rdmarpc.rpc.transport.IdleStrategy;
 import dev.rdmarpc.rpc.transport.rdma.RdmaConfig;
 import dev.rdmarpc.rpc.transport.rdma.RdmaTransport;
 import dev.rdmarpc.rpc.transport.tcp.TcpConfig;
@@ -108,21 +108,7 @@ public final class RdmarpcTcpStack implements EchoStack {
 
     /** The RDMA settings of both sides: defaults, with the bench's I/O threads, device and GID index. */
     static RdmaConfig rdmaConfig(StackOptions options) {
-        // A generous handshake timeout: a bench may run on software RDMA under an emulated CPU.
-        RdmaConfig c = new RdmaConfig().loop(l -> l.ioThreads(options.ioThreads())).timeouts(t -> t.handshake(Duration.ofMinutes(2)));
-        if (options.device() != null) {
-            c.device(options.device());
-        }
-        if (options.gidIndex() >= 0) {
-            c.gidIndex(options.gidIndex());
-        }
-        c.loop(l -> l.idleStrategy(switch (options.rdmaCompletions()) {
-            case "busy-poll" -> IdleStrategy.busyPoll();
-            case "hybrid" -> IdleStrategy.backOff(IdleStrategy.DEFAULT_SPIN);
-            case "event" -> IdleStrategy.event();
-            default -> IdleStrategy.adaptive();
-        }));
-        return c;
+        return RdmaSettings.apply(options, new RdmaConfig());
     }
 
     /** A server's TLS: its certificate chain and key from the settings' PEM files, TLS 1.3 only. */
