@@ -111,6 +111,35 @@ final class ClientHandshake implements FrameHandler {
         return reply.isCompletedExceptionally() && reply.exceptionNow() instanceof PeerRefusedException;
     }
 
+    /**
+     * What a connect that failed with {@code failure} throws when the server's refusal has come
+     * meanwhile: its refusal, of its kind. A TLS server's check of its clients refuses a client as
+     * soon as its handshake is done; that refusal reaches the client during its wait for the
+     * certificate verdict, or while it sets up its queue pair (which the refusal's close then
+     * closes under it, {@link RdmaConnection#peerLost}), or as the answer to its hello. Every way,
+     * the client sees the same status, with the server's reason.
+     *
+     * @return a {@link PeerRefusedException} or {@link ResourceExhaustedException} saying what the
+     *         server said, with {@code failure} as its cause; {@code failure} itself when it is already
+     *         one of those; or null when the server refused nothing (then {@code failure} stands)
+     */
+    IOException refusal(InetSocketAddress address, Exception failure) {
+        if (failure instanceof PeerRefusedException || failure instanceof ResourceExhaustedException) {
+            return (IOException) failure;
+        }
+        if (!reply.isCompletedExceptionally()) {
+            return null;
+        }
+        Throwable said = reply.exceptionNow();
+        String msg = "RDMA handshake with " + address + " failed: " + said.getMessage();
+        IOException e = said instanceof PeerRefusedException ? new PeerRefusedException(msg)
+                : said instanceof ResourceExhaustedException ? new ResourceExhaustedException(msg) : null;
+        if (e != null) {
+            e.initCause(failure);
+        }
+        return e;
+    }
+
     /** Waits until {@code deadline} for the server's hello: an IOException when it refused, failed or none came. */
     Hello awaitHello(InetSocketAddress address, long deadline, Duration handshakeTimeout)
             throws IOException, InterruptedException {

@@ -423,6 +423,10 @@ public final class RdmaTransport implements Transport {
                 }
             }
             c.close(null);
+            IOException refused = side.refusal(address, e);
+            if (refused != null) {
+                throw refused;
+            }
             if (e instanceof RuntimeException && side.reply.isCompletedExceptionally()) {
                 // The server closed the connection while this side was still setting up (its queue
                 // pair closed under it): say what the server did, not what the setup tripped on.

@@ -103,4 +103,40 @@ class RdmaTlsTest {
             assertTrue(e.getMessage().contains("which has no TLS"), e.getMessage());
         }
     }
+
+    /**
+     * A client that does not wait for the certificate verdict ({@code certificateVerdictWait} zero)
+     * goes on to set up its queue pair and send its hello at once, so the server's check refuses it
+     * later: while it sets up (the refusal's close closes its queue pair under it), as it sends its
+     * hello, or as the hello's answer. It sees PERMISSION_DENIED and the reason every way, as a
+     * client that waits does. Which of those it is depends on timing (the counts are printed);
+     * {@code ClientHandshakeTest} pins the set-up case down on the host.
+     */
+    @Test
+    void aRefusalByTheCheckAfterTheVerdictWaitIsPermissionDeniedToo(@TempDir Path dir) throws Exception {
+        TestCertificates certs = new TestCertificates(dir);
+        Path ca = certs.ca("test-ca");
+        KeyStore serverKeys = certs.key("server", "test-ca", "ip:" + RdmaTestEnv.serverAddress(), null, 2);
+        certs.key("client-a", "test-ca", null, null, 2);
+        TlsConfig checking = TlsConfig.forServer(serverKeys, TestCertificates.PASSWORD.toCharArray()).trust(ca)
+                .clientAuth(TlsConfig.ClientAuth.REQUIRE).handshakeTimeout(Duration.ofSeconds(60))
+                .checkClients((session, peer) -> Optional.of("no RDMA here for " + session.getPeerPrincipal().getName()));
+        TlsConfig noWait = TlsConfig.forClient().trust(ca).keys(certs.crt("client-a"), certs.pkcs8("client-a"))
+                .certificateVerdictWait(Duration.ZERO);
+        java.util.Map<String, Integer> ways = new java.util.TreeMap<>();
+        try (RpcServer server = RpcServer.builder().bind(RdmaTestEnv.serverBind()).rdma(RdmaTestEnv.smallConfig().tls(checking))
+                .register(ECHO, (ctx, b) -> b).start()) {
+            for (int i = 0; i < 24; i++) { // each a full TLS handshake: seconds in all on the VM
+                RpcException e = assertThrows(RpcException.class, () -> RpcClient.builder().address(server.address())
+                        .connectTimeout(Duration.ofSeconds(60)).rdma(RdmaTestEnv.smallConfig().tls(noWait)).connect().close());
+                assertEquals(Status.PERMISSION_DENIED, e.status(), e::toString);
+                assertTrue(e.getMessage().contains("no RDMA here for CN=client-a"), e.getMessage());
+                String way = e.getMessage().contains("could not send the RDMA hello") ? "as the hello was sent"
+                        : e.getMessage().contains("RDMA handshake with") ? "during the queue pair's set-up"
+                        : "as the hello's answer";
+                ways.merge(way, 1, Integer::sum);
+            }
+        }
+        System.out.println("refused without the verdict wait, by when the refusal came: " + ways);
+    }
 }
