@@ -288,6 +288,16 @@ public final class TcpConnection extends RingConnection implements IoLoop.Flusha
         return receiver.dispatching();
     }
 
+    /** @return bytes the receive side copied within its chunks since the connection opened (loop thread; tests) */
+    long receiveCompactedBytes() {
+        return receiver.compactedBytes();
+    }
+
+    /** @return reads from the socket since the connection opened (loop thread; tests) */
+    long receiveReads() {
+        return receiver.reads();
+    }
+
     /** Writes everything committed; on the loop thread. */
     @Override
     public void flush() {

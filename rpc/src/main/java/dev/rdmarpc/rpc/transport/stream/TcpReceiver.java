@@ -35,6 +35,11 @@ import java.nio.ByteBuffer;
 final class TcpReceiver {
     private static final System.Logger LOG = System.getLogger(TcpReceiver.class.getName());
     private static final int MAX_READS_PER_EVENT = 16;
+    /**
+     * Frames at least this long are read only up to their end and the next frame's header when another
+     * frame of their length would not fit in the chunk after them ({@link #readLimit}).
+     */
+    static final int BOUNDED_READ_MIN = 16 * 1024;
 
     private final TcpConnection connection;
     private final Wire wire;
@@ -50,6 +55,12 @@ final class TcpReceiver {
     private PooledBuffer handing;
     private long readPos;
     private long parsePos;
+    /** The length of the frame begun at {@link #parsePos} once its header is read, else 0. */
+    private long pendingLength;
+    /** Bytes compaction (and leaving a held chunk) copied within the receive chunks, since the connection opened. */
+    private long compactedBytes;
+    /** Reads from the socket, since the connection opened. */
+    private long reads;
     /** The large receive buffer whose frame is being handed to the handler: claimFromReceived may hold it. */
     private PooledBuffer dispatching;
     /** A frame's first chunk is here and its large buffer waits for its address's share: not reading. */
@@ -120,12 +131,14 @@ final class TcpReceiver {
                     }
                     readPos = 0;
                     parsePos = 0;
+                    pendingLength = 0;
                 }
                 ByteBuffer bb = readBuf.byteBuffer();
-                int cap = readBuf.capacity();
-                long space = cap - readPos;
-                bb.limit(cap).position((int) readPos);
+                long limit = readLimit(readBuf.capacity());
+                long space = limit - readPos;
+                bb.limit((int) limit).position((int) readPos);
                 int n = wire.read(bb);
+                reads++;
                 if (n < 0) {
                     connection.closeNow(new EOFException("peer closed the connection"));
                     return;
@@ -157,6 +170,7 @@ final class TcpReceiver {
         MemorySegment seg = readBuf.segment();
         int cap = readBuf.capacity();
         long need = FrameDescriptor.HEADER_LENGTH;
+        pendingLength = 0;
         while (true) {
             long avail = readPos - parsePos;
             long len = FrameDescriptor.check(seg, parsePos, avail, maxFrameLength);
@@ -176,6 +190,7 @@ final class TcpReceiver {
                     return;
                 }
                 need = Math.min(len, cap);
+                pendingLength = len;
                 break;
             }
             timers.frameDone();
@@ -202,9 +217,27 @@ final class TcpReceiver {
         } else if (cap - parsePos < need) {
             long rem = readPos - parsePos;
             MemorySegment.copy(seg, parsePos, seg, 0, rem);
+            compactedBytes += rem;
             parsePos = 0;
             readPos = rem;
         }
+    }
+
+    /**
+     * Where the next read into the chunk ends: the chunk's end, but for a frame of at least
+     * {@link #BOUNDED_READ_MIN} bytes begun at {@link #parsePos} after which another of its length would not
+     * fit: then its end and the next frame's header. Read on to the chunk's end, the next frame would be
+     * cut there and its bytes read so far copied to the chunk's start (compaction), and frames of a
+     * length from just over a third to a half of the chunk (32 KiB frames in 64 KiB chunks) fall into
+     * step so that nearly every one of them is copied so; read so, only the header is.
+     */
+    private long readLimit(int cap) {
+        long len = pendingLength;
+        if (len < BOUNDED_READ_MIN) {
+            return cap;
+        }
+        long end = parsePos + len;
+        return cap - end < len ? Math.min(cap, end + FrameDescriptor.HEADER_LENGTH) : cap;
     }
 
     private void startLarge(MemorySegment seg, long avail, long len) {
@@ -233,6 +266,7 @@ final class TcpReceiver {
         frameShare = admission != null ? share : 0;
         parsePos = 0;
         readPos = 0;
+        pendingLength = 0;
         if (readBufHeld) {
             leaveHeldChunk(); // the chunk's frames are held: the next chunk read into is another
         }
@@ -256,6 +290,7 @@ final class TcpReceiver {
                 return;
             }
             MemorySegment.copy(old.segment(), parsePos, fresh.segment(), 0, rem);
+            compactedBytes += rem;
             readBuf = fresh;
         }
         parsePos = 0;
@@ -279,6 +314,7 @@ final class TcpReceiver {
             return false;
         }
         int n = wire.read(reassembler.readTarget());
+        reads++;
         if (n < 0) {
             connection.closeNow(new EOFException("peer closed the connection inside a frame"));
             return false;
@@ -325,6 +361,16 @@ final class TcpReceiver {
     /** @return true when the bytes at {@code at} begin a TLS handshake record (content type 22, version 3.x) */
     private static boolean tlsHello(MemorySegment seg, long at, long available) {
         return available >= 2 && seg.get(ValueLayout.JAVA_BYTE, at) == 0x16 && seg.get(ValueLayout.JAVA_BYTE, at + 1) == 0x03;
+    }
+
+    /** @return bytes copied within receive chunks (compaction, a held chunk left) since the connection opened */
+    long compactedBytes() {
+        return compactedBytes;
+    }
+
+    /** @return reads from the socket since the connection opened */
+    long reads() {
+        return reads;
     }
 
     /** The large buffer whose frame the handler is being given, or null. */
