@@ -57,6 +57,8 @@ final class TcpReceiver {
     private long parsePos;
     /** The length of the frame begun at {@link #parsePos} once its header is read, else 0. */
     private long pendingLength;
+    /** The length of the last frame handed to the handler from the chunk: what the next one is taken to be before its header is read. */
+    private long lastLength;
     /** Bytes compaction (and leaving a held chunk) copied within the receive chunks, since the connection opened. */
     private long compactedBytes;
     /** Reads from the socket, since the connection opened. */
@@ -194,6 +196,7 @@ final class TcpReceiver {
                 break;
             }
             timers.frameDone();
+            lastLength = len;
             if (FrameDescriptor.isLiveness(seg.get(ValueLayout.JAVA_BYTE, parsePos + FrameDescriptor.TYPE_OFFSET))) {
                 connection.liveness(seg, parsePos); // the transport's own: no handler sees it
             } else {
@@ -225,14 +228,15 @@ final class TcpReceiver {
 
     /**
      * Where the next read into the chunk ends: the chunk's end, but for a frame of at least
-     * {@link #BOUNDED_READ_MIN} bytes begun at {@link #parsePos} after which another of its length would not
-     * fit: then its end and the next frame's header. Read on to the chunk's end, the next frame would be
-     * cut there and its bytes read so far copied to the chunk's start (compaction), and frames of a
-     * length from just over a third to a half of the chunk (32 KiB frames in 64 KiB chunks) fall into
-     * step so that nearly every one of them is copied so; read so, only the header is.
+     * {@link #BOUNDED_READ_MIN} bytes begun at {@link #parsePos} after which another of its length would
+     * not fit: then its end and the next frame's header. Before a frame's header has arrived its length
+     * is taken to be the last frame's. Read on to the chunk's end, the next frame would be cut there and
+     * its bytes read so far copied to the chunk's start (compaction), and frames of a length from just
+     * over a third to a half of the chunk (32 KiB frames in 64 KiB chunks) fall into step so that nearly
+     * every one of them is copied so; read so, only a header is.
      */
     private long readLimit(int cap) {
-        long len = pendingLength;
+        long len = pendingLength > 0 ? pendingLength : lastLength;
         if (len < BOUNDED_READ_MIN) {
             return cap;
         }
