@@ -18,8 +18,9 @@ import java.nio.ByteBuffer;
 /**
  * The receive side of a {@link TcpConnection}; loop thread only.
  *
- * <p>One pooled chunk: each readiness event reads as much as fits and hands every complete frame to
- * the handler in place. A frame longer than a chunk is completed in the {@link FrameReassembler},
+ * <p>One pooled chunk: each readiness event reads as much as fits (a frame of {@value #BOUNDED_READ_MIN}
+ * bytes or more only to its end and the next header, where another like it would not fit:
+ * {@link #readLimit}) and hands every complete frame to the handler in place. A frame longer than a chunk is completed in the {@link FrameReassembler},
  * read from the socket straight into its buffer, which is taken only once a chunk's worth of the
  * frame has arrived (so a header that declares megabytes and stops holds no more than one chunk) and,
  * on an accepted connection, then grows with the bytes that arrive. On an accepted connection the frame's whole declared length
@@ -27,7 +28,9 @@ import java.nio.ByteBuffer;
  * holding the chunk, and the tick tries again.
  *
  * <p>A handler may keep the frame it is handed ({@link #holdFrame}, at most {@link FrameHolds#MAX_HELD}
- * per connection): its buffer is retained until the hold's release. A chunk with a held frame is never
+ * per connection): its buffer is retained until the hold's release; a response may send bytes of it
+ * from where they lie ({@link #sendingFrom}, the send ring retaining the buffer until they are written).
+ * A chunk with a held or sending frame is never
  * written over: where the chunk would be reused (compacted, or read again from its start) reading goes on
  * in a fresh chunk, with the few bytes of the frame begun copied over as compaction would have moved them,
  * and the held chunk goes back to the pool with its last hold.
@@ -63,8 +66,6 @@ final class TcpReceiver {
     private long compactedBytes;
     /** Reads from the socket, since the connection opened. */
     private long reads;
-    /** The large receive buffer whose frame is being handed to the handler: claimFromReceived may hold it. */
-    private PooledBuffer dispatching;
     /** A frame's first chunk is here and its large buffer waits for its address's share: not reading. */
     private boolean waitingForShare;
     /** What the large frame being received reserved of its address's share, 0 for none. */
@@ -333,12 +334,10 @@ final class TcpReceiver {
         releaseShare();
         int frameLength = reassembler.frameLength();
         PooledBuffer b = reassembler.take();
-        dispatching = b;
         handing = b;
         try {
             connection.handler().onFrame(connection, b.segment(), 0, frameLength);
         } finally {
-            dispatching = null;
             handing = null;
             b.release(); // responses sending from it hold it until they are written
         }
@@ -377,9 +376,19 @@ final class TcpReceiver {
         return reads;
     }
 
-    /** The large buffer whose frame the handler is being given, or null. */
+    /** The receive buffer (the chunk or a large frame's) whose frame the handler is being given, or null. */
     PooledBuffer dispatching() {
-        return dispatching;
+        return handing;
+    }
+
+    /**
+     * The send ring holds {@code b}, the buffer being dispatched, until a payload in it is written: the
+     * chunk is not written over from here on, as for a held frame.
+     */
+    void sendingFrom(PooledBuffer b) {
+        if (b == readBuf) {
+            readBufHeld = true;
+        }
     }
 
     boolean waitingForShare() {
