@@ -376,9 +376,16 @@ final class TcpReceiver {
         return reads;
     }
 
-    /** The receive buffer (the chunk or a large frame's) whose frame the handler is being given, or null. */
+    /**
+     * The receive buffer (the chunk or a large frame's) whose frame the handler is being given, or null;
+     * null too for a chunk already held (a held frame, or a payload sending from it): the send ring
+     * writes a payload from its buffer's one view, which a gathering write can take once, so a second
+     * payload from the same chunk would cost a write of its own (frames of 16 to 21 KiB, three to a
+     * chunk); it is copied instead.
+     */
     PooledBuffer dispatching() {
-        return handing;
+        PooledBuffer b = handing;
+        return b == readBuf && readBufHeld ? null : b;
     }
 
     /**
