@@ -36,10 +36,19 @@ final class ReceiveHolds {
         handingLarge = b;
     }
 
-    /** The slot's frames were handed: a buffer taken out for holds is the holds' alone now. */
+    /**
+     * The slot's frames were handed: a buffer taken out for holds is the holds' alone now. The
+     * receiver's own reference to it, kept while it read the message's later frames, goes: a handler
+     * that let its frame go at once (gRPC parses a message inline) must not send the buffer back to
+     * the pool while frames after it are still to be read there.
+     */
     void slotHanded() {
         handingSlot = -1;
+        PooledBuffer taken = handingTaken;
         handingTaken = null;
+        if (taken != null) {
+            taken.release();
+        }
     }
 
     /**
@@ -66,6 +75,7 @@ final class ReceiveHolds {
             if (b == null) {
                 return null;
             }
+            b.retain(); // the receiver's reference: it reads the message's later frames there until slotHanded
             handingTaken = b;
         } else {
             b.retain(); // another frame of the same message
