@@ -2,6 +2,7 @@ package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.transport.CertificateRefusedException;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.PeerRefusedException;
@@ -77,18 +78,27 @@ final class ClientHandshake implements FrameHandler {
 
     @Override
     public void onClose(Connection c, Throwable cause) {
-        boolean tls = false;
-        for (Throwable t = cause; t != null; t = t.getCause()) {
-            tls |= t instanceof javax.net.ssl.SSLException;
-        }
-        reply.completeExceptionally(new EOFException(tls
-                ? "the TLS connection closed during the RDMA handshake: " + TlsConfig.describe(cause)
-                : "the server closed the connection during the RDMA handshake (is rdma() enabled on the server?)"
-                        + (cause == null || cause instanceof EOFException ? "" : ": " + cause.getMessage())));
+        reply.completeExceptionally(closed(cause));
         RdmaConnection r = rdma;
         if (r != null) {
             r.peerLost(cause);
         }
+    }
+
+    /** @return what the hello's wait fails with when its connection closed with {@code cause} */
+    private static IOException closed(Throwable cause) {
+        if (cause instanceof CertificateRefusedException refused) {
+            // a TLS 1.3 server's refusal of this client's certificate, after the wait for its verdict
+            return new CertificateRefusedException(refused.getMessage(), refused);
+        }
+        boolean tls = false;
+        for (Throwable t = cause; t != null; t = t.getCause()) {
+            tls |= t instanceof javax.net.ssl.SSLException;
+        }
+        return new EOFException(tls
+                ? "the TLS connection closed during the RDMA handshake: " + TlsConfig.describe(cause)
+                : "the server closed the connection during the RDMA handshake (is rdma() enabled on the server?)"
+                        + (cause == null || cause instanceof EOFException ? "" : ": " + cause.getMessage()));
     }
 
     /** Why the hello's connection closed, as its handler heard it (waiting a moment for the close to reach it), or "". */
@@ -117,14 +127,18 @@ final class ClientHandshake implements FrameHandler {
      * soon as its handshake is done; that refusal reaches the client during its wait for the
      * certificate verdict, or while it sets up its queue pair (which the refusal's close then
      * closes under it, {@link RdmaConnection#peerLost}), or as the answer to its hello. Every way,
-     * the client sees the same status, with the server's reason.
+     * the client sees the same status, with the server's reason. So with a TLS 1.3 server's refusal
+     * of the client's certificate that comes after the wait for its verdict: its alert closes the
+     * connection ({@link CertificateRefusedException}).
      *
-     * @return a {@link PeerRefusedException} or {@link ResourceExhaustedException} saying what the
-     *         server said, with {@code failure} as its cause; {@code failure} itself when it is already
-     *         one of those; or null when the server refused nothing (then {@code failure} stands)
+     * @return a {@link PeerRefusedException}, {@link ResourceExhaustedException} or
+     *         {@link CertificateRefusedException} saying what the server said, with {@code failure} as
+     *         its cause; {@code failure} itself when it is already one of those; or null when the
+     *         server refused nothing (then {@code failure} stands)
      */
     IOException refusal(InetSocketAddress address, Exception failure) {
-        if (failure instanceof PeerRefusedException || failure instanceof ResourceExhaustedException) {
+        if (failure instanceof PeerRefusedException || failure instanceof ResourceExhaustedException
+                || failure instanceof CertificateRefusedException) {
             return (IOException) failure;
         }
         if (!reply.isCompletedExceptionally()) {
@@ -132,6 +146,9 @@ final class ClientHandshake implements FrameHandler {
         }
         Throwable said = reply.exceptionNow();
         String msg = "RDMA handshake with " + address + " failed: " + said.getMessage();
+        if (said instanceof CertificateRefusedException) {
+            return new CertificateRefusedException(msg, failure);
+        }
         IOException e = said instanceof PeerRefusedException ? new PeerRefusedException(msg)
                 : said instanceof ResourceExhaustedException ? new ResourceExhaustedException(msg) : null;
         if (e != null) {
