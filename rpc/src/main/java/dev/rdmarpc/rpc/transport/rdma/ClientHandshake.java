@@ -29,6 +29,13 @@ import java.util.concurrent.TimeoutException;
 final class ClientHandshake implements FrameHandler {
     final CompletableFuture<Hello> reply = new CompletableFuture<>();
     volatile RdmaConnection rdma;
+    /**
+     * Whether {@link #rdma} is attached to its I/O thread ({@link #attached}). Until then the
+     * connecting thread owns it (it sets up its queue pair): a close then only fails {@link #reply},
+     * and the connecting thread gives the connection up; closing it from here would destroy the
+     * queue pair under the set-up.
+     */
+    private volatile boolean attached;
 
     @Override
     public void onFrame(Connection c, MemorySegment buffer, long offset, int length) {
@@ -80,8 +87,19 @@ final class ClientHandshake implements FrameHandler {
     public void onClose(Connection c, Throwable cause) {
         reply.completeExceptionally(closed(cause));
         RdmaConnection r = rdma;
-        if (r != null) {
+        if (r != null && attached) {
             r.peerLost(cause);
+        }
+    }
+
+    /**
+     * The connecting thread attached {@link #rdma} to its I/O thread over {@code c}: from now on a
+     * close of {@code c} closes it. A close that came meanwhile (and so left it) closes it now.
+     */
+    void attached(Connection c) {
+        attached = true;
+        if (!c.isOpen()) {
+            rdma.peerLost(null);
         }
     }
 
@@ -125,8 +143,8 @@ final class ClientHandshake implements FrameHandler {
      * What a connect that failed with {@code failure} throws when the server's refusal has come
      * meanwhile: its refusal, of its kind. A TLS server's check of its clients refuses a client as
      * soon as its handshake is done; that refusal reaches the client during its wait for the
-     * certificate verdict, or while it sets up its queue pair (which the refusal's close then
-     * closes under it, {@link RdmaConnection#peerLost}), or as the answer to its hello. Every way,
+     * certificate verdict, or while it sets up its queue pair (the set-up goes on, its hello cannot
+     * be sent, or its attach finds the connection closed), or as the answer to its hello. Every way,
      * the client sees the same status, with the server's reason. So with a TLS 1.3 server's refusal
      * of the client's certificate that comes after the wait for its verdict: its alert closes the
      * connection ({@link CertificateRefusedException}).
