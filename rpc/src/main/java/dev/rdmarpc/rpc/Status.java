@@ -47,7 +47,8 @@ public enum Status {
     DEADLINE_EXCEEDED(12, true),
     /**
      * The caller could not be identified: a credential missing or not valid (a server interceptor
-     * refusing a call without a good auth token, say).
+     * refusing a call without a good auth token, say); on a client, also the server's refusal of its
+     * TLS certificate, or of its lack of one, at the connect or at the calls of the connection it closed.
      */
     UNAUTHENTICATED(13, true),
     /** The caller is known but may not make this call. */

@@ -27,7 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A TLS 1.3 server judges its client's certificate after the client's handshake is done: the
  * client's connect waits for that verdict ({@code TlsConfig.certificateVerdictWait}), so a refused
- * certificate, or none where one is required, fails the connect itself with UNAUTHENTICATED.
+ * certificate, or none where one is required, fails the connect itself with UNAUTHENTICATED. Without
+ * the wait, the first call fails with UNAUTHENTICATED and the same reason.
  */
 @Timeout(60)
 class TlsClientCertificateAtConnectTest {
@@ -162,6 +163,21 @@ class TlsClientCertificateAtConnectTest {
              RpcClient c = connect(s, TlsConfig.forClient().trust(ca).certificateVerdictWait(Duration.ZERO))) {
             RpcException e = assertThrows(RpcException.class, () -> c.call(WHO, new byte[0]));
             assertTrue(e.getMessage().contains("requires a client certificate"), e.getMessage());
+            assertEquals(Status.UNAUTHENTICATED, e.status(), "as a refusal within the wait: " + e);
+        }
+    }
+
+    @Test
+    void withoutTheWaitAnUntrustedCertificateIsUnauthenticatedAtEveryCall() throws Exception {
+        try (RpcServer s = serveMutual();
+             RpcClient c = connect(s, strangerShowingItsCertificate().certificateVerdictWait(Duration.ZERO))) {
+            for (int i = 0; i < 2; i++) { // the call the alert fails, and one on the connection it closed
+                RpcException e = assertThrows(RpcException.class, () -> c.call(WHO, new byte[0]));
+                System.out.println("client: " + e.status() + " " + e.getMessage());
+                assertEquals(Status.UNAUTHENTICATED, e.status(), e::toString);
+                assertTrue(e.getMessage().contains("the server refused this client's certificate: it does not trust it"),
+                        e.getMessage());
+            }
         }
     }
 

@@ -51,7 +51,8 @@ final class CallTable {
     private String closedReason = "connection closed";
     /**
      * What a call on the closed connection fails with: CONNECTION_CLOSED, or PERMISSION_DENIED when
-     * the server refused this client (its TLS check of clients): every later call would be refused too.
+     * the server refused this client (its TLS check of clients), UNAUTHENTICATED when it refused the
+     * client's TLS certificate: every later call would be refused too.
      */
     private Status closedStatus = Status.CONNECTION_CLOSED;
     private volatile long lastActivityNanos = System.nanoTime();
@@ -426,7 +427,7 @@ final class CallTable {
 
     /**
      * Closes the table: every later reserve throws ({@code status}, {@code reason}; the status is kept
-     * only when it is PERMISSION_DENIED, else CONNECTION_CLOSED), every held slot is freed and every
+     * only when it is PERMISSION_DENIED or UNAUTHENTICATED, else CONNECTION_CLOSED), every held slot is freed and every
      * caller waiting for a slot wakes.
      *
      * @return the calls that were outstanding, to be failed
@@ -436,7 +437,7 @@ final class CallTable {
         try {
             closed = true;
             closedReason = reason;
-            if (status == Status.PERMISSION_DENIED) {
+            if (status == Status.PERMISSION_DENIED || status == Status.UNAUTHENTICATED) {
                 closedStatus = status;
             }
             int count = capacity - freeTop;

@@ -13,6 +13,7 @@ import dev.rdmarpc.rpc.core.FrameWriter;
 import dev.rdmarpc.rpc.core.MetadataLimits;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.transport.CertificateRefusedException;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.ProtocolException;
@@ -336,6 +337,11 @@ final class ClientConnection implements FrameHandler {
             status = serverSaid.status();
         } else if (cause instanceof EOFException) {
             reason = "server closed the connection";
+        } else if (cause instanceof CertificateRefusedException refused) {
+            // the server refused this client's TLS certificate after the connect's wait for its verdict:
+            // the same status as a refusal within that wait (the connect's), and every later call's
+            reason = refused.getMessage();
+            status = Status.UNAUTHENTICATED;
         } else {
             reason = "connection failed: " + cause.getMessage();
         }

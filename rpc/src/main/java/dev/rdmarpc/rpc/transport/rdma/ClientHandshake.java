@@ -2,6 +2,7 @@ package dev.rdmarpc.rpc.transport.rdma;
 
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeader;
+import dev.rdmarpc.rpc.transport.CertificateRefusedException;
 import dev.rdmarpc.rpc.transport.Connection;
 import dev.rdmarpc.rpc.transport.FrameHandler;
 import dev.rdmarpc.rpc.transport.PeerRefusedException;
@@ -28,6 +29,13 @@ import java.util.concurrent.TimeoutException;
 final class ClientHandshake implements FrameHandler {
     final CompletableFuture<Hello> reply = new CompletableFuture<>();
     volatile RdmaConnection rdma;
+    /**
+     * Whether {@link #rdma} is attached to its I/O thread ({@link #attached}). Until then the
+     * connecting thread owns it (it sets up its queue pair): a close then only fails {@link #reply},
+     * and the connecting thread gives the connection up; closing it from here would destroy the
+     * queue pair under the set-up.
+     */
+    private volatile boolean attached;
 
     @Override
     public void onFrame(Connection c, MemorySegment buffer, long offset, int length) {
@@ -77,18 +85,38 @@ final class ClientHandshake implements FrameHandler {
 
     @Override
     public void onClose(Connection c, Throwable cause) {
+        reply.completeExceptionally(closed(cause));
+        RdmaConnection r = rdma;
+        if (r != null && attached) {
+            r.peerLost(cause);
+        }
+    }
+
+    /**
+     * The connecting thread attached {@link #rdma} to its I/O thread over {@code c}: from now on a
+     * close of {@code c} closes it. A close that came meanwhile (and so left it) closes it now.
+     */
+    void attached(Connection c) {
+        attached = true;
+        if (!c.isOpen()) {
+            rdma.peerLost(null);
+        }
+    }
+
+    /** @return what the hello's wait fails with when its connection closed with {@code cause} */
+    private static IOException closed(Throwable cause) {
+        if (cause instanceof CertificateRefusedException refused) {
+            // a TLS 1.3 server's refusal of this client's certificate, after the wait for its verdict
+            return new CertificateRefusedException(refused.getMessage(), refused);
+        }
         boolean tls = false;
         for (Throwable t = cause; t != null; t = t.getCause()) {
             tls |= t instanceof javax.net.ssl.SSLException;
         }
-        reply.completeExceptionally(new EOFException(tls
+        return new EOFException(tls
                 ? "the TLS connection closed during the RDMA handshake: " + TlsConfig.describe(cause)
                 : "the server closed the connection during the RDMA handshake (is rdma() enabled on the server?)"
-                        + (cause == null || cause instanceof EOFException ? "" : ": " + cause.getMessage())));
-        RdmaConnection r = rdma;
-        if (r != null) {
-            r.peerLost(cause);
-        }
+                        + (cause == null || cause instanceof EOFException ? "" : ": " + cause.getMessage()));
     }
 
     /** Why the hello's connection closed, as its handler heard it (waiting a moment for the close to reach it), or "". */
@@ -115,16 +143,20 @@ final class ClientHandshake implements FrameHandler {
      * What a connect that failed with {@code failure} throws when the server's refusal has come
      * meanwhile: its refusal, of its kind. A TLS server's check of its clients refuses a client as
      * soon as its handshake is done; that refusal reaches the client during its wait for the
-     * certificate verdict, or while it sets up its queue pair (which the refusal's close then
-     * closes under it, {@link RdmaConnection#peerLost}), or as the answer to its hello. Every way,
-     * the client sees the same status, with the server's reason.
+     * certificate verdict, or while it sets up its queue pair (the set-up goes on, its hello cannot
+     * be sent, or its attach finds the connection closed), or as the answer to its hello. Every way,
+     * the client sees the same status, with the server's reason. So with a TLS 1.3 server's refusal
+     * of the client's certificate that comes after the wait for its verdict: its alert closes the
+     * connection ({@link CertificateRefusedException}).
      *
-     * @return a {@link PeerRefusedException} or {@link ResourceExhaustedException} saying what the
-     *         server said, with {@code failure} as its cause; {@code failure} itself when it is already
-     *         one of those; or null when the server refused nothing (then {@code failure} stands)
+     * @return a {@link PeerRefusedException}, {@link ResourceExhaustedException} or
+     *         {@link CertificateRefusedException} saying what the server said, with {@code failure} as
+     *         its cause; {@code failure} itself when it is already one of those; or null when the
+     *         server refused nothing (then {@code failure} stands)
      */
     IOException refusal(InetSocketAddress address, Exception failure) {
-        if (failure instanceof PeerRefusedException || failure instanceof ResourceExhaustedException) {
+        if (failure instanceof PeerRefusedException || failure instanceof ResourceExhaustedException
+                || failure instanceof CertificateRefusedException) {
             return (IOException) failure;
         }
         if (!reply.isCompletedExceptionally()) {
@@ -132,6 +164,9 @@ final class ClientHandshake implements FrameHandler {
         }
         Throwable said = reply.exceptionNow();
         String msg = "RDMA handshake with " + address + " failed: " + said.getMessage();
+        if (said instanceof CertificateRefusedException) {
+            return new CertificateRefusedException(msg, failure);
+        }
         IOException e = said instanceof PeerRefusedException ? new PeerRefusedException(msg)
                 : said instanceof ResourceExhaustedException ? new ResourceExhaustedException(msg) : null;
         if (e != null) {

@@ -407,6 +407,7 @@ public final class RdmaTransport implements Transport {
             if (!attached) {
                 throw new EOFException("the server closed the connection right after the RDMA handshake");
             }
+            side.attached(c);
             LOG.log(System.Logger.Level.DEBUG, "RDMA connection {0}", conn);
             return conn;
         } catch (InterruptedException e) {

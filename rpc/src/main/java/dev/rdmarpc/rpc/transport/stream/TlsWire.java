@@ -135,12 +135,13 @@ final class TlsWire implements Wire {
             n = readRecords(dst);
         } catch (SSLException e) {
             sendAlert(); // the peer learns why (its log names it): the engine has the alert ready
-            if (awaitingVerdict() && CertificateRefusal.isOne(e)) {
+            if (client && handshakeDone && CertificateRefusal.isOne(e)) {
+                // a TLS 1.3 server's refusal of this client's certificate: within the wait for its
+                // verdict it fails the connect; after it (the wait off or over) it closes the
+                // connection; either way it says the same
                 throw new CertificateRefusedException(CertificateRefusal.describe(e), e);
             }
-            // after the handshake (a TLS 1.3 client whose wait for the verdict is off or over learns
-            // only now that the server refused its certificate) the connection closes with this:
-            // name the cause as a failed connect would
+            // after the handshake the connection closes with this: name the cause as a failed connect would
             throw handshakeDone ? new TlsConfig.Described(e) : e;
         }
         if (refusal != null) {

@@ -319,7 +319,9 @@ public final class TlsConfig {
      * tickets then, so the wait is one round trip; a refusal (its alert, or a close) fails the connect
      * with {@code CertificateRefusedException} (clients see {@code Status.UNAUTHENTICATED}). A server
      * that sends nothing after the handshake (no session tickets) costs each connect the whole wait,
-     * and then the connect goes on as if accepted. Over TLS 1.2 the server's verdict is part of the
+     * and then the connect goes on as if accepted; a refusal that comes after the wait fails the
+     * connection's calls (over RDMA, its connect) with {@code Status.UNAUTHENTICATED} and the same
+     * reason. Over TLS 1.2 the server's verdict is part of the
      * handshake and there is no wait. The connect's own {@code connectTimeout} bounds it too.
      *
      * @param wait zero or positive

@@ -3,17 +3,21 @@ package dev.rdmarpc.rpc.transport.rdma;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.rdmarpc.rpc.Status;
 import dev.rdmarpc.rpc.protocol.FrameDescriptor;
 import dev.rdmarpc.rpc.protocol.FrameHeaderEncoder;
+import dev.rdmarpc.rpc.transport.CertificateRefusedException;
 import dev.rdmarpc.rpc.transport.PeerRefusedException;
 import dev.rdmarpc.rpc.transport.ResourceExhaustedException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import javax.net.ssl.SSLHandshakeException;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -64,5 +68,27 @@ class ClientHandshakeTest {
         assertSame(answer, refusedWith(Status.PERMISSION_DENIED, "no").refusal(SERVER, answer));
         ResourceExhaustedException local = new ResourceExhaustedException("the completion queues are full");
         assertSame(local, new ClientHandshake().refusal(SERVER, local));
+    }
+
+    @Test
+    void aCertificateRefusalAfterTheVerdictWaitIsACertificateRefusal() {
+        // the TLS read after the wait for the server's verdict: its alert, described
+        CertificateRefusedException alert = new CertificateRefusedException(
+                "the server refused this client's certificate: it does not trust it (Received fatal alert: unknown_ca)",
+                new SSLHandshakeException("Received fatal alert: unknown_ca"));
+        ClientHandshake side = new ClientHandshake();
+        side.onClose(null, alert);
+        // the hello's answer fails with it
+        IOException answer = assertThrows(IOException.class,
+                () -> side.awaitHello(SERVER, System.nanoTime() + 1_000_000_000L, Duration.ofSeconds(1)));
+        assertInstanceOf(CertificateRefusedException.class, answer);
+        assertTrue(answer.getMessage().contains("it does not trust it"), answer.getMessage());
+        // as does a set-up the close tripped, or a hello it could not send
+        IllegalStateException tripped = new IllegalStateException("Already closed");
+        IOException e = side.refusal(SERVER, tripped);
+        assertInstanceOf(CertificateRefusedException.class, e);
+        assertTrue(e.getMessage().contains("it does not trust it"), e.getMessage());
+        assertSame(tripped, e.getCause(), "what the set-up tripped on stays as the cause");
+        assertSame(answer, side.refusal(SERVER, answer), "already the refusal: thrown as it is");
     }
 }

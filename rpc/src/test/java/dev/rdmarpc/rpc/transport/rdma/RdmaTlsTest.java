@@ -139,4 +139,31 @@ class RdmaTlsTest {
         }
         System.out.println("refused without the verdict wait, by when the refusal came: " + ways);
     }
+
+    /**
+     * A client without a certificate that does not wait for the certificate verdict: the server's
+     * alert ({@code certificate_required}) comes while it sets up its queue pair, as it sends its
+     * hello, or while it waits for the hello's answer. Its connect fails with UNAUTHENTICATED and the
+     * reason every way, as within the wait; {@code ClientHandshakeTest} pins the cases down on the host.
+     */
+    @Test
+    void aCertificateRefusalAfterTheVerdictWaitIsUnauthenticatedToo(@TempDir Path dir) throws Exception {
+        TestCertificates certs = new TestCertificates(dir);
+        Path ca = certs.ca("test-ca");
+        KeyStore serverKeys = certs.key("server", "test-ca", "ip:" + RdmaTestEnv.serverAddress(), null, 2);
+        TlsConfig requiring = TlsConfig.forServer(serverKeys, TestCertificates.PASSWORD.toCharArray()).trust(ca)
+                .clientAuth(TlsConfig.ClientAuth.REQUIRE).handshakeTimeout(Duration.ofSeconds(60));
+        TlsConfig noWait = TlsConfig.forClient().trust(ca).certificateVerdictWait(Duration.ZERO);
+        try (RpcServer server = RpcServer.builder().bind(RdmaTestEnv.serverBind()).rdma(RdmaTestEnv.smallConfig().tls(requiring))
+                .register(ECHO, (ctx, b) -> b).start()) {
+            for (int i = 0; i < 8; i++) { // each a full TLS handshake
+                RpcException e = assertThrows(RpcException.class, () -> RpcClient.builder().address(server.address())
+                        .connectTimeout(Duration.ofSeconds(60)).rdma(RdmaTestEnv.smallConfig().tls(noWait)).connect().close());
+                System.out.println("no certificate, no verdict wait: " + e.status() + " " + e.getMessage());
+                assertEquals(Status.UNAUTHENTICATED, e.status(), e::toString);
+                assertTrue(e.getMessage().contains("the server refused this client's certificate: it requires a client certificate"),
+                        e.getMessage());
+            }
+        }
+    }
 }
