@@ -18,9 +18,6 @@ abstract class RingConnection implements Connection, ZeroCopySend {
     /** @return the receive buffer whose frame is being handed to the handler now, or null (loop thread) */
     abstract PooledBuffer dispatching();
 
-    /** The send ring holds {@code b}, the receive buffer being dispatched, until a payload in it is written (loop thread). */
-    abstract void sendingFromReceived(PooledBuffer b);
-
     /** Closes at once, on the loop thread. */
     abstract void closeNow(Throwable cause);
 
@@ -44,12 +41,7 @@ abstract class RingConnection implements Connection, ZeroCopySend {
         if (!inEventLoop()) {
             return UNSUPPORTED;
         }
-        PooledBuffer b = dispatching();
-        long at = ring().claimFromReceived(frameLength, src, offset, length, b);
-        if (at >= 0) {
-            sendingFromReceived(b);
-        }
-        return at;
+        return ring().claimFromReceived(frameLength, src, offset, length, dispatching());
     }
 
     @Override

@@ -18,9 +18,8 @@ import java.nio.ByteBuffer;
 /**
  * The receive side of a {@link TcpConnection}; loop thread only.
  *
- * <p>One pooled chunk: each readiness event reads as much as fits (a frame of {@value #BOUNDED_READ_MIN}
- * bytes or more only to its end and the next header, where another like it would not fit:
- * {@link #readLimit}) and hands every complete frame to the handler in place. A frame longer than a chunk is completed in the {@link FrameReassembler},
+ * <p>One pooled chunk: each readiness event reads as much as fits and hands every complete frame to
+ * the handler in place. A frame longer than a chunk is completed in the {@link FrameReassembler},
  * read from the socket straight into its buffer, which is taken only once a chunk's worth of the
  * frame has arrived (so a header that declares megabytes and stops holds no more than one chunk) and,
  * on an accepted connection, then grows with the bytes that arrive. On an accepted connection the frame's whole declared length
@@ -28,9 +27,7 @@ import java.nio.ByteBuffer;
  * holding the chunk, and the tick tries again.
  *
  * <p>A handler may keep the frame it is handed ({@link #holdFrame}, at most {@link FrameHolds#MAX_HELD}
- * per connection): its buffer is retained until the hold's release; a response may send bytes of it
- * from where they lie ({@link #sendingFrom}, the send ring retaining the buffer until they are written).
- * A chunk with a held or sending frame is never
+ * per connection): its buffer is retained until the hold's release. A chunk with a held frame is never
  * written over: where the chunk would be reused (compacted, or read again from its start) reading goes on
  * in a fresh chunk, with the few bytes of the frame begun copied over as compaction would have moved them,
  * and the held chunk goes back to the pool with its last hold.
@@ -38,11 +35,6 @@ import java.nio.ByteBuffer;
 final class TcpReceiver {
     private static final System.Logger LOG = System.getLogger(TcpReceiver.class.getName());
     private static final int MAX_READS_PER_EVENT = 16;
-    /**
-     * Frames at least this long are read only up to their end and the next frame's header when another
-     * frame of their length would not fit in the chunk after them ({@link #readLimit}).
-     */
-    static final int BOUNDED_READ_MIN = 16 * 1024;
 
     private final TcpConnection connection;
     private final Wire wire;
@@ -58,14 +50,8 @@ final class TcpReceiver {
     private PooledBuffer handing;
     private long readPos;
     private long parsePos;
-    /** The length of the frame begun at {@link #parsePos} once its header is read, else 0. */
-    private long pendingLength;
-    /** The length of the last frame handed to the handler from the chunk: what the next one is taken to be before its header is read. */
-    private long lastLength;
-    /** Bytes compaction (and leaving a held chunk) copied within the receive chunks, since the connection opened. */
-    private long compactedBytes;
-    /** Reads from the socket, since the connection opened. */
-    private long reads;
+    /** The large receive buffer whose frame is being handed to the handler: claimFromReceived may hold it. */
+    private PooledBuffer dispatching;
     /** A frame's first chunk is here and its large buffer waits for its address's share: not reading. */
     private boolean waitingForShare;
     /** What the large frame being received reserved of its address's share, 0 for none. */
@@ -134,14 +120,12 @@ final class TcpReceiver {
                     }
                     readPos = 0;
                     parsePos = 0;
-                    pendingLength = 0;
                 }
                 ByteBuffer bb = readBuf.byteBuffer();
-                long limit = readLimit(readBuf.capacity());
-                long space = limit - readPos;
-                bb.limit((int) limit).position((int) readPos);
+                int cap = readBuf.capacity();
+                long space = cap - readPos;
+                bb.limit(cap).position((int) readPos);
                 int n = wire.read(bb);
-                reads++;
                 if (n < 0) {
                     connection.closeNow(new EOFException("peer closed the connection"));
                     return;
@@ -173,7 +157,6 @@ final class TcpReceiver {
         MemorySegment seg = readBuf.segment();
         int cap = readBuf.capacity();
         long need = FrameDescriptor.HEADER_LENGTH;
-        pendingLength = 0;
         while (true) {
             long avail = readPos - parsePos;
             long len = FrameDescriptor.check(seg, parsePos, avail, maxFrameLength);
@@ -193,11 +176,9 @@ final class TcpReceiver {
                     return;
                 }
                 need = Math.min(len, cap);
-                pendingLength = len;
                 break;
             }
             timers.frameDone();
-            lastLength = len;
             if (FrameDescriptor.isLiveness(seg.get(ValueLayout.JAVA_BYTE, parsePos + FrameDescriptor.TYPE_OFFSET))) {
                 connection.liveness(seg, parsePos); // the transport's own: no handler sees it
             } else {
@@ -221,28 +202,9 @@ final class TcpReceiver {
         } else if (cap - parsePos < need) {
             long rem = readPos - parsePos;
             MemorySegment.copy(seg, parsePos, seg, 0, rem);
-            compactedBytes += rem;
             parsePos = 0;
             readPos = rem;
         }
-    }
-
-    /**
-     * Where the next read into the chunk ends: the chunk's end, but for a frame of at least
-     * {@link #BOUNDED_READ_MIN} bytes begun at {@link #parsePos} after which another of its length would
-     * not fit: then its end and the next frame's header. Before a frame's header has arrived its length
-     * is taken to be the last frame's. Read on to the chunk's end, the next frame would be cut there and
-     * its bytes read so far copied to the chunk's start (compaction), and frames of a length from just
-     * over a third to a half of the chunk (32 KiB frames in 64 KiB chunks) fall into step so that nearly
-     * every one of them is copied so; read so, only a header is.
-     */
-    private long readLimit(int cap) {
-        long len = pendingLength > 0 ? pendingLength : lastLength;
-        if (len < BOUNDED_READ_MIN) {
-            return cap;
-        }
-        long end = parsePos + len;
-        return cap - end < len ? Math.min(cap, end + FrameDescriptor.HEADER_LENGTH) : cap;
     }
 
     private void startLarge(MemorySegment seg, long avail, long len) {
@@ -271,7 +233,6 @@ final class TcpReceiver {
         frameShare = admission != null ? share : 0;
         parsePos = 0;
         readPos = 0;
-        pendingLength = 0;
         if (readBufHeld) {
             leaveHeldChunk(); // the chunk's frames are held: the next chunk read into is another
         }
@@ -295,7 +256,6 @@ final class TcpReceiver {
                 return;
             }
             MemorySegment.copy(old.segment(), parsePos, fresh.segment(), 0, rem);
-            compactedBytes += rem;
             readBuf = fresh;
         }
         parsePos = 0;
@@ -319,7 +279,6 @@ final class TcpReceiver {
             return false;
         }
         int n = wire.read(reassembler.readTarget());
-        reads++;
         if (n < 0) {
             connection.closeNow(new EOFException("peer closed the connection inside a frame"));
             return false;
@@ -334,10 +293,12 @@ final class TcpReceiver {
         releaseShare();
         int frameLength = reassembler.frameLength();
         PooledBuffer b = reassembler.take();
+        dispatching = b;
         handing = b;
         try {
             connection.handler().onFrame(connection, b.segment(), 0, frameLength);
         } finally {
+            dispatching = null;
             handing = null;
             b.release(); // responses sending from it hold it until they are written
         }
@@ -366,36 +327,9 @@ final class TcpReceiver {
         return available >= 2 && seg.get(ValueLayout.JAVA_BYTE, at) == 0x16 && seg.get(ValueLayout.JAVA_BYTE, at + 1) == 0x03;
     }
 
-    /** @return bytes copied within receive chunks (compaction, a held chunk left) since the connection opened */
-    long compactedBytes() {
-        return compactedBytes;
-    }
-
-    /** @return reads from the socket since the connection opened */
-    long reads() {
-        return reads;
-    }
-
-    /**
-     * The receive buffer (the chunk or a large frame's) whose frame the handler is being given, or null;
-     * null too for a chunk already held (a held frame, or a payload sending from it): the send ring
-     * writes a payload from its buffer's one view, which a gathering write can take once, so a second
-     * payload from the same chunk would cost a write of its own (frames of 16 to 21 KiB, three to a
-     * chunk); it is copied instead.
-     */
+    /** The large buffer whose frame the handler is being given, or null. */
     PooledBuffer dispatching() {
-        PooledBuffer b = handing;
-        return b == readBuf && readBufHeld ? null : b;
-    }
-
-    /**
-     * The send ring holds {@code b}, the buffer being dispatched, until a payload in it is written: the
-     * chunk is not written over from here on, as for a held frame.
-     */
-    void sendingFrom(PooledBuffer b) {
-        if (b == readBuf) {
-            readBufHeld = true;
-        }
+        return dispatching;
     }
 
     boolean waitingForShare() {

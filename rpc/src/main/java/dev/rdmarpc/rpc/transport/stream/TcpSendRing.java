@@ -23,9 +23,9 @@ import static dev.rdmarpc.rpc.transport.ZeroCopySend.UNSUPPORTED;
  * {@link #claimInPlace} takes two ring entries: its header in a pooled buffer, then its payload as a
  * view of the caller's memory, written from there by the same gathering write (no copy) until
  * {@link #detachInPlace} copies what is still unsent. A response claimed with {@link
- * #claimFromReceived} is laid out the same way, its payload a range of the receive buffer (the chunk,
- * or a large frame's buffer) whose frame is being dispatched: the ring holds that buffer
- * ({@link PooledBuffer#retain}) until the range is written.
+ * #claimFromReceived} is laid out the same way, its payload a range of the large receive buffer whose
+ * frame is being dispatched: the ring holds that buffer ({@link PooledBuffer#retain}) until the range
+ * is written.
  *
  * <p>The claim methods return with the send lock held when they succeed; {@link #commit} or
  * {@link #abort} releases it (the {@link Connection} contract).
@@ -108,12 +108,12 @@ final class TcpSendRing {
     }
 
     /**
-     * Holds the receive buffer being dispatched (on the I/O thread, inside the handler's
+     * Holds the large receive buffer being dispatched (on the I/O thread, inside the handler's
      * {@code onFrame}) when the payload lies in it and is at least {@link #IN_PLACE_MIN} bytes;
      * otherwise {@link dev.rdmarpc.rpc.transport.ZeroCopySend#UNSUPPORTED}. The ring entry uses the buffer's own view, with the payload's
      * offset as its base: nothing is allocated.
      *
-     * @param b the receive buffer being dispatched (the chunk or a large frame's), or null
+     * @param b the large receive buffer being dispatched, or null
      */
     long claimFromReceived(int frameLength, MemorySegment src, long offset, int length, PooledBuffer b) {
         if (b == null || length < IN_PLACE_MIN || length > frameLength - FrameDescriptor.HEADER_LENGTH || !src.isNative()) {
