@@ -136,9 +136,8 @@ final class TlsWire implements Wire {
         } catch (SSLException e) {
             sendAlert(); // the peer learns why (its log names it): the engine has the alert ready
             if (client && handshakeDone && CertificateRefusal.isOne(e)) {
-                // a TLS 1.3 server's refusal of this client's certificate: within the wait for its
-                // verdict it fails the connect; after it (the wait off or over) it closes the
-                // connection; either way it says the same
+                // a TLS 1.3 server's refusal of this client's certificate: it fails the connect within the
+                // wait for its verdict, closes the connection after it; either way it says the same
                 throw new CertificateRefusedException(CertificateRefusal.describe(e), e);
             }
             // after the handshake the connection closes with this: name the cause as a failed connect would
