@@ -188,16 +188,20 @@ abstract class GrpcEcosystemContract {
         assertTrue(calls[0].get() > 0 && calls[1].get() > 0, "both servers answered some: " + List.of(calls));
         // a stream held open keeps server 0 draining after shutdown(): it refuses new calls (SHUTTING_DOWN)
         ManagedChannel direct = channel(channelBuilder(host() + ":" + two.get(0).getPort()));
+        // connected first: the held stream then waits on nothing but server 0
+        TestServiceGrpc.newBlockingStub(direct).withWaitForReady().withDeadlineAfter(30, TimeUnit.SECONDS)
+                .emptyCall(Empty.getDefaultInstance());
+        int before = calls[0].get();
         BlockingQueue<Object> heldResponses = new LinkedBlockingQueue<>();
         StreamObserver<io.grpc.testing.integration.Messages.StreamingOutputCallRequest> held =
-                TestServiceGrpc.newStub(direct).fullDuplexCall(GrpcInteropContract.queueing(heldResponses));
-        int before = calls[0].get();
+                TestServiceGrpc.newStub(direct).withWaitForReady().fullDuplexCall(GrpcInteropContract.queueing(heldResponses));
         held.onNext(io.grpc.testing.integration.Messages.StreamingOutputCallRequest.getDefaultInstance());
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (calls[0].get() == before && System.nanoTime() < end) {
             Thread.sleep(5);
         }
-        assertEquals(before + 1, calls[0].get(), "the held stream reached server 0");
+        assertEquals(before + 1, calls[0].get(), "the held stream reached server 0; the channel is "
+                + direct.getState(false) + ", the stream saw " + heldResponses);
         two.get(0).shutdown();
         int failed = 0;
         io.grpc.StatusRuntimeException first = null;
