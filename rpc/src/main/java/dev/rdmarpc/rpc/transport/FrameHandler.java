@@ -126,6 +126,17 @@ public interface FrameHandler {
     }
 
     /**
+     * On a client connection whose calls travel another way (the TCP connection beside an RDMA
+     * connection): whether the peer was heard that way since this was last asked. The TCP transport
+     * then takes it as an answer, so a server whose I/O thread is too busy answering calls to answer a
+     * ping at once is not given up while its responses arrive. Asked by the connection's I/O thread,
+     * while calls wait; default false.
+     */
+    default boolean heardElsewhere() {
+        return false;
+    }
+
+    /**
      * After {@link #onClose}: the transport no longer touches any memory of this connection's frames,
      * the memory {@link #attachmentSink} answered included (RDMA: the queue pair is destroyed, so a
      * read into such memory that was under way at the close can no longer write it). A transport whose

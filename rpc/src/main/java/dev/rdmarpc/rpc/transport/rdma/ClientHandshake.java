@@ -36,6 +36,8 @@ final class ClientHandshake implements FrameHandler {
      * queue pair under the set-up.
      */
     private volatile boolean attached;
+    /** {@link RdmaConnection#messagesReceived} when {@link #heardElsewhere} last asked (its I/O thread only). */
+    private int receivedWhenAsked;
 
     @Override
     public void onFrame(Connection c, MemorySegment buffer, long offset, int length) {
@@ -71,16 +73,30 @@ final class ClientHandshake implements FrameHandler {
     }
 
     /**
-     * The RDMA connection's calls waiting for responses: while there are any, this TCP connection,
-     * silent since the hello, pings the server ({@code TcpConfig.pingInterval}); the
-     * server's TCP I/O thread answers. A server whose process stopped answering (hung, stopped,
-     * its host gone) is given up after the ping timeout, and the RDMA connection with it
-     * ({@link RdmaConnection#peerLost}), where TCP keepalive (answered by the kernel) would not notice.
+     * The RDMA connection's calls waiting for responses: while there are any and the server says
+     * nothing, over RDMA ({@link #heardElsewhere}) or here, this TCP connection, silent since the
+     * hello, pings the server ({@code rdmarpc.tcp.pingInterval}); the server's I/O thread answers. A
+     * server whose process stopped answering (hung, stopped, its host gone) is given up after the ping
+     * timeout, and the RDMA connection with it ({@link RdmaConnection#peerLost}), where TCP keepalive
+     * (answered by the kernel) would not notice.
      */
     @Override
     public int callsInFlight() {
         RdmaConnection r = rdma;
         return r == null ? 0 : r.callsInFlight();
+    }
+
+    /** Whether the RDMA connection received a message since the last time this was asked (I/O thread). */
+    @Override
+    public boolean heardElsewhere() {
+        RdmaConnection r = rdma;
+        if (r == null) {
+            return false;
+        }
+        int n = r.messagesReceived();
+        boolean heard = n != receivedWhenAsked;
+        receivedWhenAsked = n;
+        return heard;
     }
 
     @Override

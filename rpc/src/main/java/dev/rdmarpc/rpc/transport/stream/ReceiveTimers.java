@@ -24,6 +24,8 @@ final class ReceiveTimers {
     private boolean pingDue;
     /** Queued bytes went out since the last tick. */
     private boolean sent;
+    /** The last {@link #check}'s time. */
+    private long lastCheck;
 
     /**
      * @param frameReadNanos most time a frame may take once started, 0 for no limit
@@ -44,6 +46,7 @@ final class ReceiveTimers {
         this.pingNanos = pingNanos;
         this.pingTimeoutNanos = pingTimeoutNanos;
         this.lastHeard = now;
+        this.lastCheck = now;
     }
 
     /** Bytes arrived. */
@@ -106,7 +109,9 @@ final class ReceiveTimers {
 
     /**
      * @param awaiting true on a client connection with calls waiting for their responses: silence
-     *                 then counts towards a ping ({@link #pingDue}) and, after the ping, towards giving up
+     *                 then counts towards a ping ({@link #pingDue}) and, after the ping, towards giving up;
+     *                 a check more than half the ping timeout after the one before (this thread was held
+     *                 up) starts the ping's wait again
      */
     IOException check(long now, long partialBytes, boolean paused, boolean busy, boolean awaiting) {
         boolean received = timeouts.receivedSinceTick();
@@ -114,12 +119,18 @@ final class ReceiveTimers {
         pingDue = false;
         boolean sent = this.sent;
         this.sent = false;
+        boolean late = now - lastCheck > pingTimeoutNanos / 2;
+        lastCheck = now;
         if (pingNanos > 0) {
             if (received || sent || !awaiting) {
                 lastHeard = now;
                 pingSent = false;
             } else if (pingSent) {
-                if (now - pingSentAt >= pingTimeoutNanos) {
+                if (late) {
+                    // this thread stood still (a GC pause, a starved or emulated CPU): the time it lost
+                    // is not the peer's, whose answer may be waiting unread; the ping's wait starts again
+                    pingSentAt = now;
+                } else if (now - pingSentAt >= pingTimeoutNanos) {
                     return new IOException("no answer from the peer for " + TimeUnit.NANOSECONDS.toMillis(now - lastHeard)
                             + " ms while calls waited, not even to a ping (pingInterval and pingTimeout)");
                 }

@@ -70,7 +70,7 @@ final class TcpTicks {
             }
         }
         IOException refused = timers.check(now, partial, connection.readStopped() || receiver.waitingForShare(),
-                unsent > 0 || calls > 0, !serverSide && calls > 0);
+                unsent > 0 || calls > 0, !serverSide && calls > 0 && !connection.handler().heardElsewhere());
         if (refused != null) {
             connection.refuse(refused);
         } else if (timers.pingDue()) {

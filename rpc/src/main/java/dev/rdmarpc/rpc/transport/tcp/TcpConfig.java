@@ -225,7 +225,10 @@ public final class TcpConfig {
      *                (keepalive probes start only on a connection with nothing unacknowledged;
      *                otherwise the kernel retransmits for about 15 minutes). A live server answers
      *                within a round trip even while its handlers are busy; raise this where its
-     *                process may stall longer (a multi-second GC pause). Checked on the tick.
+     *                process may stall longer (a multi-second GC pause). Checked on the tick;
+     *                when this side's own I/O thread was held up (a tick more than half this
+     *                timeout late), the wait starts again from that tick. Beside an RDMA
+     *                connection, any message the server sends over RDMA counts as an answer.
      * @return this
      */
     public TcpConfig pingTimeout(Duration timeout) {

@@ -28,6 +28,17 @@ class ReceiveTimersTest {
         return t.check(T0 + ms * MS, 0, false, true, true);
     }
 
+    /** @return the first refusal of checks at every idle tick from {@code fromMs} to {@code toMs}, both included */
+    private static IOException tickThrough(ReceiveTimers t, long fromMs, long toMs) {
+        for (long ms = fromMs; ms <= toMs; ms += IDLE_TICK / MS) {
+            IOException refused = check(t, ms);
+            if (refused != null) {
+                return refused;
+            }
+        }
+        return null;
+    }
+
     @Test
     void aSilentClientNeedsTheFullTickRateOnlyWithinAnIdleTickOfItsPing() {
         ReceiveTimers t = client();
@@ -48,10 +59,33 @@ class ReceiveTimersTest {
         assertFalse(t.pingDeadlineWithin(T0 + 2100 * MS, IDLE_TICK), "the timeout is 2.9 s away");
         assertFalse(t.pingDeadlineWithin(T0 + 4700 * MS, IDLE_TICK));
         assertTrue(t.pingDeadlineWithin(T0 + 4800 * MS, IDLE_TICK));
+        assertNull(tickThrough(t, 2250, 4750), "idle ticks until the full rate comes back");
         assertNull(check(t, 4990));
         IOException refused = check(t, 5000);
         assertNotNull(refused, "no answer 3 s after the ping");
         assertTrue(refused.getMessage().contains("not even to a ping"), refused.getMessage());
+    }
+
+    @Test
+    void aTickHeldUpStartsThePingsWaitAgain() {
+        ReceiveTimers t = client();
+        assertNull(check(t, 2000));
+        assertTrue(t.pingDue());
+        assertNull(tickThrough(t, 2250, 3000));
+        assertNull(check(t, 9000), "this thread stood still 6 s (a GC pause): the answer may wait unread");
+        assertFalse(t.pingDue(), "the ping is out already");
+        assertNull(tickThrough(t, 9250, 11750), "3 s from the late tick");
+        IOException refused = check(t, 12000);
+        assertNotNull(refused, "still no answer 3 s after the ticks came back");
+        assertTrue(refused.getMessage().contains("not even to a ping"), refused.getMessage());
+    }
+
+    @Test
+    void aTickOnlyALittleLateStillGivesUp() {
+        ReceiveTimers t = client();
+        assertNull(check(t, 2000));
+        assertNull(tickThrough(t, 2250, 3500));
+        assertNotNull(check(t, 5000), "1.5 s between ticks is not held up: 3 s after the ping");
     }
 
     @Test
