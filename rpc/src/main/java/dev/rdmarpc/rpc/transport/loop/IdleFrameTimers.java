@@ -22,6 +22,8 @@ public final class IdleFrameTimers {
     private boolean timing;
     private long partialSince;
     private long lastActive;
+    /** Ticks that found something received: a count that moves while the peer talks. */
+    private int ticksHeard;
 
     /**
      * @param frameReadNanos most time a frame may take once started, 0 for no limit
@@ -48,6 +50,14 @@ public final class IdleFrameTimers {
         return received;
     }
 
+    /**
+     * @return how many ticks found something received: a hint that other threads may read (the TCP
+     *         connection beside an RDMA one, to know whether the peer was heard over RDMA)
+     */
+    public int ticksHeard() {
+        return ticksHeard;
+    }
+
     /** A whole frame arrived: the next one is timed from the tick that finds it half received. */
     public void frameDone() {
         timing = false;
@@ -67,6 +77,9 @@ public final class IdleFrameTimers {
      */
     public IOException check(long now, long partialBytes, boolean paused, boolean busy) {
         if (received || busy || paused || partialBytes > 0) {
+            if (received) {
+                ticksHeard++;
+            }
             received = false;
             lastActive = now;
         } else if (idleNanos > 0 && now - lastActive >= idleNanos) {

@@ -36,8 +36,8 @@ final class ClientHandshake implements FrameHandler {
      * queue pair under the set-up.
      */
     private volatile boolean attached;
-    /** {@link RdmaConnection#messagesReceived} when {@link #heardElsewhere} last asked (its I/O thread only). */
-    private int receivedWhenAsked;
+    /** The RDMA connection's {@link dev.rdmarpc.rpc.transport.loop.IdleFrameTimers#ticksHeard} when {@link #heardElsewhere} last asked (its I/O thread only). */
+    private int heardWhenAsked;
 
     @Override
     public void onFrame(Connection c, MemorySegment buffer, long offset, int length) {
@@ -86,16 +86,16 @@ final class ClientHandshake implements FrameHandler {
         return r == null ? 0 : r.callsInFlight();
     }
 
-    /** Whether the RDMA connection received a message since the last time this was asked (I/O thread). */
+    /** Whether the RDMA connection's ticks found a message received since the last time this was asked (I/O thread). */
     @Override
     public boolean heardElsewhere() {
         RdmaConnection r = rdma;
         if (r == null) {
             return false;
         }
-        int n = r.messagesReceived();
-        boolean heard = n != receivedWhenAsked;
-        receivedWhenAsked = n;
+        int n = r.timers.ticksHeard();
+        boolean heard = n != heardWhenAsked;
+        heardWhenAsked = n;
         return heard;
     }
 

@@ -438,11 +438,6 @@ final class RdmaConnection extends SenderConnection implements IoLoop.Flushable 
         return (h == null ? 0 : h.callsInFlight()) + sender.waitingOnPeer();
     }
 
-    /** @return messages received so far, a count that moves while the peer talks over RDMA (any thread) */
-    int messagesReceived() {
-        return receiver.received();
-    }
-
     // ================================================================== Connection
 
     @Override

@@ -7,7 +7,6 @@ import dev.rdmarpc.rpc.transport.FrameHold;
 import dev.rdmarpc.rpc.transport.frame.FrameReassembler;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The receive path of one {@link RdmaConnection}, on its I/O thread. Each receive completion is one
@@ -36,8 +35,6 @@ final class RdmaReceiver {
     private final int maxFrameLength;
     private final int receiveSize;
     private final boolean serverSide;
-    /** Messages received: counted by the I/O thread, read by the TCP connection beside this one ({@link #received()}). */
-    private final AtomicInteger received = new AtomicInteger();
     private final long writeHighWaterMark;
     /** This side announced rendezvous: descriptors are welcome. */
     private final boolean rendezvousEnabled;
@@ -97,11 +94,6 @@ final class RdmaReceiver {
         return holds.hold();
     }
 
-    /** @return how many messages this connection has received (a count that moves; any thread) */
-    int received() {
-        return received.getOpaque();
-    }
-
     /** A receive completed. */
     void onReceive(int slot, WorkCompletions wc, int i) {
         buffers.completed();
@@ -115,7 +107,6 @@ final class RdmaReceiver {
             return; // a message that raced the close: drop it
         }
         conn.timers.received();
-        received.lazySet(received.getPlain() + 1);
         if (!wc.hasImmData(i)) {
             buffers.drop(slot);
             conn.protocolError("a message without immediate data (not an rdmarpc peer?)");
